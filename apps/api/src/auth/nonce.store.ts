@@ -1,0 +1,47 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { AppConfig } from '@app/common';
+
+/**
+ * Used nonces, shared by every API instance: Redis `SET NX EX` when there is Redis, else a
+ * table whose primary key does the same (the embedded mode). A nonce is kept for twice the
+ * timestamp tolerance, so it cannot come back while its timestamp is still accepted.
+ */
+@Injectable()
+export class NonceStore {
+  private readonly ttlSeconds: number;
+  private lastPrune = 0;
+
+  constructor(
+    config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() private readonly redis?: Redis,
+  ) {
+    this.ttlSeconds = config.authToleranceSeconds * 2;
+  }
+
+  /** Records the nonce; false when this api_key has used it already. Atomic across instances. */
+  async claim(apiKey: string, nonce: string): Promise<boolean> {
+    if (this.redis) {
+      const result = await this.redis.set(`nonce:${apiKey}:${nonce}`, '1', 'EX', this.ttlSeconds, 'NX');
+      return result === 'OK';
+    }
+    this.pruneNow();
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO nonces (api_key, nonce, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+       ON CONFLICT (api_key, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE nonces.expires_at < now()
+       RETURNING 1`,
+      [apiKey, nonce, this.ttlSeconds],
+    );
+    return rows.length === 1;
+  }
+
+  /** Expired rows go at most once a minute, off the request's path. */
+  private pruneNow(): void {
+    if (Date.now() - this.lastPrune < 60_000) return;
+    this.lastPrune = Date.now();
+    this.dataSource.query('DELETE FROM nonces WHERE expires_at < now()').catch(() => undefined);
+  }
+}

@@ -1,0 +1,37 @@
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '@app/common';
+
+/**
+ * Query string and body merged into one parameter map (SPEC 3). A key in both with
+ * different values, a repeated query key, or a body that is not an object is 40000.
+ */
+export function mergeRequestParams(request: FastifyRequest): Record<string, unknown> {
+  const params: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(query)) {
+    if (typeof query[key] !== 'string') throw DomainError.invalid(key, 'must appear once in the query string');
+    params[key] = query[key];
+  }
+  const body = request.body;
+  if (body === undefined || body === null || body === '') return params;
+  if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) {
+    throw DomainError.invalid('body', 'must be a JSON object or a form');
+  }
+  for (const key of Object.keys(body)) {
+    const value = (body as Record<string, unknown>)[key];
+    if (Array.isArray(value) && request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+      throw DomainError.invalid(key, 'must appear once in the form');
+    }
+    if (key in params && !sameScalar(params[key], value)) {
+      throw DomainError.invalid(key, 'differs between the query string and the body');
+    }
+    params[key] = value;
+  }
+  return params;
+}
+
+/** "3" in the query and 3 in the body are the same value. */
+function sameScalar(fromQuery: unknown, fromBody: unknown): boolean {
+  if (fromQuery === fromBody) return true;
+  return (typeof fromBody === 'number' || typeof fromBody === 'boolean') && String(fromBody) === fromQuery;
+}

@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { type Channel, type ChannelCategory, ChannelRepository } from '@app/db';
+import { CATEGORY_TEXT, payMethodText } from './channel-texts';
+
+/** A channel as getPayChannels shows it: exactly the interface's fields, nothing from the config. */
+export interface PayChannelView {
+  id: number;
+  category: ChannelCategory;
+  name: string;
+  pay_method: string;
+  category_text: string;
+  pay_method_text: string;
+  createtime: number;
+  updatetime: number;
+}
+
+function toView(c: Channel): PayChannelView {
+  return {
+    id: c.id,
+    category: c.category,
+    name: c.name,
+    pay_method: c.payMethod,
+    category_text: CATEGORY_TEXT[c.category],
+    pay_method_text: payMethodText(c.payMethod),
+    createtime: Math.floor(c.createdAt.getTime() / 1000),
+    updatetime: Math.floor(c.updatedAt.getTime() / 1000),
+  };
+}
+
+@Injectable()
+export class ChannelsService {
+  constructor(private readonly channels: ChannelRepository) {}
+
+  async listForMerchant(merchantId: number, category?: ChannelCategory): Promise<{ list: PayChannelView[]; total: number }> {
+    const list = (await this.channels.listLinkedEnabled(merchantId, category)).map(toView);
+    return { list, total: list.length };
+  }
+}

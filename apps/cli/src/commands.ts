@@ -1,0 +1,78 @@
+import { type OperatorService, UsageError } from './operator.service';
+
+type Flags = Record<string, string | undefined>;
+type Command = (ops: OperatorService, flags: Flags) => Promise<object>;
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function id(flags: Flags, name: string): number {
+  const value = required(flags, name);
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer id`);
+  return Number(value);
+}
+
+/** Every operator command, by the exact names operators and scripts depend on. */
+export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Command }> = {
+  'merchant:create': {
+    usage: '--name N [--notify-url URL] [--deposit-rate R]',
+    flags: ['name', 'notify-url', 'deposit-rate'],
+    run: (ops, f) => ops.createMerchant(required(f, 'name'), f['notify-url'], f['deposit-rate']),
+  },
+  'merchant:disable': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.setMerchantStatus(id(f, 'merchant'), 'disabled') },
+  'merchant:enable': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.setMerchantStatus(id(f, 'merchant'), 'active') },
+  'merchant:set-notify-url': {
+    usage: '--merchant ID --url URL',
+    flags: ['merchant', 'url'],
+    run: (ops, f) => ops.setNotifyUrl(id(f, 'merchant'), required(f, 'url')),
+  },
+  'merchant:set-deposit-rate': {
+    usage: '--merchant ID --rate R',
+    flags: ['merchant', 'rate'],
+    run: (ops, f) => ops.setDepositRate(id(f, 'merchant'), required(f, 'rate')),
+  },
+  'merchant:rotate-secret': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.rotateSecret(id(f, 'merchant')) },
+  'merchant:balance': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.balance(id(f, 'merchant')) },
+  'channel:create': {
+    usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
+    flags: ['category', 'name', 'pay-method', 'adapter', 'rate', 'min', 'max', 'config'],
+    run: (ops, f) =>
+      ops.createChannel({
+        category: required(f, 'category'),
+        name: required(f, 'name'),
+        payMethod: required(f, 'pay-method'),
+        adapter: required(f, 'adapter'),
+        rate: f.rate,
+        min: f.min,
+        max: f.max,
+        config: f.config,
+      }),
+  },
+  'channel:enable': { usage: '--channel ID', flags: ['channel'], run: (ops, f) => ops.setChannelEnabled(id(f, 'channel'), true) },
+  'channel:disable': { usage: '--channel ID', flags: ['channel'], run: (ops, f) => ops.setChannelEnabled(id(f, 'channel'), false) },
+  'channel:link': {
+    usage: '--merchant ID --channel ID [--rate R]',
+    flags: ['merchant', 'channel', 'rate'],
+    run: (ops, f) => ops.link(id(f, 'merchant'), id(f, 'channel'), f.rate),
+  },
+};
+
+/** `--name x --rate=0.1` -> { name: "x", rate: "0.1" }; unknown or repeated flags are usage errors. */
+export function parseFlags(args: string[], allowed: string[]): Flags {
+  const flags: Flags = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    if (name in flags) throw new UsageError(`--${name} given twice`);
+    flags[name] = value;
+  }
+  return flags;
+}

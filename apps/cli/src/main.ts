@@ -1,0 +1,64 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { ConfigError, loadConfig } from '@app/common';
+import { dataSourceOptions } from '@app/db';
+import { CliModule } from './cli.module';
+import { COMMANDS, parseFlags } from './commands';
+import { OperatorService, UsageError } from './operator.service';
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
+  return ['usage: npm run --silent cli -- <command> [options]', '  migration:run', ...lines].join('\n');
+}
+
+async function runMigrations(databaseUrl: string): Promise<object> {
+  const ds = new DataSource(dataSourceOptions(databaseUrl, 1));
+  await ds.initialize();
+  try {
+    const applied = await ds.runMigrations({ transaction: 'each' });
+    return { applied: applied.map((m) => m.name) };
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** Each command prints exactly one JSON object on stdout; messages go to stderr. */
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === 'help') {
+    process.stderr.write(`${usage()}\n`);
+    return name ? 0 : 2;
+  }
+  try {
+    if (name === 'migration:run') {
+      const databaseUrl = process.env.DATABASE_URL;
+      if (!databaseUrl) throw new ConfigError('DATABASE_URL', 'is required');
+      process.stdout.write(`${JSON.stringify(await runMigrations(databaseUrl))}\n`);
+      return 0;
+    }
+    const command = COMMANDS[name];
+    if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
+    const flags = parseFlags(args, command.flags);
+    const config = loadConfig();
+    const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
+    try {
+      const result = await command.run(app.get(OperatorService), flags);
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    } finally {
+      await app.close();
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

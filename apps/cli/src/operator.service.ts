@@ -1,0 +1,165 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { SecretBox, formatRate, parseRate, parseYuan } from '@app/common';
+import {
+  Balance,
+  CHANNEL_ADAPTERS,
+  CHANNEL_CATEGORIES,
+  type ChannelAdapterName,
+  type ChannelCategory,
+  ChannelRepository,
+  MerchantRepository,
+  PAY_METHODS,
+} from '@app/db';
+import { channelConfigContext, parseChannelConfig, withGeneratedSecret } from '@app/channels';
+import { newApiKey, newApiSecret } from './credentials';
+
+/** A mistake in an operator's input: printed as one line, exit code 2. */
+export class UsageError extends Error {}
+
+export interface Credentials {
+  id: number;
+  api_key: string;
+  api_secret: string;
+}
+
+export interface NewChannelInput {
+  category: string;
+  name: string;
+  payMethod: string;
+  adapter: string;
+  rate?: string;
+  min?: string;
+  max?: string;
+  config?: string;
+}
+
+function rate(value: string | undefined, name: string): string {
+  const parsed = value === undefined ? 0 : parseRate(value);
+  if (parsed === null || parsed > 100_000_000) throw new UsageError(`${name} must be a rate from 0 to 1 with at most 8 decimals`);
+  return formatRate(parsed);
+}
+
+function httpUrl(value: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${name} must be an http or https URL`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || value.length > 512) {
+    throw new UsageError(`${name} must be an http or https URL of at most 512 characters`);
+  }
+  return value;
+}
+
+/** What the operator CLI does: merchants, channels and links (SPEC 10). */
+@Injectable()
+export class OperatorService {
+  constructor(
+    private readonly merchants: MerchantRepository,
+    private readonly channels: ChannelRepository,
+    private readonly secrets: SecretBox,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  async createMerchant(name: string, notifyUrl?: string, depositRate?: string): Promise<Credentials> {
+    if (!name || name.length > 128) throw new UsageError('--name is required (at most 128 characters)');
+    const apiKey = newApiKey();
+    const apiSecret = newApiSecret();
+    const merchant = await this.merchants.create({
+      name,
+      apiKey,
+      apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${apiKey}`),
+      notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, '--notify-url'),
+      depositRate: rate(depositRate, '--deposit-rate'),
+    });
+    return { id: merchant.id, api_key: apiKey, api_secret: apiSecret };
+  }
+
+  async setMerchantStatus(id: number, status: 'active' | 'disabled'): Promise<{ id: number; status: string }> {
+    if (!(await this.merchants.setStatus(id, status))) throw new UsageError(`no merchant ${id}`);
+    return { id, status };
+  }
+
+  async setNotifyUrl(id: number, url: string): Promise<{ id: number; notify_url: string }> {
+    if (!(await this.merchants.update(id, { notifyUrl: httpUrl(url, '--url') }))) throw new UsageError(`no merchant ${id}`);
+    return { id, notify_url: url };
+  }
+
+  async setDepositRate(id: number, value: string): Promise<{ id: number; deposit_rate: string }> {
+    const depositRate = rate(value, '--rate');
+    if (!(await this.merchants.update(id, { depositRate }))) throw new UsageError(`no merchant ${id}`);
+    return { id, deposit_rate: depositRate };
+  }
+
+  /** A new secret under the same api_key; the old one stops working at once. */
+  async rotateSecret(id: number): Promise<Credentials> {
+    const merchant = await this.merchants.findById(id);
+    if (!merchant) throw new UsageError(`no merchant ${id}`);
+    const apiSecret = newApiSecret();
+    await this.merchants.update(id, { apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${merchant.apiKey}`) });
+    return { id, api_key: merchant.apiKey, api_secret: apiSecret };
+  }
+
+  async balance(id: number): Promise<{ available_fen: number; deposit_fen: number }> {
+    if (!(await this.merchants.findById(id))) throw new UsageError(`no merchant ${id}`);
+    const row = await this.dataSource.getRepository(Balance).findOneBy({ merchantId: id });
+    return { available_fen: row?.availableFen ?? 0, deposit_fen: row?.depositFen ?? 0 };
+  }
+
+  async createChannel(input: NewChannelInput): Promise<{ id: number }> {
+    if (!(CHANNEL_CATEGORIES as readonly string[]).includes(input.category)) {
+      throw new UsageError(`--category must be one of ${CHANNEL_CATEGORIES.join(', ')}`);
+    }
+    if (!input.name || input.name.length > 128) throw new UsageError('--name is required (at most 128 characters)');
+    const methods = (input.payMethod ?? '').split(',');
+    if (!methods.every((m) => (PAY_METHODS as readonly string[]).includes(m)) || new Set(methods).size !== methods.length) {
+      throw new UsageError(`--pay-method must be a comma list of distinct ${PAY_METHODS.join(', ')}`);
+    }
+    if (!(CHANNEL_ADAPTERS as readonly string[]).includes(input.adapter)) {
+      throw new UsageError(`--adapter must be one of ${CHANNEL_ADAPTERS.join(', ')}`);
+    }
+    const minFen = parseYuan(input.min ?? '0.01');
+    const maxFen = parseYuan(input.max ?? '1000000.00');
+    if (minFen === null || minFen <= 0) throw new UsageError('--min must be a yuan amount greater than 0');
+    if (maxFen === null || maxFen < minFen) throw new UsageError('--max must be a yuan amount not below --min');
+    let config;
+    try {
+      config = parseChannelConfig(JSON.parse(input.config ?? '{}'));
+    } catch (err) {
+      throw new UsageError(`--config: ${(err as Error).message}`);
+    }
+    if (input.adapter === 'sandbox') config = withGeneratedSecret(config);
+    const sealed = JSON.stringify(config);
+    const channel = await this.channels.create(
+      {
+        category: input.category as ChannelCategory,
+        name: input.name,
+        payMethod: methods.join(','),
+        adapter: input.adapter as ChannelAdapterName,
+        minFen,
+        maxFen,
+        defaultRate: rate(input.rate, '--rate'),
+        enabled: true,
+      },
+      (id) => this.secrets.seal(sealed, channelConfigContext(id)),
+    );
+    return { id: channel.id };
+  }
+
+  async setChannelEnabled(id: number, enabled: boolean): Promise<{ id: number; enabled: boolean }> {
+    if (!(await this.channels.setEnabled(id, enabled))) throw new UsageError(`no channel ${id}`);
+    return { id, enabled };
+  }
+
+  async link(merchantId: number, channelId: number, linkRate?: string): Promise<{ merchant_id: number; channel_id: number; service_rate: string }> {
+    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    const channel = await this.channels.findById(channelId);
+    if (!channel) throw new UsageError(`no channel ${channelId}`);
+    const own = linkRate === undefined ? null : rate(linkRate, '--rate');
+    await this.channels.link(merchantId, channelId, own);
+    return { merchant_id: merchantId, channel_id: channelId, service_rate: own ?? channel.defaultRate };
+  }
+}

@@ -1,0 +1,38 @@
+// NestJS 12 ships ES modules: swc compiles TypeScript and those packages to CommonJS.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+const base = {
+  testEnvironment: 'node',
+  moduleFileExtensions: ['js', 'mjs', 'json', 'ts'],
+  // Only the innermost node_modules segment counts: light-my-request/node_modules/cookie is nested.
+  transformIgnorePatterns: [
+    '/node_modules/(?!(?:[^/]+/)*node_modules/)(?!(@nestjs|cookie|file-type|strtok3|token-types|@tokenizer|uint8array-extras|@borewit)/)',
+  ],
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  moduleNameMapper: {
+    '^@app/(common|db|signature|channels|region)$': '<rootDir>/libs/$1/src',
+    '^@app/(common|db|signature|channels|region)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  },
+};
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/examples/**/*.spec.ts'] },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
+      testTimeout: 30000,
+    },
+  ],
+};

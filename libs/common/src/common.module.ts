@@ -1,0 +1,19 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { AppConfig } from './config';
+import { SecretBox } from './secret-box';
+
+/** The validated configuration and the secret box, for every app. */
+@Global()
+@Module({})
+export class CommonModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CommonModule,
+      providers: [
+        { provide: AppConfig, useValue: config },
+        { provide: SecretBox, useFactory: (c: AppConfig) => new SecretBox(c.masterKey), inject: [AppConfig] },
+      ],
+      exports: [AppConfig, SecretBox],
+    };
+  }
+}

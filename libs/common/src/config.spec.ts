@@ -1,0 +1,59 @@
+import { ConfigError, loadConfig } from './config';
+
+const base = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
+  MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+};
+
+function failure(env: Record<string, string>): string {
+  try {
+    loadConfig({ ...base, ...env });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).variable;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of the contract', () => {
+    const c = loadConfig(base);
+    expect(c.port).toBe(3000);
+    expect(c.apiPrefix).toBe('/api');
+    expect(c.authToleranceSeconds).toBe(300);
+    expect(c.orderExpireSeconds).toBe(1800);
+    expect(c.callbackRetryScheduleMs).toHaveLength(15);
+    expect(c.callbackRetryScheduleMs[4]).toBe(10 * 60_000);
+    expect(c.callbackAllowPrivate).toBe(false);
+    expect([c.rateLimitMerchantPerSecond, c.rateLimitMerchantBurst, c.rateLimitIpPerSecond]).toEqual([50, 100, 200]);
+    expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
+    expect(c.redisUrl).toBeNull();
+  });
+
+  it('reads a compressed retry schedule', () => {
+    expect(loadConfig({ ...base, CALLBACK_RETRY_SCHEDULE: '200ms,1s,2m' }).callbackRetryScheduleMs).toEqual([200, 1000, 120000]);
+  });
+
+  it.each([
+    [{ DATABASE_URL: '' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ MASTER_KEY: '' }, 'MASTER_KEY'],
+    [{ MASTER_KEY: Buffer.alloc(16).toString('base64') }, 'MASTER_KEY'],
+    [{ MASTER_KEY: 'not base64 at all!' }, 'MASTER_KEY'],
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ API_PREFIX: 'api' }, 'API_PREFIX'],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL'],
+    [{ AUTH_TOLERANCE_SECONDS: '-1' }, 'AUTH_TOLERANCE_SECONDS'],
+    [{ ORDER_EXPIRE_SECONDS: '1.5' }, 'ORDER_EXPIRE_SECONDS'],
+    [{ CALLBACK_RETRY_SCHEDULE: '15s,soon' }, 'CALLBACK_RETRY_SCHEDULE'],
+    [{ CALLBACK_ALLOW_PRIVATE: 'maybe' }, 'CALLBACK_ALLOW_PRIVATE'],
+    [{ RATE_LIMIT_MERCHANT_PER_SECOND: '0' }, 'RATE_LIMIT_MERCHANT_PER_SECOND'],
+    [{ RATE_LIMIT_MERCHANT_BURST: 'x' }, 'RATE_LIMIT_MERCHANT_BURST'],
+    [{ RATE_LIMIT_IP_PER_SECOND: '' , DATABASE_URL: 'x'}, 'DATABASE_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  ])('names the bad variable in %p', (env, variable) => {
+    expect(failure(env)).toBe(variable);
+  });
+});

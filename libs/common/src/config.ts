@@ -1,0 +1,139 @@
+import { parseDurationList } from './duration';
+
+/** SPEC 7's retry delays after the first attempt. */
+export const DEFAULT_CALLBACK_RETRY_SCHEDULE = '15s,15s,30s,3m,10m,20m,30m,30m,30m,1h,3h,3h,3h,6h,6h';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Typed, validated configuration: read once at start, then only through this object (also its DI token). */
+export class AppConfig {
+  port: number;
+  databaseUrl: string;
+  /** Absent in the embedded mode: the queue then runs on PostgreSQL and nonces live in a table. */
+  redisUrl: string | null;
+  masterKey: Buffer;
+  apiPrefix: string;
+  publicBaseUrl: string;
+  authToleranceSeconds: number;
+  orderExpireSeconds: number;
+  callbackRetryScheduleMs: number[];
+  callbackAllowPrivate: boolean;
+  rateLimitMerchantPerSecond: number;
+  rateLimitMerchantBurst: number;
+  rateLimitIpPerSecond: number;
+  logLevel: LogLevel;
+  /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
+  queuePrefix: string;
+
+  constructor(values: AppConfig) {
+    Object.assign(this, values);
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string, fallback?: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    if (fallback === undefined) throw new ConfigError(name, 'is required');
+    return fallback;
+  }
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name, String(fallback));
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function url(env: Env, name: string, protocols: string[], fallback?: string): string {
+  const raw = text(env, name, fallback);
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}`);
+  }
+  return raw;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name, String(fallback)).toLowerCase();
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function masterKey(env: Env): Buffer {
+  const raw = text(env, 'MASTER_KEY');
+  const key = Buffer.from(raw, 'base64');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || key.length !== 32) {
+    throw new ConfigError('MASTER_KEY', 'must be the base64 of 32 random bytes (openssl rand -base64 32)');
+  }
+  return key;
+}
+
+/** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = integer(env, 'PORT', 3000, 1, 65535);
+  const prefix = text(env, 'API_PREFIX', '/api');
+  if (!/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/.test(prefix)) {
+    throw new ConfigError('API_PREFIX', 'must start with / and must not end with /, for example /api');
+  }
+  const schedule = parseDurationList(text(env, 'CALLBACK_RETRY_SCHEDULE', DEFAULT_CALLBACK_RETRY_SCHEDULE));
+  if (!schedule) {
+    throw new ConfigError('CALLBACK_RETRY_SCHEDULE', 'must be a comma list of durations like 15s,15s,30s,3m,1h');
+  }
+  const logLevel = text(env, 'LOG_LEVEL', 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', ['redis:', 'rediss:']) : null;
+  return new AppConfig({
+    port,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl,
+    masterKey: masterKey(env),
+    apiPrefix: prefix,
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'], `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+    authToleranceSeconds: integer(env, 'AUTH_TOLERANCE_SECONDS', 300, 1, 86_400),
+    orderExpireSeconds: integer(env, 'ORDER_EXPIRE_SECONDS', 1800, 1, 30 * 86_400),
+    callbackRetryScheduleMs: schedule,
+    callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
+    rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
+    rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
+    rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
+    logLevel,
+    queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
+  });
+}
+
+/** For main.ts: a bad variable stops the process with one line that names it. */
+export function loadConfigOrExit(env: Env = process.env): AppConfig {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,58 @@
+import { applyRate, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan } from './money';
+
+describe('money', () => {
+  it.each([
+    ['100.00', 10000],
+    ['100.5', 10050],
+    [100.5, 10050],
+    ['0.01', 1],
+    ['9999999999.99', 999999999999],
+    [88.8, 8880],
+    ['0', 0],
+  ])('parseYuan(%p) = %p fen', (input, fen) => {
+    expect(parseYuan(input)).toBe(fen);
+  });
+
+  it.each(['1.001', '-1', '1e3', ' 1', '1.', '.5', '', '12345678901', 'abc', null, true, Number.NaN, 1e21, 0.001])(
+    'parseYuan refuses %p',
+    (input) => {
+      expect(parseYuan(input)).toBeNull();
+    },
+  );
+
+  it('formats yuan with two decimals', () => {
+    expect(formatYuan(9940)).toBe('99.40');
+    expect(formatYuan(1)).toBe('0.01');
+    expect(formatYuan(999999999999)).toBe('9999999999.99');
+    expect(formatYuan(0)).toBe('0.00');
+  });
+
+  it('parses and formats rates with eight decimals', () => {
+    expect(parseRate('0.006')).toBe(600000);
+    expect(formatRate(600000)).toBe('0.00600000');
+    expect(parseRate('0.00600000')).toBe(600000);
+    expect(parseRate('1')).toBe(100000000);
+    expect(parseRate('0.123456789')).toBeNull();
+    expect(parseRate('-0.1')).toBeNull();
+  });
+
+  it('rounds half up', () => {
+    expect(applyRate(83, 600000)).toBe(0); // 0.498
+    expect(applyRate(84, 600000)).toBe(1); // 0.504
+    expect(applyRate(100, 500000)).toBe(1); // 0.5 exactly
+    expect(applyRate(999999999999, 99999999)).toBe(999999989999); // needs more than 53 bits in between
+  });
+
+  it.each([
+    // cny fen, service rate, deposit rate -> service, deposit, actual, merchant_amount
+    [10000, '0.006', '0', 60, 0, 9940, '99.40'],
+    [100, '0.005', '0', 1, 0, 99, '0.99'],
+    [83, '0.006', '0', 0, 0, 83, '0.83'],
+    [84, '0.006', '0', 1, 0, 83, '0.83'],
+    [10000, '0.006', '0.1', 60, 994, 8946, '99.40'],
+    [12345, '0.0125', '0.05', 154, 610, 11581, '121.91'],
+  ])('order amounts for %p fen at %p, deposit %p', (cny, rate, deposit, service, dep, actual, merchantAmount) => {
+    const a = computeOrderAmounts(cny, parseRate(rate)!, parseRate(deposit)!);
+    expect([a.serviceFen, a.depositFen, a.merchantActualFen, formatYuan(a.merchantFen)]).toEqual([service, dep, actual, merchantAmount]);
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * Queue names, job names and payloads: the one contract between the API (producer) and
+ * the worker (consumer). Payloads carry ids only; the state lives in PostgreSQL.
+ */
+export const QUEUE = {
+  callbacks: 'callbacks',
+  orders: 'orders',
+} as const;
+
+export interface JobPayloads {
+  /** Send one callback delivery (job id = delivery id). */
+  'callback.deliver': { deliveryId: string };
+  /** Cancel a pending order whose time ran out (job id = "expire-" + order id). */
+  'order.expire': { orderId: string };
+  /** Re-query the channel for a paid order, then confirm and complete it. */
+  'order.confirm': { orderId: string };
+  /** Periodic safety net: re-enqueue due deliveries, expire overdue orders, confirm stuck paid orders. */
+  'maintenance.sweep': Record<string, never>;
+}
+
+export type JobName = keyof JobPayloads;
+
+/** Which queue carries each job. */
+export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
+  'callback.deliver': QUEUE.callbacks,
+  'order.expire': QUEUE.orders,
+  'order.confirm': QUEUE.orders,
+  'maintenance.sweep': QUEUE.orders,
+};

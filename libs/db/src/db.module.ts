@@ -1,0 +1,29 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '@app/common';
+import { dataSourceOptions } from './data-source';
+import { ENTITIES } from './entities';
+import { ChannelRepository } from './repositories/channel.repository';
+import { MerchantRepository } from './repositories/merchant.repository';
+
+const REPOSITORIES = [MerchantRepository, ChannelRepository];
+
+/** The database connection and every repository. */
+@Global()
+@Module({})
+export class DbModule {
+  static forRoot(poolSize = 10): DynamicModule {
+    return {
+      module: DbModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, poolSize), retryAttempts: 3, retryDelay: 1000 }),
+        }),
+        TypeOrmModule.forFeature(ENTITIES),
+      ],
+      providers: REPOSITORIES,
+      exports: [...REPOSITORIES, TypeOrmModule],
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { bigintNumber } from './transformers';
+
+export const CHANNEL_CATEGORIES = ['processor', 'remotepay', 'warehouse'] as const;
+export type ChannelCategory = (typeof CHANNEL_CATEGORIES)[number];
+export const PAY_METHODS = ['wxpay', 'alipay', 'bank'] as const;
+export type PayMethod = (typeof PAY_METHODS)[number];
+export const CHANNEL_ADAPTERS = ['sandbox', 'epay'] as const;
+export type ChannelAdapterName = (typeof CHANNEL_ADAPTERS)[number];
+
+@Entity('channels')
+export class Channel {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ type: 'varchar', length: 16 })
+  category: ChannelCategory;
+
+  @Column({ type: 'varchar', length: 128 })
+  name: string;
+
+  /** Comma list in display order, e.g. "alipay,wxpay". */
+  @Column({ name: 'pay_method', type: 'varchar', length: 64 })
+  payMethod: string;
+
+  @Column({ type: 'varchar', length: 32 })
+  adapter: ChannelAdapterName;
+
+  /** The sensitive config (merchant_no, secret_key, proxy_url, gateway_url), sealed with SecretBox. */
+  @Column({ name: 'config_enc', type: 'text' })
+  configEnc: string;
+
+  @Column({ name: 'min_fen', type: 'bigint', default: 1, transformer: bigintNumber })
+  minFen: number;
+
+  @Column({ name: 'max_fen', type: 'bigint', default: 100000000, transformer: bigintNumber })
+  maxFen: number;
+
+  @Column({ name: 'default_rate', type: 'numeric', precision: 10, scale: 8, default: '0' })
+  defaultRate: string;
+
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,23 @@
+import { Balance } from './balance.entity';
+import { CallbackAttempt } from './callback-attempt.entity';
+import { CallbackDelivery } from './callback-delivery.entity';
+import { Channel } from './channel.entity';
+import { LedgerEntry } from './ledger-entry.entity';
+import { MerchantChannel } from './merchant-channel.entity';
+import { Merchant } from './merchant.entity';
+import { Nonce } from './nonce.entity';
+import { OrderEvent } from './order-event.entity';
+import { Order } from './order.entity';
+
+export * from './balance.entity';
+export * from './callback-attempt.entity';
+export * from './callback-delivery.entity';
+export * from './channel.entity';
+export * from './ledger-entry.entity';
+export * from './merchant-channel.entity';
+export * from './merchant.entity';
+export * from './nonce.entity';
+export * from './order-event.entity';
+export * from './order.entity';
+
+export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce];

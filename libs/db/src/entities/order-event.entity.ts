@@ -1,0 +1,31 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+export const ORDER_EVENT_TYPES = ['order.paid', 'order.completed', 'order.cancelled'] as const;
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
+
+/**
+ * What happened to an order, written in the transaction of the transition. `payload` is the
+ * callback body at that moment, without the per-attempt fields (api_key, timestamp, nonce,
+ * signature), so a resend carries the same facts and the same event_id.
+ */
+@Entity('order_events')
+@Index('ix_order_events_order', ['orderId', 'createdAt'])
+export class OrderEvent {
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Column({ name: 'order_id', type: 'bigint' })
+  orderId: string;
+
+  @Column({ name: 'merchant_id', type: 'integer' })
+  merchantId: number;
+
+  @Column({ type: 'varchar', length: 32 })
+  type: OrderEventType;
+
+  @Column({ type: 'jsonb' })
+  payload: Record<string, unknown>;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 6 })
+  createdAt: Date;
+}

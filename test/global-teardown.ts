@@ -1,0 +1,5 @@
+import { dropTestDatabases } from './helpers/database';
+
+export default async function globalTeardown(): Promise<void> {
+  await dropTestDatabases();
+}

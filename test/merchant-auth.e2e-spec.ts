@@ -1,0 +1,164 @@
+import { sign } from '@app/signature';
+import { type Credentials } from '../apps/cli/src/operator.service';
+import { type TestApi, merchantWithChannels, newNonce, post, signed, startTestApi } from './helpers/api';
+
+const URL = '/api/merchant/getPayChannels';
+
+describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
+  let api: TestApi;
+  let merchant: Credentials;
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    ({ merchant } = await merchantWithChannels(api.operator));
+  });
+  afterAll(() => api.close());
+
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('accepts a correctly signed JSON request', async () => {
+    const res = await post(api.app, URL, signed(merchant));
+    expect(res.status).toBe(200);
+    expect(res.body.code).toBe(1);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('accepts a form-urlencoded request', async () => {
+    const params = signed(merchant, { category: 'processor' });
+    const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const res = await post(api.app, URL, form, 'application/x-www-form-urlencoded');
+    expect(res.body.code).toBe(1);
+  });
+
+  it('accepts every parameter in the query string, and query and body merged', async () => {
+    const params = signed(merchant);
+    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const res = await api.app.inject({ method: 'POST', url: `${URL}?${qs}` });
+    expect(res.json().code).toBe(1);
+
+    const query = { category: 'remotepay' };
+    const body = signed(merchant, {}, query);
+    const merged = await post(api.app, `${URL}?category=remotepay`, body);
+    expect(merged.body.code).toBe(1);
+  });
+
+  it('refuses a key given differently in the query and the body with 40000', async () => {
+    const body = signed(merchant, { category: 'processor' });
+    const res = await post(api.app, `${URL}?category=remotepay`, body);
+    expect([res.status, res.body.code]).toEqual([400, 40000]);
+  });
+
+  it.each([
+    ['api_key', undefined],
+    ['timestamp', undefined],
+    ['timestamp', 'yesterday'],
+    ['timestamp', 1.5],
+    ['nonce', undefined],
+    ['nonce', 'short'],
+    ['nonce', 'has space!!'],
+    ['signature', undefined],
+    ['signature', 'abc'],
+  ])('answers 40100 when %s is %p', async (field, value) => {
+    const params = signed(merchant);
+    if (value === undefined) delete params[field];
+    else params[field] = value;
+    const res = await post(api.app, URL, params);
+    expect([res.status, res.body.code]).toEqual([401, 40100]);
+  });
+
+  it('answers 40101 for an unknown api_key', async () => {
+    const res = await post(api.app, URL, signed({ api_key: 'mk_000000000000000000000000', api_secret: merchant.api_secret }));
+    expect([res.status, res.body.code]).toEqual([401, 40101]);
+  });
+
+  it('answers 40102 for a wrong signature and for a changed parameter', async () => {
+    const wrongKey = await post(api.app, URL, signed({ api_key: merchant.api_key, api_secret: 'not-the-secret' }));
+    expect([wrongKey.status, wrongKey.body.code]).toEqual([401, 40102]);
+    const tampered = signed(merchant, { category: 'processor' });
+    tampered.category = 'warehouse';
+    const res = await post(api.app, URL, tampered);
+    expect(res.body.code).toBe(40102);
+  });
+
+  it('accepts an uppercase signature', async () => {
+    const params = signed(merchant);
+    params.signature = String(params.signature).toUpperCase();
+    expect((await post(api.app, URL, params)).body.code).toBe(1);
+  });
+
+  it('answers 40103 outside the tolerance window and accepts its edge', async () => {
+    for (const [offset, code] of [
+      [-301, 40103],
+      [301, 40103],
+      [-290, 1],
+      [290, 1],
+    ]) {
+      const params = { api_key: merchant.api_key, timestamp: now() + offset, nonce: newNonce() };
+      const res = await post(api.app, URL, { ...params, signature: sign(params, merchant.api_secret) });
+      expect([offset, res.body.code]).toEqual([offset, code]);
+    }
+  });
+
+  it('accepts the timestamp as a string of digits', async () => {
+    const params = { api_key: merchant.api_key, timestamp: String(now()), nonce: newNonce() };
+    expect((await post(api.app, URL, { ...params, signature: sign(params, merchant.api_secret) })).body.code).toBe(1);
+  });
+
+  it('answers 40104 for a replayed nonce, and a failed signature does not burn the nonce', async () => {
+    const params = signed(merchant);
+    const forged = { ...params, signature: 'f'.repeat(64) };
+    expect((await post(api.app, URL, forged)).body.code).toBe(40102);
+    expect((await post(api.app, URL, params)).body.code).toBe(1);
+    const replay = await post(api.app, URL, params);
+    expect([replay.status, replay.body.code]).toEqual([401, 40104]);
+  });
+
+  it('lets exactly one of 12 concurrent requests with one nonce pass', async () => {
+    const params = signed(merchant);
+    const answers = await Promise.all(Array.from({ length: 12 }, () => post(api.app, URL, params)));
+    const codes = answers.map((a) => a.body.code).sort();
+    expect(codes.filter((c) => c === 1)).toHaveLength(1);
+    expect(codes.filter((c) => c === 40104)).toHaveLength(11);
+  });
+
+  it('checks in the contract order: a disabled merchant is 40300 even with a bad signature and timestamp', async () => {
+    const other = await api.operator.createMerchant('to-disable');
+    await api.operator.setMerchantStatus(other.id, 'disabled');
+    const stale = { api_key: other.api_key, timestamp: now() - 10_000, nonce: newNonce(), signature: '0'.repeat(64) };
+    const res = await post(api.app, URL, stale);
+    expect([res.status, res.body.code]).toEqual([403, 40300]);
+    // 40103 comes before 40102: a stale timestamp with a bad signature is 40103.
+    expect((await post(api.app, URL, { ...stale, api_key: merchant.api_key })).body.code).toBe(40103);
+    await api.operator.setMerchantStatus(other.id, 'active');
+    expect((await post(api.app, URL, signed(other))).body.code).toBe(1);
+  });
+
+  it('stops accepting the old secret after a rotation', async () => {
+    const m = await api.operator.createMerchant('rotating');
+    const rotated = await api.operator.rotateSecret(m.id);
+    expect(rotated.api_key).toBe(m.api_key);
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(40102);
+    expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
+  });
+});
+
+describe('per api_key rate limit', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({ RATE_LIMIT_MERCHANT_PER_SECOND: '2', RATE_LIMIT_MERCHANT_BURST: '4' });
+  });
+  afterAll(() => api.close());
+
+  it('answers 42900 with Retry-After past the burst, for that api_key only', async () => {
+    const a = await api.operator.createMerchant('busy');
+    const b = await api.operator.createMerchant('quiet');
+    const answers = [];
+    for (let i = 0; i < 8; i++) answers.push(await post(api.app, URL, signed(a)));
+    const limited = answers.filter((r) => r.body.code === 42900);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(answers.filter((r) => r.body.code === 1).length).toBeGreaterThanOrEqual(4);
+    expect(limited[0].status).toBe(429);
+    expect(Number(limited[0].headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await post(api.app, URL, signed(b))).body.code).toBe(1);
+  });
+});
