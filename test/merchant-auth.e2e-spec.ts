@@ -25,14 +25,14 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
 
   it('accepts a form-urlencoded request', async () => {
     const params = signed(merchant, { category: 'processor' });
-    const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)] as [string, string])).toString();
     const res = await post(api.app, URL, form, 'application/x-www-form-urlencoded');
     expect(res.body.code).toBe(1);
   });
 
   it('accepts every parameter in the query string, and query and body merged', async () => {
     const params = signed(merchant);
-    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)] as [string, string])).toString();
     const res = await api.app.inject({ method: 'POST', url: `${URL}?${qs}` });
     expect(res.json().code).toBe(1);
 

@@ -1,0 +1,2 @@
+export * from './job-queue';
+export * from './queue.module';

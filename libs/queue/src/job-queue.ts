@@ -1,0 +1,45 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import type { JobsOptions, Queue } from 'bullmq';
+import { AppConfig, JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
+
+/**
+ * The one way to put a job on a queue. Payloads carry ids only; the queue each job goes on
+ * and its retry policy come from the contract in libs/common/queues.ts and the config.
+ */
+@Injectable()
+export class JobQueue {
+  private readonly queues: Record<string, Queue>;
+
+  constructor(
+    private readonly config: AppConfig,
+    @InjectQueue(QUEUE.callbacks) callbacks: Queue,
+    @InjectQueue(QUEUE.orders) orders: Queue,
+  ) {
+    this.queues = { [QUEUE.callbacks]: callbacks, [QUEUE.orders]: orders };
+  }
+
+  queue(name: (typeof QUEUE)[keyof typeof QUEUE]): Queue {
+    return this.queues[name];
+  }
+
+  /** Options every job of that name gets, before the caller's own (jobId, delay). */
+  defaults(name: JobName): JobsOptions {
+    const keep = { removeOnComplete: { age: 86_400, count: 10_000 }, removeOnFail: { age: 7 * 86_400 } };
+    switch (name) {
+      case 'callback.deliver':
+        // The first attempt plus one per scheduled delay; the delays come from the worker's custom backoff.
+        return { ...keep, attempts: this.config.callbackRetryScheduleMs.length + 1, backoff: { type: 'custom' } };
+      case 'order.confirm':
+        return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
+      case 'order.expire':
+        return { ...keep, attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
+      case 'maintenance.sweep':
+        return { removeOnComplete: true, removeOnFail: 100 };
+    }
+  }
+
+  async add<N extends JobName>(name: N, payload: JobPayloads[N], options: JobsOptions = {}): Promise<void> {
+    await this.queues[JOB_QUEUE[name]].add(name, payload, { ...this.defaults(name), ...options });
+  }
+}
