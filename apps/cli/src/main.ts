@@ -23,42 +23,56 @@ async function runMigrations(databaseUrl: string): Promise<object> {
   }
 }
 
-/** Each command prints exactly one JSON object on stdout; messages go to stderr. */
-async function main(argv: string[]): Promise<number> {
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const processIo: CliIo = {
+  env: process.env,
+  stdout: (text) => io.stdout(text),
+  stderr: (text) => io.stderr(text),
+};
+
+/** Each command prints exactly one JSON object on stdout; messages go to stderr. Returns the exit code. */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [name, ...args] = argv;
   if (!name || name === '--help' || name === 'help') {
-    process.stderr.write(`${usage()}\n`);
+    io.stderr(`${usage()}\n`);
     return name ? 0 : 2;
   }
   try {
     if (name === 'migration:run') {
-      const databaseUrl = process.env.DATABASE_URL;
+      const databaseUrl = io.env.DATABASE_URL;
       if (!databaseUrl) throw new ConfigError('DATABASE_URL', 'is required');
-      process.stdout.write(`${JSON.stringify(await runMigrations(databaseUrl))}\n`);
+      io.stdout(`${JSON.stringify(await runMigrations(databaseUrl))}\n`);
       return 0;
     }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags);
-    const config = loadConfig();
+    const config = loadConfig(io.env);
     const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
     try {
       const result = await command.run(app.get(OperatorService), flags);
-      process.stdout.write(`${JSON.stringify(result)}\n`);
+      io.stdout(`${JSON.stringify(result)}\n`);
     } finally {
       await app.close();
     }
     return 0;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`error: ${err.message}\n`);
+      io.stderr(`error: ${err.message}\n`);
       return 2;
     }
-    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
 }
 
-void main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+if (require.main === module) {
+  void runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}
