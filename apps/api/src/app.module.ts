@@ -2,8 +2,10 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import { type AppConfig, CommonModule, RedisModule } from '@app/common';
 import { DbModule } from '@app/db';
+import { QueueModule } from '@app/queue';
 import { ChannelsModule } from './channels/channels.module';
-import { HealthController } from './health/health.controller';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
 const PREFIXED_MODULES = [ChannelsModule];
@@ -17,10 +19,12 @@ export class AppModule {
         CommonModule.forRoot(config),
         RedisModule.forRoot(config),
         DbModule.forRoot(),
+        QueueModule.forRoot(config),
+        HealthModule,
+        MetricsModule,
         ...PREFIXED_MODULES,
         RouterModule.register(PREFIXED_MODULES.map((module) => ({ path: config.apiPrefix, module }))),
       ],
-      controllers: [HealthController],
     };
   }
 }

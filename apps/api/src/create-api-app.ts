@@ -19,8 +19,13 @@ const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
   trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
 };
 
+export interface ApiAppOptions {
+  /** Nest's own SIGINT/SIGTERM handling; off when a launcher stops several apps and a database itself. */
+  shutdownHooks?: boolean;
+}
+
 /** The API application, configured and initialised but not listening: main.ts listens, tests inject. */
-export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
+export async function createApiApp(config: AppConfig, options: ApiAppOptions = {}): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
@@ -33,7 +38,7 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
   });
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
+  if (options.shutdownHooks ?? true) app.enableShutdownHooks();
   const fastify = app.getHttpAdapter().getInstance();
   // Fastify parses text/plain by default; the contract accepts JSON and forms only (41500).
   fastify.removeContentTypeParser('text/plain');

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '@app/common';
-import { dataSourceOptions } from '@app/db';
+import { runMigrations } from '@app/db';
 import { CliModule } from './cli.module';
 import { COMMANDS, parseFlags } from './commands';
 import { OperatorService, UsageError } from './operator.service';
@@ -10,17 +9,6 @@ import { OperatorService, UsageError } from './operator.service';
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
   return ['usage: npm run --silent cli -- <command> [options]', '  migration:run', ...lines].join('\n');
-}
-
-async function runMigrations(databaseUrl: string): Promise<object> {
-  const ds = new DataSource(dataSourceOptions(databaseUrl, 1));
-  await ds.initialize();
-  try {
-    const applied = await ds.runMigrations({ transaction: 'each' });
-    return { applied: applied.map((m) => m.name) };
-  } finally {
-    await ds.destroy();
-  }
 }
 
 export interface CliIo {
@@ -31,8 +19,8 @@ export interface CliIo {
 
 const processIo: CliIo = {
   env: process.env,
-  stdout: (text) => io.stdout(text),
-  stderr: (text) => io.stderr(text),
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
 };
 
 /** Each command prints exactly one JSON object on stdout; messages go to stderr. Returns the exit code. */
@@ -46,7 +34,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     if (name === 'migration:run') {
       const databaseUrl = io.env.DATABASE_URL;
       if (!databaseUrl) throw new ConfigError('DATABASE_URL', 'is required');
-      io.stdout(`${JSON.stringify(await runMigrations(databaseUrl))}\n`);
+      io.stdout(`${JSON.stringify({ applied: await runMigrations(databaseUrl) })}\n`);
       return 0;
     }
     const command = COMMANDS[name];

@@ -1,10 +1,48 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { HealthCheck, type HealthCheckResult, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { JobQueue } from '@app/queue';
+import { QUEUE } from '@app/common';
 
 @Controller()
 export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: TypeOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
+    private readonly jobs: JobQueue,
+  ) {}
+
   /** Liveness: answers while the process is up. */
   @Get('health')
-  health(): { status: string } {
+  live(): { status: string } {
     return { status: 'ok' };
+  }
+
+  /** Readiness: the database and the queue answer; 503 otherwise, so a balancer stops sending traffic. */
+  @Get('ready')
+  @HealthCheck()
+  async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    try {
+      return await this.check();
+    } catch (err) {
+      // Terminus reports "down" as an exception; the probe wants its report with a 503, not an error envelope.
+      if (!(err instanceof ServiceUnavailableException)) throw err;
+      reply.status(503);
+      return err.getResponse() as HealthCheckResult;
+    }
+  }
+
+  private check(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.db.pingCheck('database').withTimeout(1500),
+      () =>
+        this.indicators
+          .check('queue')
+          .attempt(async () => {
+            await this.jobs.queue(QUEUE.callbacks).getJobCounts('waiting');
+          })
+          .withTimeout(1500),
+    ]);
   }
 }

@@ -1,0 +1,28 @@
+import { Global, Module, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { MetricsController } from './metrics.controller';
+import { MetricsService } from './metrics.service';
+
+@Global()
+@Module({
+  controllers: [MetricsController],
+  providers: [MetricsService],
+  exports: [MetricsService],
+})
+export class MetricsModule implements OnModuleInit {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /** Every answer is counted by its route pattern (not its URL, which would explode the label set). */
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    fastify.addHook('onResponse', async (request, reply) => {
+      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', code: String(reply.statusCode) };
+      this.metrics.requests.inc(labels);
+      this.metrics.latency.observe(labels, reply.elapsedTime / 1000);
+    });
+  }
+}

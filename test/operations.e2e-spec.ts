@@ -1,0 +1,46 @@
+import { Client } from 'pg';
+import { type TestApi, startTestApi } from './helpers/api';
+import { databaseUrl } from './helpers/database';
+
+describe('health, readiness and metrics', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api.close());
+
+  it('is ready while the database and the queue answer', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'ok', info: { database: { status: 'up' }, queue: { status: 'up' } } });
+  });
+
+  it('exports request counts and latency by route pattern and status code, and the queue depth', async () => {
+    await api.app.inject({ method: 'GET', url: '/health' });
+    await api.app.inject({ method: 'GET', url: '/no/such/route' });
+    const res = await api.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="\/health",code="200"\} [1-9]/);
+    expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="unmatched",code="404"\} [1-9]/);
+    expect(res.body).toContain('merchant_pay_http_request_duration_seconds_bucket');
+    expect(res.body).toMatch(/merchant_pay_queue_jobs\{queue="callbacks",state="waiting"\} \d+/);
+    expect(res.body).toMatch(/merchant_pay_callback_deliveries\{status="failed"\} \d+/);
+    expect(res.body).toContain('merchant_pay_orders_created_total');
+  });
+
+  it('answers /ready with 503 once its database is gone, while /health stays 200', async () => {
+    const name = new URL(api.databaseUrl).pathname.slice(1);
+    const admin = new Client({ connectionString: databaseUrl('postgres') });
+    await admin.connect();
+    try {
+      await admin.query(`DROP DATABASE "${name}" WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+    const res = await api.app.inject({ method: 'GET', url: '/ready' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
+    expect((await api.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+  });
+});
