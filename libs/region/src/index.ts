@@ -1,0 +1,3 @@
+export * from './conversion-rules';
+export * from './region-tree';
+export * from './region-validation';
