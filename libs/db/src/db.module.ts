@@ -4,9 +4,12 @@ import { AppConfig } from '@app/common';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
 import { ChannelRepository } from './repositories/channel.repository';
+import { LedgerRepository } from './repositories/ledger.repository';
 import { MerchantRepository } from './repositories/merchant.repository';
+import { OrderEventRepository } from './repositories/order-event.repository';
+import { OrderRepository } from './repositories/order.repository';
 
-const REPOSITORIES = [MerchantRepository, ChannelRepository];
+const REPOSITORIES = [MerchantRepository, ChannelRepository, OrderRepository, OrderEventRepository, LedgerRepository];
 
 /** The database connection and every repository. */
 @Global()

@@ -3,3 +3,7 @@ export * from './db.module';
 export * from './entities';
 export * from './repositories/channel.repository';
 export * from './repositories/merchant.repository';
+export * from './run-migrations';
+export * from './repositories/ledger.repository';
+export * from './repositories/order-event.repository';
+export * from './repositories/order.repository';

@@ -1,0 +1,83 @@
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { ProxyAgent } from 'undici';
+import { AppConfig, SecretBox } from '@app/common';
+import type { Channel } from '@app/db';
+import { type ChannelAdapter, ChannelError } from './channel-adapter';
+import { type ChannelConfig, channelConfigContext } from './channel-config';
+import { EpayAdapter } from './epay.adapter';
+import { SandboxAdapter } from './sandbox.adapter';
+
+/** SPEC 5: a channel call gets 8 seconds. */
+export const CHANNEL_TIMEOUT_MS = 8000;
+
+/** Builds the adapter of a channel from its sealed config, and runs its calls under the timeout. */
+@Injectable()
+export class ChannelAdapters implements OnApplicationShutdown {
+  /** Writable so a test can shorten it. */
+  timeoutMs = CHANNEL_TIMEOUT_MS;
+  private readonly proxies = new Map<string, ProxyAgent>();
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  /** The sensitive config; callers must never log or return it. */
+  channelConfig(channel: Channel): ChannelConfig {
+    try {
+      return JSON.parse(this.secrets.open(channel.configEnc, channelConfigContext(channel.id))) as ChannelConfig;
+    } catch (err) {
+      throw new ChannelError(`channel ${channel.id} config cannot be opened`, { cause: err });
+    }
+  }
+
+  forChannel(channel: Channel): ChannelAdapter {
+    const config = this.channelConfig(channel);
+    switch (channel.adapter) {
+      case 'sandbox':
+        return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl);
+      case 'epay':
+        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined);
+      default:
+        throw new ChannelError(`channel ${channel.id} has an unknown adapter`);
+    }
+  }
+
+  /** Where a channel's notifications arrive. */
+  notifyUrl(channelId: number): string {
+    return `${this.config.publicBaseUrl}${this.config.apiPrefix}/channel/notify/${channelId}`;
+  }
+
+  /** Runs one channel call with the timeout: a slow channel is a ChannelError, never a hung request. */
+  async call<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new ChannelError(`channel call timed out after ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+    });
+    try {
+      return await Promise.race([work(controller.signal), timeout]);
+    } catch (err) {
+      if (err instanceof ChannelError) throw err;
+      throw new ChannelError('channel call failed', { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private proxy(url: string): ProxyAgent {
+    let agent = this.proxies.get(url);
+    if (!agent) {
+      agent = new ProxyAgent(url);
+      this.proxies.set(url, agent);
+    }
+    return agent;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.proxies.values()].map((agent) => agent.close().catch(() => undefined)));
+  }
+}

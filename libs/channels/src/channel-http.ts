@@ -1,0 +1,28 @@
+import { type Dispatcher, request } from 'undici';
+import { ChannelError } from './channel-adapter';
+
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** A GET to a channel: through its proxy when it has one, cancelled by `signal`, at most 64 KiB read. */
+export async function channelGet(url: string, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: string }> {
+  try {
+    // undici 7 follows no redirects unless told to.
+    const res = await request(url, { method: 'GET', dispatcher, signal });
+    let size = 0;
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_ANSWER_BYTES) {
+        res.body.destroy();
+        throw new ChannelError('channel answer larger than 64 KiB');
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+  } catch (err) {
+    if (err instanceof ChannelError) throw err;
+    // The URL carries the channel's key (epay's query): never put it in the message.
+    const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
+    throw new ChannelError(`channel request ${reason}`, { cause: err });
+  }
+}

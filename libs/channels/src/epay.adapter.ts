@@ -1,0 +1,111 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import { formatYuan, parseYuan } from '@app/common';
+import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
+import type { ChannelConfig } from './channel-config';
+import { channelGet } from './channel-http';
+
+/**
+ * epay's signature: md5 of the non-empty parameters except sign and sign_type, sorted by key,
+ * joined as k=v&..., with the key appended directly; lower-case hex.
+ */
+export function epaySign(params: Record<string, unknown>, key: string): string {
+  const text = Object.keys(params)
+    .filter((k) => k !== 'sign' && k !== 'sign_type' && params[k] !== undefined && params[k] !== null && String(params[k]) !== '')
+    .sort()
+    .map((k) => `${k}=${String(params[k])}`)
+    .join('&');
+  return createHash('md5').update(text + key, 'utf8').digest('hex');
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a.toLowerCase());
+  const y = Buffer.from(b.toLowerCase());
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+interface EpayQueryAnswer {
+  code?: unknown;
+  status?: unknown;
+  money?: unknown;
+  trade_no?: unknown;
+  out_trade_no?: unknown;
+}
+
+/**
+ * The widespread third-party "epay" protocol: the payer goes to the md5-signed
+ * `submit.php` URL, the gateway notifies with `trade_status=TRADE_SUCCESS` and expects the
+ * body `success`, and `api.php?act=order` answers an order's state.
+ */
+export class EpayAdapter implements ChannelAdapter {
+  readonly acknowledgement = 'success';
+
+  constructor(
+    private readonly config: ChannelConfig,
+    private readonly dispatcher: Dispatcher | undefined,
+  ) {}
+
+  private settings(): { pid: string; key: string; gateway: URL } {
+    const { merchant_no: pid, secret_key: key, gateway_url: gatewayUrl } = this.config;
+    if (!pid || !key || !gatewayUrl) throw new ChannelError('epay channel needs merchant_no, secret_key and gateway_url');
+    // "https://pay.example.com" and "https://pay.example.com/" both mean the gateway's root.
+    const gateway = new URL(gatewayUrl.endsWith('/') ? gatewayUrl : `${gatewayUrl}/`);
+    return { pid, key, gateway };
+  }
+
+  async createPayment(request: PaymentRequest): Promise<PaymentCreated> {
+    const { pid, key, gateway } = this.settings();
+    const params: Record<string, string> = {
+      pid,
+      type: request.payMethod,
+      out_trade_no: request.orderNo,
+      notify_url: request.notifyUrl,
+      return_url: request.returnUrl,
+      name: request.subject,
+      money: formatYuan(request.amountFen),
+    };
+    const url = new URL('submit.php', gateway);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    url.searchParams.set('sign', epaySign(params, key));
+    url.searchParams.set('sign_type', 'MD5');
+    // The gateway numbers the trade when the payer arrives; its trade_no comes with the notification.
+    return { payUrl: url.toString(), channelTradeNo: null };
+  }
+
+  verifyNotification(params: Record<string, unknown>): ChannelNotification | null {
+    const { merchant_no: pid, secret_key: key } = this.config;
+    if (!pid || !key) return null;
+    const sign = params.sign;
+    if (typeof sign !== 'string' || !/^[0-9a-f]{32}$/i.test(sign)) return null;
+    if (!sameText(sign, epaySign(params, key))) return null;
+    if (String(params.pid) !== pid || params.trade_status !== 'TRADE_SUCCESS') return null;
+    const amountFen = parseYuan(params.money);
+    if (typeof params.out_trade_no !== 'string' || amountFen === null) return null;
+    return {
+      orderNo: params.out_trade_no,
+      channelTradeNo: typeof params.trade_no === 'string' && params.trade_no ? params.trade_no : null,
+      amountFen,
+      outcome: 'paid',
+    };
+  }
+
+  async queryPayment(query: PaymentQuery, signal: AbortSignal): Promise<PaymentStatus> {
+    const { pid, key, gateway } = this.settings();
+    const url = new URL('api.php', gateway);
+    url.search = new URLSearchParams({ act: 'order', pid, key, out_trade_no: query.orderNo }).toString();
+    const { status, body } = await channelGet(url.toString(), this.dispatcher, signal);
+    if (status !== 200) throw new ChannelError(`epay query answered HTTP ${status}`);
+    let answer: EpayQueryAnswer;
+    try {
+      answer = JSON.parse(body) as EpayQueryAnswer;
+    } catch {
+      throw new ChannelError('epay query answered something other than JSON');
+    }
+    if (String(answer.code) !== '1') return { state: 'unpaid', amountFen: null, channelTradeNo: null };
+    return {
+      state: String(answer.status) === '1' ? 'paid' : 'unpaid',
+      amountFen: parseYuan(answer.money),
+      channelTradeNo: typeof answer.trade_no === 'string' && answer.trade_no ? answer.trade_no : null,
+    };
+  }
+}

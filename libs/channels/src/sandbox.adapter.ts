@@ -1,0 +1,94 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { formatYuan, parseYuan } from '@app/common';
+import { canonicalString } from '@app/signature';
+import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
+
+function hmac(secret: string, message: string): string {
+  return createHmac('sha256', secret).update(message, 'utf8').digest('hex');
+}
+
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a.toLowerCase(), 'utf8');
+  const y = Buffer.from(b.toLowerCase(), 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The checkout page's token: only whoever got the pay_url can pay or fail that order. */
+export function sandboxCheckoutToken(secretKey: string, orderNo: string): string {
+  return hmac(secretKey, `checkout:${orderNo}`);
+}
+
+export function verifySandboxCheckoutToken(secretKey: string, orderNo: string, token: unknown): boolean {
+  return typeof token === 'string' && /^[0-9a-f]{64}$/i.test(token) && sameHex(token, sandboxCheckoutToken(secretKey, orderNo));
+}
+
+export interface SandboxNotification {
+  out_trade_no: string;
+  trade_no: string;
+  amount: string;
+  trade_status: 'SUCCESS' | 'FAILED';
+  timestamp: number;
+  sign: string;
+}
+
+/** What the sandbox "processor" posts to the notify route, signed like a merchant request (SPEC 3) with the channel's secret_key. */
+export function signSandboxNotification(secretKey: string, orderNo: string, amountFen: number, outcome: 'paid' | 'failed'): SandboxNotification {
+  const fields = {
+    out_trade_no: orderNo,
+    trade_no: `SBX${orderNo}`,
+    amount: formatYuan(amountFen),
+    trade_status: outcome === 'paid' ? ('SUCCESS' as const) : ('FAILED' as const),
+    timestamp: Math.floor(Date.now() / 1000),
+  };
+  return { ...fields, sign: hmac(secretKey, canonicalString(fields)) };
+}
+
+/**
+ * The built-in test channel (SPEC 6). Its pay_url is the service's own checkout page; the
+ * page's buttons send the notification a real processor would. The sandbox keeps no books of
+ * its own: a payment it signed is one it confirms.
+ */
+export class SandboxAdapter implements ChannelAdapter {
+  readonly acknowledgement = 'success';
+
+  constructor(
+    private readonly secretKey: string | undefined,
+    private readonly publicBaseUrl: string,
+  ) {}
+
+  private secret(): string {
+    if (!this.secretKey) throw new ChannelError('sandbox channel has no secret_key');
+    return this.secretKey;
+  }
+
+  async createPayment(request: PaymentRequest): Promise<PaymentCreated> {
+    const token = sandboxCheckoutToken(this.secret(), request.orderNo);
+    return {
+      payUrl: `${this.publicBaseUrl}/sandbox/checkout/${request.orderNo}?token=${token}`,
+      channelTradeNo: `SBX${request.orderNo}`,
+    };
+  }
+
+  verifyNotification(params: Record<string, unknown>): ChannelNotification | null {
+    if (!this.secretKey) return null;
+    const { sign, ...fields } = params;
+    if (typeof sign !== 'string' || !/^[0-9a-f]{64}$/i.test(sign)) return null;
+    if (!sameHex(sign, hmac(this.secretKey, canonicalString(fields)))) return null;
+    const amountFen = parseYuan(fields.amount);
+    const orderNo = fields.out_trade_no;
+    const status = fields.trade_status;
+    if (typeof orderNo !== 'string' || amountFen === null || (status !== 'SUCCESS' && status !== 'FAILED')) return null;
+    return {
+      orderNo,
+      channelTradeNo: typeof fields.trade_no === 'string' && fields.trade_no ? fields.trade_no : null,
+      amountFen,
+      outcome: status === 'SUCCESS' ? 'paid' : 'failed',
+    };
+  }
+
+  async queryPayment(query: PaymentQuery): Promise<PaymentStatus> {
+    return query.paidAt
+      ? { state: 'paid', amountFen: query.amountFen, channelTradeNo: query.channelTradeNo ?? `SBX${query.orderNo}` }
+      : { state: 'unpaid', amountFen: null, channelTradeNo: null };
+  }
+}

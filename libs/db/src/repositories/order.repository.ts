@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { Order, type OrderStatus } from '../entities';
+
+export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
+
+export interface OrderListFilter {
+  status?: OrderStatus;
+  orderType?: number;
+  /** Unix seconds, inclusive. */
+  startTime?: number;
+  /** Unix seconds, inclusive. */
+  endTime?: number;
+  page: number;
+  limit: number;
+}
+
+/** What a transition may set besides status and updated_at. */
+export interface TransitionChanges {
+  /** Sets paid_at to now() and, when the order was cancelled, late_payment to true. */
+  paid?: boolean;
+  channelTradeNo?: string | null;
+}
+
+/** The name of the unique constraint a PostgreSQL error violated, else null. */
+export function uniqueViolation(err: unknown): string | null {
+  const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } } | null;
+  const code = e?.driverError?.code ?? e?.code;
+  if (code !== '23505') return null;
+  return e?.driverError?.constraint ?? e?.constraint ?? '';
+}
+
+@Injectable()
+export class OrderRepository {
+  constructor(@InjectRepository(Order) private readonly orders: Repository<Order>) {}
+
+  /** Inserts a pending order; a unique violation (order_no, merchant_order_no) is thrown to the caller. */
+  async insert(em: EntityManager, values: NewOrder): Promise<Order> {
+    const order = em.create(Order, { ...values, status: 'pending', payUrl: null, channelTradeNo: null, latePayment: false, paidAt: null, updatedAt: values.createdAt });
+    await em.insert(Order, order);
+    return order;
+  }
+
+  findByOrderNo(merchantId: number, orderNo: string): Promise<Order | null> {
+    return this.orders.findOneBy({ merchantId, orderNo });
+  }
+
+  findByMerchantOrderNo(merchantId: number, merchantOrderNo: string): Promise<Order | null> {
+    return this.orders.findOneBy({ merchantId, merchantOrderNo });
+  }
+
+  /** For a channel's notification: the channel, not a merchant, vouches for the order number. */
+  findForChannel(channelId: number, orderNo: string): Promise<Order | null> {
+    return this.orders.findOneBy({ channelId, orderNo });
+  }
+
+  /** For the sandbox checkout page, whose HMAC token stands in for the merchant. */
+  findForCheckout(orderNo: string): Promise<Order | null> {
+    return this.orders.findOneBy({ orderNo });
+  }
+
+  /** For the worker's jobs, which carry order ids only. */
+  findById(id: string, em: EntityManager = this.orders.manager): Promise<Order | null> {
+    return em.findOneBy(Order, { id });
+  }
+
+  /**
+   * Newest first (created_at desc, order_no desc), read backwards from ix_orders_merchant_created,
+   * or ix_orders_merchant_status_created with a status filter.
+   */
+  async list(merchantId: number, filter: OrderListFilter): Promise<{ rows: Order[]; total: number }> {
+    const query = this.orders.createQueryBuilder('o').where('o.merchantId = :merchantId', { merchantId });
+    if (filter.status) query.andWhere('o.status = :status', { status: filter.status });
+    if (filter.orderType !== undefined) query.andWhere('o.orderType = :orderType', { orderType: filter.orderType });
+    if (filter.startTime !== undefined) query.andWhere('o.createdAt >= to_timestamp(:startTime)', { startTime: filter.startTime });
+    // createtime is whole seconds: an inclusive end bound takes the whole of its last second.
+    if (filter.endTime !== undefined) query.andWhere('o.createdAt < to_timestamp(:endBefore)', { endBefore: filter.endTime + 1 });
+    const [rows, total] = await query
+      .orderBy('o.createdAt', 'DESC')
+      .addOrderBy('o.orderNo', 'DESC')
+      .offset((filter.page - 1) * filter.limit)
+      .limit(filter.limit)
+      .getManyAndCount();
+    return { rows, total };
+  }
+
+  /** Stores what the channel answered at creation. */
+  async setPayment(em: EntityManager, id: string, payUrl: string, channelTradeNo: string | null): Promise<void> {
+    await em.query(`UPDATE "orders" SET "pay_url" = $2, "channel_trade_no" = COALESCE($3, "channel_trade_no") WHERE "id" = $1`, [id, payUrl, channelTradeNo]);
+  }
+
+  /**
+   * The one way an order changes state: a single conditional UPDATE, so of two concurrent
+   * callers exactly one sees the order; the other gets null and must change nothing.
+   */
+  async transition(em: EntityManager, id: string, from: OrderStatus | OrderStatus[], to: OrderStatus, changes: TransitionChanges = {}): Promise<Order | null> {
+    const expected = Array.isArray(from) ? from : [from];
+    const sets = [`"status" = $3`, `"updated_at" = GREATEST(now(), "created_at")`];
+    const params: unknown[] = [id, expected, to];
+    if (changes.paid) {
+      // The SET list sees the row as it was: a cancelled order paid late is flagged.
+      sets.push(`"paid_at" = now()`, `"late_payment" = "late_payment" OR "status" = 'cancelled'`);
+    }
+    if (changes.channelTradeNo) {
+      params.push(changes.channelTradeNo);
+      sets.push(`"channel_trade_no" = $${params.length}`);
+    }
+    const [rows] = await em.query<[{ id: string }[], number]>(
+      `UPDATE "orders" SET ${sets.join(', ')} WHERE "id" = $1 AND "status" = ANY($2::varchar[]) RETURNING "id"`,
+      params,
+    );
+    if (rows.length === 0) return null;
+    return em.findOneByOrFail(Order, { id });
+  }
+
+  /** Pending orders whose time ran out (ix_orders_pending_expiry). */
+  async findOverduePendingIds(limit: number): Promise<string[]> {
+    const rows = await this.orders.query<{ id: string }[]>(
+      `SELECT "id" FROM "orders" WHERE "status" = 'pending' AND "expires_at" <= now() ORDER BY "expires_at" LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Orders paid (or confirmed) at least `olderThanSeconds` ago that have not completed. */
+  async findStuckPaidIds(olderThanSeconds: number, limit: number): Promise<string[]> {
+    const rows = await this.orders.query<{ id: string }[]>(
+      `SELECT "id" FROM "orders" WHERE "status" IN ('paid', 'confirmed') AND "updated_at" <= now() - make_interval(secs => $1)
+       ORDER BY "updated_at" LIMIT $2`,
+      [olderThanSeconds, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './order-event-payload';
+export * from './order-lifecycle';
+export * from './orders-core.module';

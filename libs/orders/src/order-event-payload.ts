@@ -1,0 +1,26 @@
+import { formatRate, formatYuan, parseRate } from '@app/common';
+import type { Order, OrderEventType } from '@app/db';
+
+const unix = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/**
+ * The callback body of SPEC 7 at the moment of the event, without the per-attempt fields
+ * (api_key, timestamp, nonce, signature) the sender adds.
+ */
+export function orderEventPayload(eventId: string, type: OrderEventType, order: Order): Record<string, unknown> {
+  return {
+    event_id: eventId,
+    event: type,
+    order_no: order.orderNo,
+    merchant_order_no: order.merchantOrderNo,
+    order_type: order.orderType,
+    status: order.status,
+    cny_amount: formatYuan(order.cnyFen),
+    merchant_actual_amount: order.merchantActualFen,
+    service_rate: formatRate(parseRate(order.serviceRate) ?? 0),
+    service_amount: order.serviceFen,
+    createtime: unix(order.createdAt),
+    updatetime: unix(order.updatedAt),
+    paid_at: order.paidAt ? unix(order.paidAt) : null,
+  };
+}

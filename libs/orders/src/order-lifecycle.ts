@@ -1,0 +1,173 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { AppConfig, type JobName, type JobPayloads } from '@app/common';
+import { ChannelAdapters } from '@app/channels';
+import { ChannelRepository, LedgerRepository, type Order, OrderEventRepository, type OrderEventType, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
+import { JobQueue } from '@app/queue';
+import { orderEventPayload } from './order-event-payload';
+
+/** What a verified success notification did to its order. */
+export type MarkPaidResult = 'paid' | 'late_paid' | 'unchanged' | 'amount_mismatch' | 'not_found';
+
+/** The channel has not (yet) confirmed a paid order: thrown so the queue retries the job. */
+export class PaymentNotConfirmedError extends Error {
+  constructor(orderNo: string, why: string) {
+    super(`order ${orderNo}: ${why}`);
+    this.name = 'PaymentNotConfirmedError';
+  }
+}
+
+/** A paid order waits this long before the sweep assumes its confirm job was lost. */
+const STUCK_PAID_SECONDS = 300;
+const SWEEP_BATCH = 500;
+
+/**
+ * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
+ * worker (expiry, confirmation, sweep). Every transition is one conditional UPDATE and writes
+ * its event and callback delivery in the same transaction; jobs are enqueued after commit.
+ */
+@Injectable()
+export class OrderLifecycle {
+  private readonly logger = new Logger(OrderLifecycle.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+    private readonly orders: OrderRepository,
+    private readonly events: OrderEventRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly channels: ChannelRepository,
+    private readonly adapters: ChannelAdapters,
+    private readonly queue: JobQueue,
+  ) {}
+
+  /** After a new order committed: its expiry job. */
+  async created(order: Order): Promise<void> {
+    await this.enqueue('order.expire', { orderId: order.id }, { jobId: `expire-${order.id}`, delay: this.config.orderExpireSeconds * 1000 });
+  }
+
+  /**
+   * A verified success notification: pending -> paid, or cancelled -> paid flagged as a late
+   * payment (the money was taken). Only when the amount equals the order's.
+   */
+  async markPaid(orderId: string, notification: { amountFen: number; channelTradeNo: string | null }): Promise<MarkPaidResult> {
+    const order = await this.orders.findById(orderId);
+    if (!order) return 'not_found';
+    if (notification.amountFen !== order.cnyFen) {
+      this.logger.warn(`order ${order.orderNo}: notification amount ${notification.amountFen} fen differs from ${order.cnyFen} fen; refused`);
+      return 'amount_mismatch';
+    }
+    const recorded = await this.transit(order.id, ['pending', 'cancelled'], 'paid', 'order.paid', { paid: true, channelTradeNo: notification.channelTradeNo });
+    if (!recorded) return 'unchanged';
+    await this.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
+    return recorded.order.latePayment ? 'late_paid' : 'paid';
+  }
+
+  /** The channel reports the payment failed: pending -> cancelled. */
+  async markFailed(orderId: string): Promise<boolean> {
+    return (await this.transit(orderId, 'pending', 'cancelled', 'order.cancelled')) !== null;
+  }
+
+  /** The channel failed while the order was being created: pending -> cancelled. */
+  async cancelAtCreation(orderId: string): Promise<void> {
+    await this.transit(orderId, 'pending', 'cancelled', 'order.cancelled');
+  }
+
+  /** The delayed 'order.expire' job: pending -> cancelled once expires_at has passed; otherwise nothing. */
+  async expire(orderId: string): Promise<void> {
+    await this.expireOrder(orderId);
+  }
+
+  /**
+   * The 'order.confirm' job: re-query the channel, then paid -> confirmed -> completed,
+   * crediting the merchant once. Throws while the channel does not confirm, so BullMQ retries.
+   */
+  async confirm(orderId: string): Promise<void> {
+    const order = await this.orders.findById(orderId);
+    if (!order) {
+      this.logger.warn(`confirm: no order ${orderId}`);
+      return;
+    }
+    if (order.status === 'paid') {
+      const channel = await this.channels.findById(order.channelId);
+      if (!channel) throw new PaymentNotConfirmedError(order.orderNo, 'its channel no longer exists');
+      const adapter = this.adapters.forChannel(channel);
+      const status = await this.adapters.call((signal) =>
+        adapter.queryPayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt }, signal),
+      );
+      if (status.state !== 'paid') throw new PaymentNotConfirmedError(order.orderNo, `channel answers ${status.state}`);
+      if (status.amountFen !== null && status.amountFen !== order.cnyFen) {
+        throw new PaymentNotConfirmedError(order.orderNo, `channel reports ${status.amountFen} fen, the order is ${order.cnyFen} fen`);
+      }
+      await this.dataSource.transaction((em) => this.orders.transition(em, order.id, 'paid', 'confirmed', { channelTradeNo: status.channelTradeNo }));
+    } else if (order.status !== 'confirmed') {
+      // pending, cancelled: nothing to confirm; completed: done already.
+      return;
+    }
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const completed = await this.orders.transition(em, order.id, 'confirmed', 'completed');
+      if (!completed) return null;
+      await this.ledger.creditOrder(em, completed);
+      return this.record(em, completed, 'order.completed');
+    });
+    if (recorded) await this.enqueueDelivery(recorded.deliveryId);
+  }
+
+  /** The safety net: expire overdue pending orders, re-enqueue confirmation of orders stuck in paid. */
+  async sweep(): Promise<{ expired: number; confirmsQueued: number }> {
+    let expired = 0;
+    for (const id of await this.orders.findOverduePendingIds(SWEEP_BATCH)) {
+      if (await this.expireOrder(id)) expired++;
+    }
+    let confirmsQueued = 0;
+    // A fresh job id per window: a confirm job that failed for good is kept by BullMQ under its old id.
+    const window = Math.floor(Date.now() / (STUCK_PAID_SECONDS * 1000));
+    for (const id of await this.orders.findStuckPaidIds(STUCK_PAID_SECONDS, SWEEP_BATCH)) {
+      if (await this.enqueue('order.confirm', { orderId: id }, { jobId: `confirm-${id}-sweep-${window}` })) confirmsQueued++;
+    }
+    return { expired, confirmsQueued };
+  }
+
+  private async expireOrder(orderId: string): Promise<boolean> {
+    const order = await this.orders.findById(orderId);
+    if (!order || order.status !== 'pending' || order.expiresAt.getTime() > Date.now()) return false;
+    return (await this.transit(order.id, 'pending', 'cancelled', 'order.cancelled')) !== null;
+  }
+
+  /** One transition with its event and delivery in one transaction, then the delivery job. */
+  private async transit(
+    orderId: string,
+    from: OrderStatus | OrderStatus[],
+    to: OrderStatus,
+    event: OrderEventType,
+    changes: { paid?: boolean; channelTradeNo?: string | null } = {},
+  ): Promise<(RecordedEvent & { order: Order }) | null> {
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const order = await this.orders.transition(em, orderId, from, to, changes);
+      if (!order) return null;
+      return { ...(await this.record(em, order, event)), order };
+    });
+    if (recorded) await this.enqueueDelivery(recorded.deliveryId);
+    return recorded;
+  }
+
+  private record(em: EntityManager, order: Order, type: OrderEventType): Promise<RecordedEvent> {
+    return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order));
+  }
+
+  private async enqueueDelivery(deliveryId: string): Promise<void> {
+    await this.enqueue('callback.deliver', { deliveryId }, { jobId: deliveryId });
+  }
+
+  /** After commit the row is the truth: a failed enqueue is logged and left to the sweeper, never thrown. */
+  private async enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options: { jobId: string; delay?: number }): Promise<boolean> {
+    try {
+      await this.queue.add(name, payload, options);
+      return true;
+    } catch (err) {
+      this.logger.error(`enqueue ${name} ${options.jobId} failed, the sweeper will retry: ${(err as Error).message}`);
+      return false;
+    }
+  }
+}
