@@ -15,7 +15,7 @@ const base = {
   moduleFileExtensions: ['js', 'mjs', 'json', 'ts'],
   // Only the innermost node_modules segment counts: light-my-request/node_modules/cookie is nested.
   transformIgnorePatterns: [
-    '/node_modules/(?!(?:[^/]+/)*node_modules/)(?!(@nestjs|cookie|file-type|strtok3|token-types|@tokenizer|uint8array-extras|@borewit)/)',
+    '/node_modules/(?!(?:[^/]+/)*node_modules/)(?!(@nestjs|cookie|file-type|strtok3|token-types|@tokenizer|uint8array-extras|@borewit|content-disposition)/)',
   ],
   transform: { '^.+\\.(t|j|mj)s$': swc },
   moduleNameMapper: {

@@ -44,3 +44,35 @@ describe('health, readiness and metrics', () => {
     expect((await api.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
   });
 });
+
+describe('queue dashboard', () => {
+  it('is behind basic auth when ADMIN_USER and ADMIN_PASSWORD are set', async () => {
+    const api = await startTestApi({ ADMIN_USER: 'ops', ADMIN_PASSWORD: 'pa55-word' });
+    try {
+      const none = await api.app.inject({ method: 'GET', url: '/admin/queues' });
+      expect(none.statusCode).toBe(401);
+      expect(none.headers['www-authenticate']).toContain('Basic');
+      const wrong = await api.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` } });
+      expect(wrong.statusCode).toBe(401);
+      const auth = { authorization: `Basic ${Buffer.from('ops:pa55-word').toString('base64')}` };
+      const page = await api.app.inject({ method: 'GET', url: '/admin/queues', headers: auth });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('<html');
+      const queues = await api.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: auth });
+      expect(queues.statusCode).toBe(200);
+      expect(queues.body).toContain('callbacks');
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('is not mounted without credentials configured', async () => {
+    const api = await startTestApi();
+    try {
+      const res = await api.app.inject({ method: 'GET', url: '/admin/queues' });
+      expect([res.statusCode, res.json().code]).toEqual([404, 40402]);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -5,6 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { AppConfig, LogLevel } from '@app/common';
 import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
+import { mountQueueDashboard } from './http/queue-dashboard';
 import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -45,6 +46,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  await mountQueueDashboard(app, config);
   await app.init();
   return app;
 }

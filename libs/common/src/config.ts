@@ -25,6 +25,9 @@ export class AppConfig {
   logLevel: LogLevel;
   /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
   queuePrefix: string;
+  /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
+  adminUser: string | null;
+  adminPassword: string | null;
 
   constructor(values: AppConfig) {
     Object.assign(this, values);
@@ -122,6 +125,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
     logLevel,
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
+    adminUser: env.ADMIN_USER || null,
+    adminPassword: env.ADMIN_PASSWORD || null,
   });
 }
 
