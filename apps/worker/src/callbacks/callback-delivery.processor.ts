@@ -1,0 +1,106 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { UnrecoverableError } from 'bullmq';
+import { AppConfig, type JobPayloads, SecretBox } from '@app/common';
+import { type ClaimedAttempt, CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
+import { buildSignedCallback } from './callback-payload';
+import { type SendOutcome, CallbackSender } from './callback-sender';
+import { CallbackAttemptError, retryDelayMs } from './retry-policy';
+
+/** How long a claimed attempt keeps the sweeper away: the HTTP budget plus the time to record it. */
+const ATTEMPT_LEASE_MARGIN_MS = 30_000;
+
+export interface DeliveryResult {
+  deliveryId: string;
+  attempt?: number;
+  status: 'succeeded' | 'settled';
+}
+
+/**
+ * One 'callback.deliver' job: one attempt of one delivery. The state (attempt number, status,
+ * the log) lives in PostgreSQL; a failed attempt throws so BullMQ's retry and the custom backoff
+ * schedule the next one, and the last, or a 410, ends the job with an UnrecoverableError.
+ */
+@Injectable()
+export class CallbackDeliveryProcessor {
+  private readonly logger = new Logger('CallbackDelivery');
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly deliveries: CallbackDeliveryRepository,
+    private readonly secrets: SecretBox,
+    private readonly sender: CallbackSender,
+  ) {}
+
+  /** Every attempt a delivery gets: the first plus one per scheduled delay. */
+  get maxAttempts(): number {
+    return this.config.callbackRetryScheduleMs.length + 1;
+  }
+
+  async deliver({ deliveryId }: JobPayloads['callback.deliver']): Promise<DeliveryResult> {
+    const claim = await this.deliveries.claimAttempt(deliveryId, this.maxAttempts, this.sender.timeoutMs + ATTEMPT_LEASE_MARGIN_MS);
+    if (claim.kind === 'exhausted') throw new UnrecoverableError(`delivery ${deliveryId}: no attempts left`);
+    if (claim.kind === 'settled') return { deliveryId, status: 'settled' };
+    const attempt = claim.attempt;
+    const outcome = await this.attempt(attempt);
+
+    if (outcome.ok) {
+      await this.deliveries.recordAttempt(deliveryId, attempt.number, this.logRow(attempt, outcome), {
+        status: 'succeeded',
+        lastError: null,
+        nextAttemptAt: null,
+      });
+      return { deliveryId, attempt: attempt.number, status: 'succeeded' };
+    }
+
+    const error = outcome.error ?? 'failed';
+    const gone = outcome.httpStatus === 410;
+    const last = attempt.number >= this.maxAttempts;
+    if (gone || last) {
+      await this.deliveries.recordAttempt(deliveryId, attempt.number, this.logRow(attempt, outcome), {
+        status: 'failed',
+        lastError: error,
+        nextAttemptAt: null,
+      });
+      this.logger.warn(`delivery ${deliveryId} failed for good after attempt ${attempt.number}: ${error}`);
+      throw new UnrecoverableError(gone ? `HTTP 410: the merchant ended this delivery` : `attempt ${attempt.number} was the last: ${error}`);
+    }
+
+    const delay = retryDelayMs(this.config.callbackRetryScheduleMs, attempt.number, outcome.retryAfterMs);
+    await this.deliveries.recordAttempt(deliveryId, attempt.number, this.logRow(attempt, outcome), {
+      status: 'pending',
+      lastError: error,
+      nextAttemptAt: new Date(Date.now() + delay),
+    });
+    throw new CallbackAttemptError(`attempt ${attempt.number} failed: ${error}`, attempt.number, delay);
+  }
+
+  private async attempt(attempt: ClaimedAttempt): Promise<SendOutcome> {
+    if (!attempt.notifyUrl) {
+      return {
+        ok: false,
+        httpStatus: null,
+        durationMs: 0,
+        excerpt: null,
+        error: 'no callback address: neither the order nor the merchant has a notify_url',
+        retryAfterMs: null,
+      };
+    }
+    const apiSecret = this.secrets.open(attempt.merchantSecretEnc, `merchant:${attempt.merchantApiKey}`);
+    const { body, headers } = buildSignedCallback(
+      { id: attempt.eventId, type: attempt.eventType, payload: attempt.payload },
+      { apiKey: attempt.merchantApiKey, apiSecret },
+      attempt.number,
+    );
+    return this.sender.send(attempt.notifyUrl, body, headers);
+  }
+
+  private logRow(attempt: ClaimedAttempt, outcome: SendOutcome) {
+    return {
+      url: attempt.notifyUrl,
+      httpStatus: outcome.httpStatus,
+      durationMs: outcome.durationMs,
+      responseExcerpt: outcome.excerpt,
+      error: outcome.error,
+    };
+  }
+}

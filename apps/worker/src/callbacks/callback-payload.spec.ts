@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { verify } from '@app/signature';
+import { buildSignedCallback, webhookSignature } from './callback-payload';
+
+const vectors = JSON.parse(readFileSync(join(__dirname, '../../../../../shared/vectors/signature.json'), 'utf8')) as {
+  api_secret: string;
+  cases: { name: string; body: Record<string, unknown>; signature: string }[];
+};
+const callbackCase = vectors.cases.find((c) => c.name.startsWith('callback payload'))!;
+
+describe('callback payload', () => {
+  const { api_key, timestamp, nonce, ...facts } = callbackCase.body as Record<string, unknown> & { api_key: string; timestamp: number; nonce: string };
+  const event = { id: facts.event_id as string, type: facts.event as string, payload: facts };
+  const merchant = { apiKey: api_key, apiSecret: vectors.api_secret };
+
+  it('signs the body exactly like requests (the vector)', () => {
+    const { body } = buildSignedCallback(event, merchant, 1, timestamp * 1000);
+    const sent = JSON.parse(body) as Record<string, unknown>;
+    expect(sent.timestamp).toBe(timestamp);
+    // Same facts with the vector's nonce give the vector's signature.
+    const { signature, ...rest } = sent;
+    expect(verify(rest, signature as string, vectors.api_secret)).toBe(true);
+    expect(verify({ ...rest, nonce }, callbackCase.signature, vectors.api_secret)).toBe(true);
+    expect(Object.keys(sent).slice(0, 3)).toEqual(['event_id', 'event', 'order_no']);
+  });
+
+  it('carries Standard Webhooks headers that the standardwebhooks package verifies', () => {
+    const now = Date.now();
+    const { body, headers } = buildSignedCallback(event, merchant, 3, now);
+    expect(headers['webhook-id']).toBe(event.id);
+    expect(headers['x-event-id']).toBe(event.id);
+    expect(headers['x-event-type']).toBe('order.paid');
+    expect(headers['x-delivery-attempt']).toBe('3');
+    const wh = new Webhook(`whsec_${Buffer.from(vectors.api_secret, 'utf8').toString('base64')}`);
+    expect(wh.verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => wh.verify(body.replace('100.00', '100.01'), headers)).toThrow();
+    expect(webhookSignature(vectors.api_secret, event.id, Math.floor(now / 1000), body)).toBe(headers['webhook-signature']);
+  });
+});

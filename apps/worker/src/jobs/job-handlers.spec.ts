@@ -1,0 +1,16 @@
+import { MissingJobHandlerError, assertEveryJobHandled } from './job-handlers';
+
+describe('assertEveryJobHandled', () => {
+  const noop = async (): Promise<void> => undefined;
+
+  it('accepts a handler for every job name', () => {
+    expect(() =>
+      assertEveryJobHandled({ 'callback.deliver': noop, 'order.expire': noop, 'order.confirm': noop, 'maintenance.sweep': noop }),
+    ).not.toThrow();
+  });
+
+  it('refuses to start when a job name has no handler', () => {
+    expect(() => assertEveryJobHandled({ 'callback.deliver': noop, 'order.expire': noop, 'order.confirm': noop })).toThrow(MissingJobHandlerError);
+    expect(() => assertEveryJobHandled({ 'callback.deliver': noop })).toThrow(/'order.expire', 'order.confirm', 'maintenance.sweep'/);
+  });
+});

@@ -1,0 +1,81 @@
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
+import { AppConfig, type JobName, QUEUE } from '@app/common';
+import { JobQueue } from '@app/queue';
+import { CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
+import { CallbackSender } from '../callbacks/callback-sender';
+import { callbackBackoffStrategy } from '../callbacks/retry-policy';
+import { OrdersProcessor } from '../orders/orders.processor';
+import { WorkerTuning } from '../worker-tuning';
+import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-handlers';
+
+/**
+ * One BullMQ Worker per queue, dispatching by job name to the handler map. Built here rather
+ * than with @Processor because the callback backoff reads the validated config, which a class
+ * decorator cannot see; and so the handler map is checked before any job is taken.
+ */
+@Injectable()
+export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('QueueWorkers');
+  private readonly workers: Worker[] = [];
+  private readonly handlerMap: JobHandlers;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly tuning: WorkerTuning,
+    private readonly jobs: JobQueue,
+    private readonly callbacks: CallbackDeliveryProcessor,
+    private readonly orders: OrdersProcessor,
+    private readonly sender: CallbackSender,
+  ) {
+    // Checked while the app is being built: a job name without a handler stops the start-up.
+    const handlers: Partial<JobHandlers> = this.handlers();
+    assertEveryJobHandled(handlers);
+    this.handlerMap = handlers;
+  }
+
+  handlers(): JobHandlers {
+    return {
+      'callback.deliver': (payload) => this.callbacks.deliver(payload),
+      'order.expire': (payload) => this.orders.expire(payload),
+      'order.confirm': (payload) => this.orders.confirm(payload),
+      'maintenance.sweep': () => this.orders.sweep(),
+    };
+  }
+
+  onApplicationBootstrap(): void {
+    const handlers = this.handlerMap;
+    const dispatch = async (job: Job): Promise<unknown> => {
+      const handler = handlers[job.name as JobName] as JobHandler<JobName> | undefined;
+      if (!handler) throw new UnrecoverableError(`no handler for job '${job.name}'`);
+      return handler(job.data, job);
+    };
+    const perQueue: Record<string, Partial<WorkerOptions>> = {
+      [QUEUE.callbacks]: {
+        concurrency: this.tuning.callbackConcurrency,
+        settings: { backoffStrategy: callbackBackoffStrategy(this.config.callbackRetryScheduleMs) },
+      },
+      [QUEUE.orders]: { concurrency: this.tuning.ordersConcurrency },
+    };
+    for (const name of Object.values(QUEUE)) {
+      const queue = this.jobs.queue(name);
+      const worker = new Worker(name, dispatch, {
+        connection: queue.opts.connection,
+        prefix: queue.opts.prefix,
+        lockDuration: this.tuning.lockDurationMs,
+        ...perQueue[name],
+      } as WorkerOptions);
+      worker.on('error', (err) => this.logger.error(`${name} worker: ${err.message}`));
+      worker.on('failed', (job, err) => {
+        if (job && err.name === 'UnrecoverableError') this.logger.warn(`${job.name} ${job.id} failed for good: ${err.message}`);
+      });
+      this.workers.push(worker);
+    }
+  }
+
+  /** Lets running jobs finish (a callback attempt is bounded by its timeout) before the queues close. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.workers.splice(0).map((w) => w.close()));
+    await this.sender.close();
+  }
+}

@@ -1,0 +1,23 @@
+import { CALLBACK_TIMEOUT_MS } from './callbacks/callback-sender';
+
+/**
+ * Internal knobs of the worker, not part of the contract: production uses the defaults; tests
+ * and the benchmark shorten them. Also the DI token.
+ */
+export class WorkerTuning {
+  /** Budget of one callback HTTP exchange (SPEC 7: 10 s). */
+  callbackTimeoutMs = CALLBACK_TIMEOUT_MS;
+  /** Callback attempts in flight per worker copy: they mostly wait on merchants. */
+  callbackConcurrency = 32;
+  ordersConcurrency = 4;
+  /** How often the maintenance sweep runs (one job per interval across all copies). */
+  sweepIntervalMs = 30_000;
+  /** A pending delivery this far past its next_attempt_at, with no live job, counts as lost. */
+  sweepGraceMs = 60_000;
+  /** BullMQ job lock: a worker that died holding a job is noticed after about this long. */
+  lockDurationMs = 30_000;
+
+  constructor(values: Partial<WorkerTuning> = {}) {
+    Object.assign(this, values);
+  }
+}

@@ -1,0 +1,37 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { type AppConfig, CommonModule } from '@app/common';
+import { DbModule } from '@app/db';
+import { CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
+import { OrdersCoreModule } from '@app/orders';
+import { QueueModule } from '@app/queue';
+import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
+import { CallbackSender } from './callbacks/callback-sender';
+import { CallbackSweeper } from './callbacks/callback-sweeper';
+import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
+import { QueueWorkers } from './jobs/queue-workers';
+import { OrdersProcessor } from './orders/orders.processor';
+import { WorkerTuning } from './worker-tuning';
+
+/** The queue consumer: callbacks, order expiry and confirmation, and the maintenance sweep. */
+@Module({})
+export class WorkerModule {
+  static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [CommonModule.forRoot(config), DbModule.forRoot(tuning.callbackConcurrency + tuning.ordersConcurrency + 2), QueueModule.forRoot(config), OrdersCoreModule],
+      providers: [
+        { provide: WorkerTuning, useValue: tuning },
+        {
+          provide: CallbackSender,
+          useFactory: () => new CallbackSender({ allowPrivate: config.callbackAllowPrivate, timeoutMs: tuning.callbackTimeoutMs }),
+        },
+        CallbackDeliveryRepository,
+        CallbackDeliveryProcessor,
+        CallbackSweeper,
+        OrdersProcessor,
+        QueueWorkers,
+        MaintenanceScheduler,
+      ],
+    };
+  }
+}

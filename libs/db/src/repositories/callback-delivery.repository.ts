@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { OrderEventType } from '../entities';
+
+/** What the worker needs for one attempt, read in the statement that claims it. */
+export interface ClaimedAttempt {
+  deliveryId: string;
+  /** 1 for the first attempt of this delivery. */
+  number: number;
+  eventId: string;
+  eventType: OrderEventType;
+  payload: Record<string, unknown>;
+  /** The order's notify_url, else the merchant's (SPEC 7). */
+  notifyUrl: string | null;
+  merchantApiKey: string;
+  merchantSecretEnc: string;
+}
+
+export type ClaimResult =
+  | { kind: 'claimed'; attempt: ClaimedAttempt }
+  /** Not pending any more (succeeded, failed) or unknown: nothing to do. */
+  | { kind: 'settled' }
+  /** Pending but every attempt was used (a shorter schedule, or lost recordings): now marked failed. */
+  | { kind: 'exhausted' };
+
+export interface AttemptRecord {
+  url: string | null;
+  httpStatus: number | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+}
+
+export interface DeliveryUpdate {
+  status: 'pending' | 'succeeded' | 'failed';
+  lastError: string | null;
+  /** For a pending delivery: when the next attempt is due (the sweeper's deadline). */
+  nextAttemptAt: Date | null;
+}
+
+export interface LatestEvent {
+  eventId: string;
+  event: OrderEventType;
+  orderId: string;
+}
+
+export interface DueDelivery {
+  id: string;
+  attemptsMade: number;
+}
+
+const INTERRUPTED = 'no outcome recorded: the worker stopped during this attempt';
+
+/**
+ * callback_deliveries and callback_attempts: the outbox the worker drains and its log. The
+ * attempt number comes from the row, not from the queue, so a re-enqueued job continues the
+ * schedule where the lost one stopped.
+ */
+@Injectable()
+export class CallbackDeliveryRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Takes the next attempt number of a pending delivery and logs the attempt as interrupted
+   * until its outcome is recorded, all in one statement. `leaseMs` pushes next_attempt_at past
+   * the attempt, so the sweeper leaves a running attempt alone.
+   */
+  async claimAttempt(deliveryId: string, maxAttempts: number, leaseMs: number): Promise<ClaimResult> {
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
+      `WITH d AS (
+         UPDATE callback_deliveries
+            SET attempts_made = attempts_made + 1, next_attempt_at = now() + $3 * interval '1 millisecond', updated_at = now()
+          WHERE id = $1 AND status = 'pending' AND attempts_made < $2
+          RETURNING id, event_id, order_id, merchant_id, attempts_made),
+       a AS (
+         INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error)
+         SELECT id, attempts_made, now(), 0, $4 FROM d)
+       SELECT d.id, d.attempts_made, e.id AS event_id, e.type, e.payload,
+              COALESCE(o.notify_url, m.notify_url) AS notify_url, m.api_key, m.api_secret_enc
+         FROM d
+         JOIN order_events e ON e.id = d.event_id
+         JOIN orders o ON o.id = d.order_id
+         JOIN merchants m ON m.id = d.merchant_id`,
+      [deliveryId, maxAttempts, leaseMs, INTERRUPTED],
+    );
+    const row = rows[0];
+    if (row) {
+      return {
+        kind: 'claimed',
+        attempt: {
+          deliveryId: row.id as string,
+          number: row.attempts_made as number,
+          eventId: row.event_id as string,
+          eventType: row.type as OrderEventType,
+          payload: row.payload as Record<string, unknown>,
+          notifyUrl: (row.notify_url as string | null) ?? null,
+          merchantApiKey: row.api_key as string,
+          merchantSecretEnc: row.api_secret_enc as string,
+        },
+      };
+    }
+    const exhausted: unknown[] = await this.dataSource.query(
+      `UPDATE callback_deliveries SET status = 'failed', last_error = COALESCE(last_error, 'no attempts left'), updated_at = now()
+        WHERE id = $1 AND status = 'pending' AND attempts_made >= $2 RETURNING id`,
+      [deliveryId, maxAttempts],
+    );
+    return exhausted.length > 0 ? { kind: 'exhausted' } : { kind: 'settled' };
+  }
+
+  /**
+   * The attempt's outcome and the delivery's new state, in one statement. A failure only
+   * updates the delivery if no later attempt was claimed meanwhile; a success always settles it.
+   */
+  async recordAttempt(deliveryId: string, number: number, attempt: AttemptRecord, delivery: DeliveryUpdate): Promise<void> {
+    await this.dataSource.query(
+      `WITH a AS (
+         UPDATE callback_attempts
+            SET url = $3, http_status = $4, duration_ms = $5, response_excerpt = $6, error = $7
+          WHERE delivery_id = $1 AND number = $2)
+       UPDATE callback_deliveries
+          SET status = $8, last_error = $9, next_attempt_at = COALESCE($10, next_attempt_at), updated_at = now()
+        WHERE id = $1 AND status = 'pending' AND (attempts_made = $2 OR $8 = 'succeeded')`,
+      [
+        deliveryId,
+        number,
+        attempt.url?.slice(0, 512) ?? null,
+        attempt.httpStatus,
+        attempt.durationMs,
+        attempt.responseExcerpt,
+        attempt.error,
+        delivery.status,
+        delivery.lastError,
+        delivery.nextAttemptAt,
+      ],
+    );
+  }
+
+  /** Pending deliveries whose next attempt is more than `graceMs` overdue: their job may be lost. */
+  async findOverdue(graceMs: number, limit: number): Promise<DueDelivery[]> {
+    const rows: { id: string; attempts_made: number }[] = await this.dataSource.query(
+      `SELECT id, attempts_made FROM callback_deliveries
+        WHERE status = 'pending' AND next_attempt_at < now() - $1 * interval '1 millisecond'
+        ORDER BY next_attempt_at LIMIT $2`,
+      [graceMs, limit],
+    );
+    return rows.map((r) => ({ id: r.id, attemptsMade: r.attempts_made }));
+  }
+
+  /** After a re-enqueue: the grace period starts again, so the next sweep does not re-check it at once. */
+  async touch(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE callback_deliveries SET next_attempt_at = now(), updated_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`,
+      [ids],
+    );
+  }
+
+  /** The order's latest event, when the order is this merchant's and has one. */
+  async findLatestEvent(merchantId: number, orderNo: string): Promise<LatestEvent | null> {
+    const rows: { id: string; type: OrderEventType; order_id: string }[] = await this.dataSource.query(
+      `SELECT e.id, e.type, e.order_id
+         FROM orders o JOIN order_events e ON e.order_id = o.id
+        WHERE o.merchant_id = $1 AND o.order_no = $2 AND e.merchant_id = $1
+        ORDER BY e.created_at DESC,
+                 CASE e.type WHEN 'order.completed' THEN 2 WHEN 'order.paid' THEN 1 ELSE 0 END DESC
+        LIMIT 1`,
+      [merchantId, orderNo],
+    );
+    const row = rows[0];
+    return row ? { eventId: row.id, event: row.type, orderId: String(row.order_id) } : null;
+  }
+
+  /** A new pending delivery of an existing event, due now; returns its id (the job id). */
+  async createDelivery(merchantId: number, event: LatestEvent): Promise<string> {
+    const id = randomUUID();
+    await this.dataSource.query(
+      `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at)
+       VALUES ($1, $2, $3, $4, 'pending', 0, now())`,
+      [id, event.eventId, event.orderId, merchantId],
+    );
+    return id;
+  }
+}
