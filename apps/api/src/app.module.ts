@@ -3,12 +3,13 @@ import { RouterModule } from '@nestjs/core';
 import { type AppConfig, CommonModule, RedisModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { QueueModule } from '@app/queue';
+import { CallbacksModule } from './callbacks/callbacks.module';
 import { ChannelsModule } from './channels/channels.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
-const PREFIXED_MODULES = [ChannelsModule];
+const PREFIXED_MODULES = [ChannelsModule, CallbacksModule];
 
 @Module({})
 export class AppModule {
