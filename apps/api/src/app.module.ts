@@ -1,15 +1,18 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
-import { type AppConfig, CommonModule, RedisModule } from '@app/common';
+import { type AppConfig, CommonModule, RedisModule, loggingModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { QueueModule } from '@app/queue';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ChannelsModule } from './channels/channels.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { OrdersModule } from './orders/orders.module';
+import { RegionModule } from './region/region.module';
+import { SandboxModule } from './sandbox/sandbox.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
-const PREFIXED_MODULES = [ChannelsModule, CallbacksModule];
+const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule];
 
 @Module({})
 export class AppModule {
@@ -18,11 +21,14 @@ export class AppModule {
       module: AppModule,
       imports: [
         CommonModule.forRoot(config),
+        loggingModule(config),
         RedisModule.forRoot(config),
         DbModule.forRoot(),
         QueueModule.forRoot(config),
         HealthModule,
         MetricsModule,
+        RegionModule,
+        SandboxModule,
         ...PREFIXED_MODULES,
         RouterModule.register(PREFIXED_MODULES.map((module) => ({ path: config.apiPrefix, module }))),
       ],

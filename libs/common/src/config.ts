@@ -23,6 +23,8 @@ export class AppConfig {
   rateLimitMerchantBurst: number;
   rateLimitIpPerSecond: number;
   logLevel: LogLevel;
+  /** LOG_FORMAT: json (default) or pretty (the embedded mode's terminal). */
+  logFormat: 'json' | 'pretty';
   /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
   queuePrefix: string;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
@@ -93,6 +95,12 @@ function masterKey(env: Env): Buffer {
   return key;
 }
 
+function logFormat(env: Env): 'json' | 'pretty' {
+  const raw = text(env, 'LOG_FORMAT', 'json');
+  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError('LOG_FORMAT', 'must be json or pretty');
+  return raw;
+}
+
 /** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = integer(env, 'PORT', 3000, 1, 65535);
@@ -124,6 +132,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
     logLevel,
+    logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,

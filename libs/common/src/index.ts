@@ -4,6 +4,7 @@ export * from './config';
 export * from './duration';
 export * from './envelope';
 export * from './error-code';
+export * from './logging';
 export * from './money';
 export * from './queues';
 export * from './secret-box';

@@ -1,0 +1,32 @@
+import type { DynamicModule } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import type { AppConfig } from './config';
+
+/** Paths pino blanks in every line, whatever logged them: secrets must never reach a log. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.api_secret',
+  '*.apiSecret',
+  '*.apiSecretEnc',
+  '*.secret_key',
+  '*.config',
+  '*.configEnc',
+  '*.masterKey',
+  '*.password',
+];
+
+/** Structured JSON logs (pretty when LOG_FORMAT=pretty) with the request id on every request line. */
+export function loggingModule(config: AppConfig): DynamicModule {
+  return LoggerModule.forRoot({
+    pinoHttp: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      // The id Fastify gave the request (set on the raw request by genReqId), so log lines and X-Request-Id agree.
+      genReqId: (req) => (req as { id?: string }).id ?? 'unknown',
+      // The query string may carry the signature and nonce: log the path only.
+      serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }) },
+      transport: config.logFormat === 'pretty' ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
+    },
+  });
+}
