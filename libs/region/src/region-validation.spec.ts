@@ -1,8 +1,8 @@
-import regionData from '../data/regions.json';
-import type { Province, RegionDataFile } from './region-tree';
+import { REGION_PROVINCES } from './region-data';
+import type { Province } from './region-tree';
 import { findRegionProblems } from './region-validation';
 
-const committed = (regionData as RegionDataFile).provinces;
+const committed = REGION_PROVINCES;
 
 describe('findRegionProblems', () => {
   it('finds none in the committed data file, which has the MCA 2024 counts', () => {
@@ -13,7 +13,7 @@ describe('findRegionProblems', () => {
 
   // Each case breaks one copy of the committed tree in one way; the build must refuse it.
   const broken = (change: (provinces: Province[]) => void): string[] => {
-    const copy = structuredClone(committed);
+    const copy = structuredClone(committed) as Province[];
     change(copy);
     return findRegionProblems(copy);
   };

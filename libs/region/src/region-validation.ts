@@ -12,12 +12,12 @@ interface Node {
  * Every way the tree can break SPEC 4, as readable problems (empty when valid): codes of 6 digits
  * under their parent's prefix, unique codes, no name twice within one parent, code order and the counts.
  */
-export function findRegionProblems(provinces: Province[]): string[] {
+export function findRegionProblems(provinces: readonly Province[]): string[] {
   const problems: string[] = [];
   const seenCodes = new Set<string>();
   const counts = { provinces: 0, cities: 0, districts: 0 };
 
-  const checkLevel = (parent: string, nodes: Node[], codeShape: RegExp, prefix: string): void => {
+  const checkLevel = (parent: string, nodes: readonly Node[], codeShape: RegExp, prefix: string): void => {
     const names = new Set<string>();
     let previous = '';
     for (const node of nodes) {
