@@ -2,8 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig, type JobName, type JobPayloads } from '@app/common';
-import { ChannelAdapters } from '@app/channels';
-import { ChannelRepository, LedgerRepository, type Order, OrderEventRepository, type OrderEventType, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
+import { ChannelAdapters, ChannelError } from '@app/channels';
+import {
+  type Channel,
+  ChannelRepository,
+  LedgerRepository,
+  type NewOrder,
+  type Order, OrderEventRepository, type OrderEventType, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { orderEventPayload } from './order-event-payload';
 
@@ -42,9 +47,50 @@ export class OrderLifecycle {
     private readonly queue: JobQueue,
   ) {}
 
-  /** After a new order committed: its expiry job. */
-  async created(order: Order): Promise<void> {
-    await this.enqueue('order.expire', { orderId: order.id }, { jobId: `expire-${order.id}`, delay: this.config.orderExpireSeconds * 1000 });
+  get expireSeconds(): number {
+    return this.config.orderExpireSeconds;
+  }
+
+  /**
+   * Inserts a pending order and asks its channel for the payment (under the channel timeout)
+   * in one transaction, so a concurrent repeat of its merchant_order_no waits on the unique
+   * index and then finds the finished order. A channel failure cancels the order in that
+   * same transaction (with its order.cancelled event).
+   */
+  async create(values: NewOrder, channel: Channel): Promise<{ order: Order; channelFailed: boolean }> {
+    const outcome = await this.dataSource.transaction(async (em) => {
+      const order = await this.orders.insert(em, values);
+      try {
+        const adapter = this.adapters.forChannel(channel);
+        const payment = await this.adapters.call((signal) =>
+          adapter.createPayment(
+            {
+              orderNo: order.orderNo,
+              amountFen: order.cnyFen,
+              payMethod: order.paymentMethod ?? '',
+              subject: `Top-up ${order.orderNo}`,
+              notifyUrl: this.adapters.notifyUrl(channel.id),
+              returnUrl: this.config.publicBaseUrl,
+            },
+            signal,
+          ),
+        );
+        await this.orders.setPayment(em, order.id, payment.payUrl, payment.channelTradeNo);
+        return { order: { ...order, payUrl: payment.payUrl, channelTradeNo: payment.channelTradeNo }, recorded: null };
+      } catch (err) {
+        if (!(err instanceof ChannelError)) throw err;
+        this.logger.warn(`order ${order.orderNo}: channel ${channel.id} failed at creation, order cancelled: ${err.message}`);
+        const cancelled = await this.orders.transition(em, order.id, 'pending', 'cancelled');
+        if (!cancelled) throw new Error(`order ${order.orderNo} left pending in its own transaction`, { cause: err });
+        return { order: cancelled, recorded: await this.record(em, cancelled, 'order.cancelled') };
+      }
+    });
+    if (outcome.recorded) {
+      await this.enqueueDelivery(outcome.recorded.deliveryId);
+    } else {
+      await this.enqueue('order.expire', { orderId: outcome.order.id }, { jobId: `expire-${outcome.order.id}`, delay: this.config.orderExpireSeconds * 1000 });
+    }
+    return { order: outcome.order, channelFailed: outcome.recorded !== null };
   }
 
   /**
@@ -67,11 +113,6 @@ export class OrderLifecycle {
   /** The channel reports the payment failed: pending -> cancelled. */
   async markFailed(orderId: string): Promise<boolean> {
     return (await this.transit(orderId, 'pending', 'cancelled', 'order.cancelled')) !== null;
-  }
-
-  /** The channel failed while the order was being created: pending -> cancelled. */
-  async cancelAtCreation(orderId: string): Promise<void> {
-    await this.transit(orderId, 'pending', 'cancelled', 'order.cancelled');
   }
 
   /** The delayed 'order.expire' job: pending -> cancelled once expires_at has passed; otherwise nothing. */

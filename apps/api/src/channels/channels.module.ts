@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
+import { OrdersCoreModule } from '@app/orders';
 import { AuthModule } from '../auth/auth.module';
+import { ChannelNotifyController } from './channel-notify.controller';
+import { ChannelNotifyService } from './channel-notify.service';
 import { ChannelsController } from './channels.controller';
 import { ChannelsService } from './channels.service';
 
 @Module({
-  imports: [AuthModule],
-  controllers: [ChannelsController],
-  providers: [ChannelsService],
+  imports: [AuthModule, OrdersCoreModule],
+  controllers: [ChannelsController, ChannelNotifyController],
+  providers: [ChannelsService, ChannelNotifyService],
 })
 export class ChannelsModule {}

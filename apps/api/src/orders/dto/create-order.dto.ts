@@ -1,0 +1,85 @@
+import { Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  registerDecorator,
+  type ValidationOptions,
+} from 'class-validator';
+import { parseYuan } from '@app/common';
+import { PAY_METHODS, type PayMethod } from '@app/db';
+import { emptyToUndefined, toInteger } from './param-transforms';
+
+/** A string or JSON number matching ^\d{1,10}(\.\d{1,2})?$ and greater than 0 (SPEC 5). */
+function IsYuanAmount(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isYuanAmount',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: { validate: (value: unknown) => (parseYuan(value) ?? 0) > 0 },
+    });
+}
+
+/** http or https, at most 512 characters. */
+function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isHttpUrl',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate(value: unknown) {
+          if (typeof value !== 'string' || value.length > 512) return false;
+          try {
+            const url = new URL(value);
+            return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+          } catch {
+            return false;
+          }
+        },
+      },
+    });
+}
+
+export class CreateOrderDto {
+  @Transform(toInteger)
+  @IsIn([1], { message: 'order_type must be 1 (buy); createOrder makes buy orders only' })
+  order_type: number;
+
+  @IsYuanAmount({ message: 'cny_amount must be a yuan amount greater than 0 with at most 2 decimals, like "100.00"' })
+  cny_amount: string | number;
+
+  @Transform(toInteger)
+  @IsInt({ message: 'paychannel_id must be an integer' })
+  @Min(1, { message: 'paychannel_id must be at least 1' })
+  @Max(2147483647, { message: 'paychannel_id is out of range' })
+  paychannel_id: number;
+
+  @IsIn(PAY_METHODS, { message: `paychannel_paymethod must be one of ${PAY_METHODS.join(', ')}` })
+  paychannel_paymethod: PayMethod;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString({ message: 'customer_name must be a string' })
+  @MaxLength(64, { message: 'customer_name must be at most 64 characters' })
+  customer_name?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsHttpUrl({ message: 'notify_url must be an http or https URL of at most 512 characters' })
+  notify_url?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  merchant_order_no?: string;
+}

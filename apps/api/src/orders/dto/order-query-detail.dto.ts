@@ -1,0 +1,8 @@
+import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+
+export class OrderQueryDetailDto {
+  @IsString({ message: 'order_no must be a string' })
+  @IsNotEmpty({ message: 'order_no is required' })
+  @MaxLength(64, { message: 'order_no must be at most 64 characters' })
+  order_no: string;
+}

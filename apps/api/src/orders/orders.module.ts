@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { OrdersCoreModule } from '@app/orders';
+import { AuthModule } from '../auth/auth.module';
+import { OrdersController } from './orders.controller';
+import { OrdersService } from './orders.service';
+
+@Module({
+  imports: [AuthModule, OrdersCoreModule],
+  controllers: [OrdersController],
+  providers: [OrdersService],
+})
+export class OrdersModule {}

@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan } from '@app/common';
+import { ChannelRepository, type Merchant, type Order, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
+import { OrderLifecycle, newOrderNo } from '@app/orders';
+import { canonicalJson } from '@app/signature';
+import type { CreateOrderDto } from './dto/create-order.dto';
+import type { OrderQueryListDto } from './dto/order-query-list.dto';
+
+/** createOrder's answer: the interface's fields, plus merchant_order_no. */
+export interface CreatedOrderView {
+  order_no: string;
+  merchant_order_no: string | null;
+  status: OrderStatus;
+  order_type: number;
+  cny_amount: string;
+  payment_method: string | null;
+  merchant_amount: string;
+  deposit_amount: number;
+  service_amount: number;
+  merchant_actual_amount: number;
+  createtime: number;
+  pay_url: string | null;
+}
+
+/** An order as orderQueryList and orderQueryDetail show it: exactly the interface's fields. */
+export interface OrderView {
+  order_no: string;
+  order_type: number;
+  cny_amount: string;
+  merchant_actual_amount: number;
+  service_rate: string;
+  service_amount: number;
+  status: OrderStatus;
+  createtime: number;
+  updatetime: number;
+}
+
+const unix = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+function toCreatedView(o: Order): CreatedOrderView {
+  return {
+    order_no: o.orderNo,
+    merchant_order_no: o.merchantOrderNo,
+    status: o.status,
+    order_type: o.orderType,
+    cny_amount: formatYuan(o.cnyFen),
+    payment_method: o.paymentMethod,
+    merchant_amount: formatYuan(o.cnyFen - o.serviceFen),
+    deposit_amount: o.depositFen,
+    service_amount: o.serviceFen,
+    merchant_actual_amount: o.merchantActualFen,
+    createtime: unix(o.createdAt),
+    pay_url: o.payUrl,
+  };
+}
+
+function toView(o: Order): OrderView {
+  return {
+    order_no: o.orderNo,
+    order_type: o.orderType,
+    cny_amount: formatYuan(o.cnyFen),
+    merchant_actual_amount: o.merchantActualFen,
+    service_rate: formatRate(parseRate(o.serviceRate) ?? 0),
+    service_amount: o.serviceFen,
+    status: o.status,
+    createtime: unix(o.createdAt),
+    updatetime: unix(o.updatedAt),
+  };
+}
+
+const ORDER_NO_ATTEMPTS = 3;
+
+@Injectable()
+export class OrdersService {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly channels: ChannelRepository,
+    private readonly lifecycle: OrderLifecycle,
+  ) {}
+
+  /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
+  async create(merchant: Merchant, params: CreateOrderDto): Promise<{ order: CreatedOrderView; repeat: boolean }> {
+    const cnyFen = parseYuan(params.cny_amount) as number;
+    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id);
+    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
+    const { channel } = linked;
+    if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
+    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
+      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
+    }
+
+    // What defines the order: a repeat of merchant_order_no must match it exactly.
+    const requestHash = createHash('sha256')
+      .update(
+        canonicalJson({
+          order_type: params.order_type,
+          cny_fen: cnyFen,
+          paychannel_id: params.paychannel_id,
+          paychannel_paymethod: params.paychannel_paymethod,
+          customer_name: params.customer_name ?? null,
+          notify_url: params.notify_url ?? null,
+        }),
+      )
+      .digest('hex');
+    const merchantOrderNo = params.merchant_order_no ?? null;
+    if (merchantOrderNo) {
+      const existing = await this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo);
+      if (existing) return this.repeat(existing, requestHash);
+    }
+
+    const serviceRateE8 = parseRate(linked.serviceRate) ?? 0;
+    const depositRateE8 = parseRate(merchant.depositRate) ?? 0;
+    const amounts = computeOrderAmounts(cnyFen, serviceRateE8, depositRateE8);
+    for (let attempt = 1; ; attempt++) {
+      const now = new Date();
+      try {
+        const { order, channelFailed } = await this.lifecycle.create(
+          {
+            orderNo: newOrderNo(now),
+            merchantId: merchant.id,
+            channelId: channel.id,
+            orderType: 1,
+            paymentMethod: params.paychannel_paymethod,
+            cnyFen,
+            serviceRate: formatRate(serviceRateE8),
+            serviceFen: amounts.serviceFen,
+            depositRate: formatRate(depositRateE8),
+            depositFen: amounts.depositFen,
+            merchantActualFen: amounts.merchantActualFen,
+            merchantOrderNo,
+            notifyUrl: params.notify_url ?? null,
+            customerName: params.customer_name ?? null,
+            requestHash,
+            expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
+            createdAt: now,
+          },
+          channel,
+        );
+        if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, 'Payment channel failed; the order was cancelled', { order_no: order.orderNo });
+        return { order: toCreatedView(order), repeat: false };
+      } catch (err) {
+        const constraint = uniqueViolation(err);
+        if (constraint === 'uq_orders_merchant_order_no' && merchantOrderNo) {
+          // A concurrent request with the same merchant_order_no committed first.
+          const winner = await this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo);
+          if (winner) return this.repeat(winner, requestHash);
+        }
+        if (constraint === 'uq_orders_order_no' && attempt < ORDER_NO_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  }
+
+  private repeat(existing: Order, requestHash: string): { order: CreatedOrderView; repeat: boolean } {
+    if (existing.requestHash !== requestHash) throw new DomainError(ErrorCode.IdempotencyConflict);
+    return { order: toCreatedView(existing), repeat: true };
+  }
+
+  async list(merchantId: number, params: OrderQueryListDto): Promise<{ list: OrderView[]; total: number; page: number; limit: number }> {
+    const page = params.page ?? 1;
+    const limit = params.limit ?? 20;
+    if (params.start_time !== undefined && params.end_time !== undefined && params.start_time > params.end_time) {
+      throw DomainError.invalid('start_time', 'must not be after end_time');
+    }
+    const { rows, total } = await this.orders.list(merchantId, {
+      status: params.status,
+      orderType: params.order_type,
+      startTime: params.start_time,
+      endTime: params.end_time,
+      page,
+      limit,
+    });
+    return { list: rows.map(toView), total, page, limit };
+  }
+
+  async detail(merchantId: number, orderNo: string): Promise<OrderView> {
+    const order = await this.orders.findByOrderNo(merchantId, orderNo);
+    if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+    return toView(order);
+  }
+}
