@@ -8,8 +8,6 @@ import { ChannelsModule } from './channels/channels.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
-import { SandboxModule } from './sandbox/sandbox.module';
-import { OrdersModule } from './orders/orders.module';
 import { RegionModule } from './region/region.module';
 import { SandboxModule } from './sandbox/sandbox.module';
 
@@ -30,7 +28,6 @@ export class AppModule {
         HealthModule,
         MetricsModule,
         RegionModule,
-        SandboxModule,
         SandboxModule,
         ...PREFIXED_MODULES,
         RouterModule.register(PREFIXED_MODULES.map((module) => ({ path: config.apiPrefix, module }))),
