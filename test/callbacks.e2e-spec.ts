@@ -1,0 +1,249 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { Webhook } from 'standardwebhooks';
+import { JobQueue } from '@app/queue';
+import { OrderLifecycle } from '@app/orders';
+import { sign, verify } from '@app/signature';
+import { createWorkerApp } from '../apps/worker/src/create-worker-app';
+import type { Credentials } from '../apps/cli/src/operator.service';
+import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, sleep, waitFor } from './helpers/callbacks';
+
+const SCHEDULE_MS = [200, 200, 400];
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300, sweepGraceMs: 2000 };
+
+/** Both signatures, each checked independently of the worker's code path. */
+function expectVerified(callback: ReceivedCallback, merchant: Credentials): void {
+  const { signature, ...rest } = callback.body;
+  // Body: the request algorithm of SPEC 3 (the vectors' one), recomputed here.
+  expect(signature).toBe(sign(rest, merchant.api_secret));
+  expect(verify(rest, signature as string, merchant.api_secret)).toBe(true);
+  expect(rest.api_key).toBe(merchant.api_key);
+  // Headers: the public Standard Webhooks library over the exact bytes received.
+  const wh = new Webhook(`whsec_${Buffer.from(merchant.api_secret, 'utf8').toString('base64')}`);
+  expect(wh.verify(callback.raw, callback.headers as Record<string, string>)).toEqual(callback.body);
+  expect(callback.headers['webhook-id']).toBe(callback.body.event_id);
+  expect(callback.headers['x-event-id']).toBe(callback.body.event_id);
+  expect(callback.headers['x-event-type']).toBe(callback.body.event);
+  expect(callback.headers['webhook-timestamp']).toBe(String(callback.body.timestamp));
+}
+
+describe('callbacks (SPEC 7)', () => {
+  let api: TestApi;
+  let workers: INestApplicationContext[];
+  let receiver: CallbackReceiver;
+  let db: CallbackFixtures;
+  let merchant: Credentials;
+  let channelId: number;
+
+  beforeAll(async () => {
+    receiver = await CallbackReceiver.start();
+    api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: SCHEDULE_MS.map((ms) => `${ms}ms`).join(','), CALLBACK_ALLOW_PRIVATE: 'true' });
+    // Two copies, as in production: each event must still arrive once.
+    workers = [await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }), await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING })];
+    db = await CallbackFixtures.connect(api.databaseUrl);
+    const fixture = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
+    merchant = fixture.merchant;
+    channelId = fixture.channels.remotepay;
+  });
+
+  afterAll(async () => {
+    for (const w of workers ?? []) await w.close();
+    await db?.close();
+    await api?.close();
+    await receiver?.close();
+  });
+
+  beforeEach(() => {
+    receiver.respond = () => ({ status: 200, body: 'success' });
+  });
+
+  /** A paid order's outbox rows, enqueued the way the orders code does after commit. */
+  async function paidOrderEvent(notifyUrl?: string | null): Promise<{ orderId: string; orderNo: string; eventId: string; deliveryId: string }> {
+    const order = await db.insertOrder(merchant.id, channelId, { notifyUrl });
+    const event = await db.insertEvent(order.orderId);
+    await api.app.get(JobQueue).add('callback.deliver', { deliveryId: event.deliveryId }, { jobId: event.deliveryId });
+    return { ...order, ...event };
+  }
+
+  it('a real paid order: order.paid then order.completed, each once, both signatures verified', async () => {
+    const { orderId } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
+    const lifecycle = workers[0].get(OrderLifecycle);
+    expect(await lifecycle.markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-1' })).toBe('paid');
+
+    const deliveries = await waitFor(async () => {
+      const rows = await db.deliveriesOfOrder(orderId);
+      return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
+    }, 15_000, 'both deliveries succeeded');
+    expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed']);
+    await sleep(500);
+    for (const d of deliveries) {
+      const got = receiver.forEvent(d.event_id);
+      expect(got).toHaveLength(1);
+      expectVerified(got[0], merchant);
+      expect(got[0].headers['x-delivery-attempt']).toBe('1');
+      expect(Object.keys(got[0].body)).toEqual([
+        'event_id', 'event', 'order_no', 'merchant_order_no', 'order_type', 'status', 'cny_amount', 'merchant_actual_amount',
+        'service_rate', 'service_amount', 'createtime', 'updatetime', 'paid_at', 'api_key', 'timestamp', 'nonce', 'signature',
+      ]);
+    }
+    const paid = receiver.forEvent(deliveries[0].event_id)[0].body;
+    expect(paid).toMatchObject({ event: 'order.paid', status: 'paid', cny_amount: '100.00', merchant_actual_amount: 9940, service_rate: '0.00600000', service_amount: 60 });
+    expect(receiver.forEvent(deliveries[1].event_id)[0].body).toMatchObject({ event: 'order.completed', status: 'completed' });
+    const [attempt] = await db.attempts(deliveries[0].id);
+    expect(attempt).toMatchObject({ number: 1, http_status: 200, response_excerpt: 'success', error: null, url: receiver.url });
+  });
+
+  it('retries after 500 with the schedule until success, logging every attempt', async () => {
+    receiver.respond = (_c, i) => (i < 2 ? { status: 500, body: 'boom' } : { status: 200, body: '  SUCCESS\n' });
+    const start = receiver.received.length;
+    const { eventId, deliveryId } = await paidOrderEvent();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'succeeded', attempts_made: 3, last_error: null });
+    const got = receiver.forEvent(eventId);
+    expect(got.map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2', '3']);
+    expect(new Set(got.map((c) => c.headers['webhook-id']))).toEqual(new Set([eventId]));
+    // A fresh timestamp, nonce and signature per attempt; every one verifies.
+    expect(new Set(got.map((c) => c.body.nonce)).size).toBe(3);
+    got.forEach((c) => expectVerified(c, merchant));
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(SCHEDULE_MS[0] - 20);
+    expect(got[2].at - got[1].at).toBeGreaterThanOrEqual(SCHEDULE_MS[1] - 20);
+    expect(receiver.received.length - start).toBe(3);
+
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts.map((a) => [a.number, a.http_status, a.response_excerpt, a.error])).toEqual([
+      [1, 500, 'boom', 'HTTP 500'],
+      [2, 500, 'boom', 'HTTP 500'],
+      [3, 200, '  SUCCESS\n', null],
+    ]);
+    attempts.forEach((a) => {
+      expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(a.attempted_at).toBeInstanceOf(Date);
+    });
+  });
+
+  it('retries a 2xx whose body is not "success", and accepts an empty body', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 200, body: 'ok' } : { status: 204 });
+    const received = receiver.received.length;
+    const { eventId, deliveryId } = await paidOrderEvent();
+    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(receiver.forEvent(eventId)).toHaveLength(2);
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts[0]).toMatchObject({ http_status: 200, response_excerpt: 'ok' });
+    expect(attempts[0].error).toMatch(/unexpected answer/);
+    expect(attempts[1]).toMatchObject({ http_status: 204, error: null });
+    expect(receiver.received.length - received).toBe(2);
+  });
+
+  it('retries after a timeout', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 200, body: 'success', delayMs: 1500 } : { status: 200, body: 'success' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row.status).toBe('succeeded');
+    expect(receiver.forEvent(eventId)).toHaveLength(2);
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts[0].http_status).toBeNull();
+    expect(attempts[0].error).toMatch(/timeout/);
+    expect(attempts[0].duration_ms).toBeGreaterThanOrEqual(900);
+    expect(attempts[1]).toMatchObject({ number: 2, http_status: 200, error: null });
+  });
+
+  it('410 ends the delivery as failed at once', async () => {
+    receiver.respond = () => ({ status: 410, body: 'gone' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'failed', attempts_made: 1, last_error: 'HTTP 410' });
+    await sleep(SCHEDULE_MS.reduce((a, b) => a + b) + 300);
+    expect(receiver.forEvent(eventId)).toHaveLength(1);
+  });
+
+  it('after the last attempt the delivery is failed and kept', async () => {
+    receiver.respond = () => ({ status: 502, body: 'bad gateway' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'failed', attempts_made: SCHEDULE_MS.length + 1, last_error: 'HTTP 502' });
+    await sleep(800);
+    expect(receiver.forEvent(eventId)).toHaveLength(SCHEDULE_MS.length + 1);
+    expect((await db.attempts(deliveryId)).map((a) => a.number)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('honours Retry-After on 503', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200, body: 'success' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const got = receiver.forEvent(eventId);
+    expect(got).toHaveLength(2);
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(980);
+  });
+
+  it('an order and merchant without a callback address: failed attempts with a clear error', async () => {
+    const other = await merchantWithChannels(api.operator);
+    const order = await db.insertOrder(other.merchant.id, other.channels.remotepay);
+    const { deliveryId } = await db.insertEvent(order.orderId);
+    await api.app.get(JobQueue).add('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row.status).toBe('failed');
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts).toHaveLength(SCHEDULE_MS.length + 1);
+    expect(attempts[0].error).toMatch(/no callback address/);
+  });
+
+  it("the order's notify_url overrides the merchant's", async () => {
+    const other = await CallbackReceiver.start();
+    try {
+      const { eventId, deliveryId } = await paidOrderEvent(other.url);
+      await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+      expect(other.forEvent(eventId)).toHaveLength(1);
+      expect(receiver.forEvent(eventId)).toHaveLength(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  describe('callbackResend', () => {
+    it('queues a new delivery of the latest event with the same event_id', async () => {
+      const { orderNo, eventId, deliveryId } = await paidOrderEvent();
+      await waitFor(() => db.settled(deliveryId), 10_000, 'first delivery');
+      const res = await post<{ event_id: string; event: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      expect(res.status).toBe(200);
+      expect(res.body.code).toBe(1);
+      expect(res.body.data).toEqual({ event_id: eventId, event: 'order.paid' });
+      const deliveries = await waitFor(async () => {
+        const rows = await db.deliveriesOfEvent(eventId);
+        return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
+      }, 10_000, 'the resent delivery');
+      expect(deliveries[1].id).not.toBe(deliveryId);
+      const got = receiver.forEvent(eventId);
+      expect(got).toHaveLength(2);
+      expect(got[1].headers['webhook-id']).toBe(eventId);
+      expectVerified(got[1], merchant);
+    });
+
+    it('resends the latest event when there are several', async () => {
+      const { orderId, orderNo } = await paidOrderEvent();
+      await sleep(5);
+      const later = await db.insertEvent(orderId, 'order.completed');
+      const res = await post<{ event_id: string; event: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      expect(res.body.data).toEqual({ event_id: later.eventId, event: 'order.completed' });
+    });
+
+    it('40400 for an unknown order, another merchant\'s order, or an order with no event yet', async () => {
+      const unknown = await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: '2025112112000099999999' }));
+      expect([unknown.status, unknown.body.code, unknown.body.data]).toEqual([404, 40400, null]);
+
+      const other = await merchantWithChannels(api.operator);
+      const foreign = await db.insertOrder(other.merchant.id, other.channels.remotepay);
+      await db.insertEvent(foreign.orderId);
+      const res = await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: foreign.orderNo }));
+      expect([res.status, res.body.code]).toEqual([404, 40400]);
+
+      const pending = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
+      const none = await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: pending.orderNo }));
+      expect([none.status, none.body.code]).toEqual([404, 40400]);
+    });
+
+    it('40000 without order_no', async () => {
+      const res = await post(api.app, '/api/merchant/callbackResend', signed(merchant, {}));
+      expect([res.status, res.body.code]).toEqual([400, 40000]);
+    });
+  });
+});

@@ -1,0 +1,220 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { type IncomingHttpHeaders, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { TEST_REDIS_URL } from './config';
+
+export interface ReceivedCallback {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export interface Reply {
+  status?: number;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Answer after this long (longer than the worker's timeout: a timed-out attempt). */
+  delayMs?: number;
+}
+
+/** A real HTTP merchant endpoint: records every callback and answers as `respond` says. */
+export class CallbackReceiver {
+  readonly received: ReceivedCallback[] = [];
+  /** `index`: 0 for the first callback of this event_id, 1 for the next... */
+  respond: (callback: ReceivedCallback, index: number) => Reply = () => ({ status: 200, body: 'success' });
+  private server: Server;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  static async start(): Promise<CallbackReceiver> {
+    const receiver = new CallbackReceiver();
+    await receiver.listen();
+    return receiver;
+  }
+
+  private listen(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const callback = { headers: req.headers, raw, body: JSON.parse(raw) as Record<string, unknown>, at: Date.now() };
+        this.received.push(callback);
+        const reply = this.respond(callback, this.forEvent(callback.body.event_id as string).length - 1);
+        const send = (): void => this.send(res, reply);
+        if (reply.delayMs) {
+          const timer = setTimeout(() => {
+            this.timers.delete(timer);
+            send();
+          }, reply.delayMs);
+          this.timers.add(timer);
+        } else send();
+      });
+    });
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+
+  private send(res: ServerResponse, reply: Reply): void {
+    if (res.destroyed) return;
+    res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
+    res.end(reply.body ?? '');
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/notify`;
+  }
+
+  forEvent(eventId: string): ReceivedCallback[] {
+    return this.received.filter((c) => c.body.event_id === eventId);
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+export async function waitFor<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  status: string;
+  attempts_made: number;
+  last_error: string | null;
+  next_attempt_at: Date;
+}
+
+export interface AttemptRow {
+  number: number;
+  url: string | null;
+  http_status: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+  attempted_at: Date;
+}
+
+/** Direct SQL on the test's database: fixtures the outbox would write, and reads of the log. */
+export class CallbackFixtures {
+  private constructor(readonly db: Client) {}
+
+  static async connect(databaseUrl: string): Promise<CallbackFixtures> {
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    return new CallbackFixtures(db);
+  }
+
+  /** An order as createOrder leaves it (pending), or already paid. */
+  async insertOrder(merchantId: number, channelId: number, options: { status?: 'pending' | 'paid'; notifyUrl?: string | null } = {}): Promise<{ orderId: string; orderNo: string }> {
+    const orderNo = `20251121120000${String(randomInt(0, 99_999_999)).padStart(8, '0')}`;
+    const status = options.status ?? 'paid';
+    const { rows } = await this.db.query<{ id: string }>(
+      `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, payment_method, cny_fen, service_rate, service_fen, deposit_rate,
+                           deposit_fen, merchant_actual_fen, merchant_order_no, notify_url, request_hash, paid_at, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, 1, $4, 'alipay', 10000, 0.006, 60, 0, 0, 9940, $5, $6, $7, $8, now() + interval '1 hour', now(), now())
+       RETURNING id`,
+      [orderNo, merchantId, channelId, status, `M-${orderNo.slice(-8)}`, options.notifyUrl ?? null, 'x'.repeat(64), status === 'paid' ? new Date() : null],
+    );
+    return { orderId: String(rows[0].id), orderNo };
+  }
+
+  /** The outbox rows of a transition: an event with its SPEC 7 facts and its first delivery. */
+  async insertEvent(orderId: string, type = 'order.paid'): Promise<{ eventId: string; deliveryId: string }> {
+    const eventId = randomUUID();
+    const deliveryId = randomUUID();
+    const now = Math.floor(Date.now() / 1000);
+    const { rows } = await this.db.query<{ merchant_id: number; order_no: string; merchant_order_no: string; status: string }>(
+      `SELECT merchant_id, order_no, merchant_order_no, status FROM orders WHERE id = $1`,
+      [orderId],
+    );
+    const o = rows[0];
+    const payload = {
+      event_id: eventId,
+      event: type,
+      order_no: o.order_no,
+      merchant_order_no: o.merchant_order_no,
+      order_type: 1,
+      status: o.status,
+      cny_amount: '100.00',
+      merchant_actual_amount: 9940,
+      service_rate: '0.00600000',
+      service_amount: 60,
+      createtime: now,
+      updatetime: now,
+      paid_at: now,
+    };
+    await this.db.query(`INSERT INTO order_events (id, order_id, merchant_id, type, payload) VALUES ($1, $2, $3, $4, $5)`, [eventId, orderId, o.merchant_id, type, payload]);
+    await this.db.query(
+      `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at) VALUES ($1, $2, $3, $4, 'pending', 0, now())`,
+      [deliveryId, eventId, orderId, o.merchant_id],
+    );
+    return { eventId, deliveryId };
+  }
+
+  async delivery(id: string): Promise<DeliveryRow> {
+    const { rows } = await this.db.query<DeliveryRow>(`SELECT * FROM callback_deliveries WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  async deliveriesOfEvent(eventId: string): Promise<DeliveryRow[]> {
+    const { rows } = await this.db.query<DeliveryRow>(`SELECT * FROM callback_deliveries WHERE event_id = $1 ORDER BY created_at`, [eventId]);
+    return rows;
+  }
+
+  async deliveriesOfOrder(orderId: string): Promise<(DeliveryRow & { type: string })[]> {
+    const { rows } = await this.db.query<DeliveryRow & { type: string }>(
+      `SELECT d.*, e.type FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id WHERE d.order_id = $1 ORDER BY d.created_at`,
+      [orderId],
+    );
+    return rows;
+  }
+
+  async attempts(deliveryId: string): Promise<AttemptRow[]> {
+    const { rows } = await this.db.query<AttemptRow>(`SELECT * FROM callback_attempts WHERE delivery_id = $1 ORDER BY number`, [deliveryId]);
+    return rows;
+  }
+
+  async settled(deliveryId: string): Promise<DeliveryRow | null> {
+    const row = await this.delivery(deliveryId);
+    return row && row.status !== 'pending' ? row : null;
+  }
+
+  close(): Promise<void> {
+    return this.db.end();
+  }
+}
+
+/** Deletes this test's own BullMQ keys (its QUEUE_PREFIX), as a Redis flush would; never FLUSHALL a shared Redis. */
+export async function flushQueueKeys(prefix: string): Promise<number> {
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    let deleted = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  } finally {
+    await redis.quit();
+  }
+}
