@@ -1,0 +1,273 @@
+import { createHmac } from 'node:crypto';
+import { canonicalString } from '@app/signature';
+import { signSandboxNotification } from '@app/channels';
+import { QUEUE } from '@app/common';
+import { OrderLifecycle } from '@app/orders';
+import { JobQueue } from '@app/queue';
+import type { Credentials } from '../apps/cli/src/operator.service';
+import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
+import { type CreatedOrder, createOrder, eventsOf, orderDetail, orderRow, sql } from './helpers/orders';
+
+describe('sandbox checkout, notifications and the order state machine (real PostgreSQL and Redis)', () => {
+  let api: TestApi;
+  let merchant: Credentials;
+  let channel: number;
+  let lifecycle: OrderLifecycle;
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    const made = await merchantWithChannels(api.operator, { rate: '0.006', depositRate: '0.1' });
+    merchant = made.merchant;
+    channel = made.channels.processor;
+    lifecycle = api.app.get(OrderLifecycle);
+  });
+  afterAll(() => api.close());
+
+  async function newOrder(amount = '100.00'): Promise<CreatedOrder & { token: string; id: string }> {
+    const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channel });
+    expect(res.body.code).toBe(1);
+    const token = new URL(res.body.data.pay_url!).searchParams.get('token')!;
+    const row = await orderRow(api.app, res.body.data.order_no);
+    return { ...res.body.data, token, id: row.id as string };
+  }
+
+  const page = (orderNo: string, token: string) => api.app.inject({ method: 'GET', url: `/sandbox/checkout/${orderNo}?token=${token}` });
+  const press = (orderNo: string, button: 'pay' | 'fail', token: string) =>
+    api.app.inject({
+      method: 'POST',
+      url: `/sandbox/checkout/${orderNo}/${button}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token }).toString(),
+    });
+  const notify = (params: Record<string, unknown>, channelId = channel) =>
+    api.app.inject({ method: 'POST', url: `/api/channel/notify/${channelId}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(params) });
+
+  async function secretKey(): Promise<string> {
+    const { ChannelAdapters } = await import('@app/channels');
+    const adapters = api.app.get(ChannelAdapters);
+    const { ChannelRepository } = await import('@app/db');
+    return adapters.channelConfig((await api.app.get(ChannelRepository).findById(channel))!).secret_key!;
+  }
+
+  it('shows a real checkout page: amount, merchant, two POST forms carrying the token', async () => {
+    const order = await newOrder('12.34');
+    const res = await page(order.order_no, order.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toContain('¥12.34');
+    expect(res.body).toMatch(/<dd>m-[0-9a-f]{8}<\/dd>/);
+    for (const action of ['pay', 'fail']) {
+      const form = new RegExp(
+        `<form method="post" action="/sandbox/checkout/${order.order_no}/${action}">\\s*<input type="hidden" name="token" value="${order.token}">`,
+      );
+      expect(res.body).toMatch(form);
+    }
+    expect(res.body).not.toContain((await secretKey()).slice(0, 16));
+  });
+
+  it('answers a wrong token, another order or a bad order number with a 404 page, not a 500 or an envelope', async () => {
+    const a = await newOrder();
+    const b = await newOrder();
+    for (const res of [
+      await page(a.order_no, b.token),
+      await page(a.order_no, 'x'),
+      await api.app.inject({ method: 'GET', url: `/sandbox/checkout/${a.order_no}` }),
+      await page('123', a.token),
+      await press(a.order_no, 'pay', b.token),
+      await api.app.inject({ method: 'POST', url: `/sandbox/checkout/${a.order_no}/pay` }),
+    ]) {
+      expect(res.statusCode).toBe(404);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    }
+    expect((await orderRow(api.app, a.order_no)).status).toBe('pending');
+  });
+
+  it('pay -> paid (order.paid) -> confirm -> completed (order.completed), crediting the balance once', async () => {
+    const before = await api.operator.balance(merchant.id);
+    const order = await newOrder('100.00');
+    const res = await press(order.order_no, 'pay', order.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Payment succeeded');
+
+    let row = await orderRow(api.app, order.order_no);
+    expect(row).toMatchObject({ status: 'paid', late_payment: false, channel_trade_no: `SBX${order.order_no}` });
+    expect(row.paid_at).not.toBeNull();
+    let events = await eventsOf(api.app, order.order_no);
+    expect(events.map((e) => e.type)).toEqual(['order.paid']);
+    expect(events[0].deliveries).toBe(1);
+    expect(Object.keys(events[0].payload).sort()).toEqual(
+      [
+        'cny_amount',
+        'createtime',
+        'event',
+        'event_id',
+        'merchant_actual_amount',
+        'merchant_order_no',
+        'order_no',
+        'order_type',
+        'paid_at',
+        'service_amount',
+        'service_rate',
+        'status',
+        'updatetime',
+      ].sort(),
+    );
+    expect(events[0].payload).toMatchObject({
+      event: 'order.paid',
+      order_no: order.order_no,
+      status: 'paid',
+      order_type: 1,
+      cny_amount: '100.00',
+      merchant_actual_amount: 8946,
+      service_rate: '0.00600000',
+      service_amount: 60,
+    });
+    expect(typeof events[0].payload.paid_at).toBe('number');
+
+    // The delivery and the confirm job were queued after commit.
+    const jobs = api.app.get(JobQueue);
+    const [delivery] = await sql(api.app).query(`SELECT d."id" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."order_id" = $1`, [order.id]);
+    expect(await jobs.queue(QUEUE.callbacks).getJob(delivery.id)).toBeDefined();
+    expect(await jobs.queue(QUEUE.orders).getJob(`confirm-${order.id}`)).toBeDefined();
+
+    await lifecycle.confirm(order.id);
+    row = await orderRow(api.app, order.order_no);
+    expect(row.status).toBe('completed');
+    events = await eventsOf(api.app, order.order_no);
+    expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+    expect(events[1].payload).toMatchObject({ status: 'completed', event: 'order.completed' });
+    expect((await orderDetail(api.app, merchant, order.order_no)).body.data.status).toBe('completed');
+
+    const after = await api.operator.balance(merchant.id);
+    expect(after.available_fen - before.available_fen).toBe(8946);
+    expect(after.deposit_fen - before.deposit_fen).toBe(994);
+
+    // Once: confirming again, or more notifications, change nothing.
+    await lifecycle.confirm(order.id);
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 10000, 'paid'))).body).toBe('success');
+    await lifecycle.confirm(order.id);
+    expect(await api.operator.balance(merchant.id)).toEqual(after);
+    expect((await eventsOf(api.app, order.order_no)).length).toBe(2);
+    const ledger = await sql(api.app).query(`SELECT "kind", "amount_fen" FROM "ledger_entries" WHERE "order_id" = $1 ORDER BY "kind"`, [order.id]);
+    expect(ledger).toEqual([
+      { kind: 'order_credit', amount_fen: '8946' },
+      { kind: 'order_deposit', amount_fen: '994' },
+    ]);
+    // The page of a finished order shows no buttons.
+    const done = await page(order.order_no, order.token);
+    expect(done.body).not.toContain('<form');
+    expect((await press(order.order_no, 'pay', order.token)).statusCode).toBe(409);
+  });
+
+  it('fail -> cancelled with order.cancelled', async () => {
+    const order = await newOrder('5.00');
+    const res = await press(order.order_no, 'fail', order.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Payment failed');
+    expect((await orderRow(api.app, order.order_no)).status).toBe('cancelled');
+    const events = await eventsOf(api.app, order.order_no);
+    expect(events.map((e) => [e.type, e.payload.status, e.deliveries])).toEqual([['order.cancelled', 'cancelled', 1]]);
+  });
+
+  it('ten concurrent notifications, and ten concurrent confirms: paid once, credited once', async () => {
+    const before = await api.operator.balance(merchant.id);
+    const order = await newOrder('50.00');
+    const secret = await secretKey();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => notify(signSandboxNotification(secret, order.order_no, 5000, 'paid'))));
+    expect(answers.map((a) => [a.statusCode, a.body])).toEqual(Array(10).fill([200, 'success']));
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.paid']);
+    await Promise.all(Array.from({ length: 10 }, () => lifecycle.confirm(order.id)));
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+    const after = await api.operator.balance(merchant.id);
+    // 5000 - 30 service = 4970; deposit 497; actual 4473.
+    expect([after.available_fen - before.available_fen, after.deposit_fen - before.deposit_fen]).toEqual([4473, 497]);
+  });
+
+  it('refuses a forged or altered notification and a wrong amount, changing nothing', async () => {
+    const order = await newOrder('8.00');
+    const forged = signSandboxNotification('not-the-secret', order.order_no, 800, 'paid');
+    const res = await notify(forged);
+    expect([res.statusCode, res.json().code]).toEqual([401, 40102]);
+    const altered = { ...signSandboxNotification(await secretKey(), order.order_no, 800, 'paid'), amount: '0.01' };
+    expect((await notify(altered)).json().code).toBe(40102);
+    const unsigned: Record<string, unknown> = { ...signSandboxNotification(await secretKey(), order.order_no, 800, 'paid') };
+    delete unsigned.sign;
+    expect((await notify(unsigned)).json().code).toBe(40102);
+    // Signed by the channel but for another amount: refused.
+    const wrongAmount = signSandboxNotification(await secretKey(), order.order_no, 799, 'paid');
+    expect((await notify(wrongAmount)).json().code).toBe(40000);
+    // Signed with this channel's secret but sent to another channel's route.
+    const other = (await merchantWithChannels(api.operator)).channels.processor;
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 800, 'paid'), other)).json().code).toBe(40102);
+    expect((await notify({}, 999999)).json().code).toBe(40000);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('pending');
+    expect(await eventsOf(api.app, order.order_no)).toEqual([]);
+  });
+
+  it('a notification for an unknown order is 40400', async () => {
+    const res = await notify(signSandboxNotification(await secretKey(), '2099010100000000000000', 100, 'paid'));
+    expect([res.statusCode, res.json().code]).toEqual([404, 40400]);
+  });
+
+  it('verifies what the sandbox signs: HMAC-SHA256 of the canonical string with the secret_key', async () => {
+    const secret = await secretKey();
+    const n = signSandboxNotification(secret, '2026010100000012345678', 100, 'paid');
+    const { sign, ...fields } = n;
+    expect(sign).toBe(createHmac('sha256', secret).update(canonicalString(fields)).digest('hex'));
+  });
+
+  it('expiry: a delayed job is queued; expire() cancels only once expires_at passed', async () => {
+    const order = await newOrder('3.00');
+    const job = await api.app.get(JobQueue).queue(QUEUE.orders).getJob(`expire-${order.id}`);
+    expect(job?.opts.delay).toBe(api.config.orderExpireSeconds * 1000);
+    await lifecycle.expire(order.id);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('pending');
+    await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
+    await lifecycle.expire(order.id);
+    await lifecycle.expire(order.id);
+    const row = await orderRow(api.app, order.order_no);
+    expect(row.status).toBe('cancelled');
+    expect(new Date(row.updated_at as string).getTime()).toBeGreaterThanOrEqual(new Date(row.created_at as string).getTime());
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled']);
+    // A page for it offers nothing to pay.
+    expect((await page(order.order_no, order.token)).body).toContain('cancelled');
+  });
+
+  it('a success notification after expiry counts as a late payment, flagged', async () => {
+    const order = await newOrder('4.00');
+    await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
+    await lifecycle.expire(order.id);
+    const res = await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'paid'));
+    expect(res.body).toBe('success');
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'paid', late_payment: true });
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid']);
+    // A failure notification after payment changes nothing.
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'failed'))).body).toBe('success');
+    expect((await orderRow(api.app, order.order_no)).status).toBe('paid');
+  });
+
+  it('sweep: expires overdue pending orders and re-queues confirmation of orders stuck in paid', async () => {
+    const overdue = await newOrder('6.00');
+    const stuck = await newOrder('7.00');
+    await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 minute' WHERE "id" = $1`, [overdue.id]);
+    await notify(signSandboxNotification(await secretKey(), stuck.order_no, 700, 'paid'));
+    await sql(api.app).query(`UPDATE "orders" SET "updated_at" = now() - interval '1 hour' WHERE "id" = $1`, [stuck.id]);
+    const result = await lifecycle.sweep();
+    expect(result.expired).toBeGreaterThanOrEqual(1);
+    expect(result.confirmsQueued).toBeGreaterThanOrEqual(1);
+    expect((await orderRow(api.app, overdue.order_no)).status).toBe('cancelled');
+    const jobs = await api.app.get(JobQueue).queue(QUEUE.orders).getJobs(['waiting', 'delayed', 'prioritized']);
+    expect(jobs.some((j) => j.name === 'order.confirm' && j.data.orderId === stuck.id && j.id !== `confirm-${stuck.id}`)).toBe(true);
+    expect((await lifecycle.sweep()).expired).toBe(0);
+  });
+
+  it('confirm of a pending or cancelled order does nothing; confirm of an unconfirmed payment throws for a retry', async () => {
+    const order = await newOrder('2.00');
+    await lifecycle.confirm(order.id);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('pending');
+    // Paid without the sandbox having signed it (paid_at cleared): the channel does not confirm.
+    await sql(api.app).query(`UPDATE "orders" SET "status" = 'paid' WHERE "id" = $1`, [order.id]);
+    await expect(lifecycle.confirm(order.id)).rejects.toThrow(/channel answers unpaid/);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('paid');
+  });
+});
