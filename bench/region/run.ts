@@ -1,0 +1,134 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { loadConfig } from '@app/common';
+import { runMigrations } from '@app/db';
+import { createApiApp } from '../../apps/api/src/create-api-app';
+
+/**
+ * `npm run bench:region`: the real API (its own throwaway database) against a bare node:http
+ * server sending the same bytes, each in a process of its own while autocannon runs here.
+ * Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_POSTGRES_URL, REDIS_URL, LOG_LEVEL (silent).
+ */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
+const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ROUTES = {
+  regionData: '/addons/paychannel/channel/processor/regionData',
+  cityList: `/addons/paychannel/channel/processor/cityList?province=${encodeURIComponent('广东省')}`,
+};
+// Headers the bare server copies from the API's answer, so both send the same response apart from x-request-id.
+const COPIED_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'];
+
+interface Captured {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+async function serveApi(): Promise<void> {
+  const app = await createApiApp(
+    loadConfig({
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      // The load comes from one address: the per-IP limit would turn the measurement into 42900s.
+      RATE_LIMIT_IP_PER_SECOND: '1000000',
+    }),
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.send!({ port: (app.getHttpServer().address() as AddressInfo).port });
+}
+
+function serveBare(): void {
+  process.once('message', (answers: Captured[]) => {
+    const byPath = new Map(answers.map((a) => [a.path, { headers: a.headers, body: Buffer.from(a.body, 'base64') }]));
+    const server = createServer((req, res) => {
+      const answer = byPath.get(req.url ?? '');
+      if (!answer) return void res.writeHead(404).end();
+      res.writeHead(200, { ...answer.headers, 'content-length': answer.body.length });
+      res.end(answer.body);
+    });
+    server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  });
+}
+
+function start(role: 'api' | 'bare', env: NodeJS.ProcessEnv, answers?: Captured[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(__filename, [role], { env, stdio: 'inherit' });
+  if (answers) child.send(answers);
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve({ child, port: m.port }));
+    child.once('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
+  });
+}
+
+async function capture(port: number, path: string): Promise<Captured> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'accept-encoding': 'identity' } });
+  const body = Buffer.from(await res.arrayBuffer());
+  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${body.toString()}`);
+  const headers = Object.fromEntries(COPIED_HEADERS.map((name) => [name, res.headers.get(name) ?? '']));
+  return { path, headers, body: body.toString('base64') };
+}
+
+async function load(port: number, path: string, seconds: number): Promise<{ rps: number; p99: number; bytes: number }> {
+  const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: seconds });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { rps: result.requests.average, p99: result.latency.p99, bytes: result.throughput.average };
+}
+
+async function admin(query: string): Promise<void> {
+  const client = new Client({ connectionString: `${POSTGRES}/postgres` });
+  await client.connect();
+  try {
+    await client.query(query);
+  } finally {
+    await client.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const database = `mp_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const children: ChildProcess[] = [];
+  await admin(`CREATE DATABASE "${database}"`);
+  try {
+    const databaseUrl = `${POSTGRES}/${database}`;
+    await runMigrations(databaseUrl);
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: REDIS, MASTER_KEY: randomBytes(32).toString('base64'), QUEUE_PREFIX: database };
+    const api = await start('api', env);
+    children.push(api.child);
+    const answers = await Promise.all(Object.values(ROUTES).map((path) => capture(api.port, path)));
+    const bare = await start('bare', env, answers);
+    children.push(bare.child);
+
+    console.log(`autocannon, ${CONNECTIONS} connections, ${SECONDS} s per run after a 2 s warm-up, identity bodies`);
+    console.log('route       | body bytes | Nest+Fastify req/s (p99 ms) | bare node:http req/s (p99 ms) | ratio');
+    for (const [name, path] of Object.entries(ROUTES)) {
+      const size = Buffer.from(answers.find((a) => a.path === path)!.body, 'base64').length;
+      const measured: Record<'api' | 'bare', Awaited<ReturnType<typeof load>>> = {} as never;
+      for (const [role, port] of [['api', api.port], ['bare', bare.port]] as const) {
+        await load(port, path, 2);
+        measured[role] = await load(port, path, SECONDS);
+      }
+      const ratio = measured.api.rps / measured.bare.rps;
+      console.log(
+        `${name.padEnd(11)} | ${String(size).padStart(10)} | ${measured.api.rps.toFixed(0).padStart(15)} (${measured.api.p99}) | ${measured.bare.rps.toFixed(0).padStart(17)} (${measured.bare.p99}) | ${ratio.toFixed(3)}`,
+      );
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
+    await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  }
+}
+
+const role = process.argv[2];
+if (role === 'api') void serveApi();
+else if (role === 'bare') serveBare();
+else
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
