@@ -1,0 +1,158 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { JobQueue } from '@app/queue';
+import { createWorkerApp } from '../apps/worker/src/create-worker-app';
+import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
+import { CallbackFixtures, CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
+
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, sweepGraceMs: 300 };
+
+describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
+  let api: TestApi;
+  let worker: INestApplicationContext;
+  let receiver: CallbackReceiver;
+  let db: CallbackFixtures;
+
+  beforeAll(async () => {
+    receiver = await CallbackReceiver.start();
+    api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '100ms' });
+    worker = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
+    db = await CallbackFixtures.connect(api.databaseUrl);
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await db?.close();
+    await api?.close();
+    await receiver?.close();
+  });
+
+  // Refusal happens before any connection: nothing is ever sent to 10.0.0.1 or 169.254.169.254.
+  it.each([
+    ['loopback', () => `http://127.0.0.1:${receiver.port}/notify`, /127\.0\.0\.1 is a loopback address/],
+    ['private', () => 'http://10.0.0.1/notify', /10\.0\.0\.1 is a private address/],
+    ['metadata', () => 'http://169.254.169.254/latest/meta-data', /169\.254\.169\.254 is a metadata address/],
+    ['IPv6 loopback', () => `http://[::1]:${receiver.port}/notify`, /::1 is a loopback address/],
+    ['IPv4-mapped IPv6', () => `http://[::ffff:127.0.0.1]:${receiver.port}/notify`, /::ffff:7f00:1 is a loopback address/],
+    ['a name resolving to loopback', () => `http://localhost:${receiver.port}/notify`, /localhost resolves to .*loopback address/],
+  ])('refuses %s', async (_name, url, message) => {
+    const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: url() });
+    const order = await db.insertOrder(merchant.id, channels.remotepay);
+    const { deliveryId } = await db.insertEvent(order.orderId);
+    await api.app.get(JobQueue).add('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row.status).toBe('failed');
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts).toHaveLength(2);
+    for (const a of attempts) {
+      expect(a.http_status).toBeNull();
+      expect(a.error).toMatch(message);
+      expect(a.error).toMatch(/^refused: .*CALLBACK_ALLOW_PRIVATE=true/);
+    }
+    expect(receiver.received).toHaveLength(0);
+  });
+});
+
+describe('callbacks: durability', () => {
+  let api: TestApi;
+  let receiver: CallbackReceiver;
+  let db: CallbackFixtures;
+  let merchantId: number;
+  let channelId: number;
+  const running: INestApplicationContext[] = [];
+
+  async function startWorker(): Promise<INestApplicationContext> {
+    const w = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
+    running.push(w);
+    return w;
+  }
+
+  async function stopWorker(w: INestApplicationContext): Promise<void> {
+    running.splice(running.indexOf(w), 1);
+    await w.close();
+  }
+
+  beforeAll(async () => {
+    receiver = await CallbackReceiver.start();
+    api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '400ms,400ms,400ms', CALLBACK_ALLOW_PRIVATE: 'true' });
+    db = await CallbackFixtures.connect(api.databaseUrl);
+    const fixture = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
+    merchantId = fixture.merchant.id;
+    channelId = fixture.channels.remotepay;
+  });
+
+  afterAll(async () => {
+    for (const w of running.splice(0)) await w.close();
+    await db?.close();
+    await api?.close();
+    await receiver?.close();
+  });
+
+  it('a worker stopped between attempts: a new one continues the schedule', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 500 } : { status: 200, body: 'success' });
+    const first = await startWorker();
+    const order = await db.insertOrder(merchantId, channelId);
+    const { eventId, deliveryId } = await db.insertEvent(order.orderId);
+    await api.app.get(JobQueue).add('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    await waitFor(async () => (await db.attempts(deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
+    await stopWorker(first);
+    await sleep(800);
+    expect(receiver.forEvent(eventId)).toHaveLength(1);
+    expect((await db.delivery(deliveryId)).status).toBe('pending');
+
+    const second = await startWorker();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
+    expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
+    await stopWorker(second);
+  });
+
+  it('the queue flushed (Redis lost every job): the sweeper still delivers', async () => {
+    const worker = await startWorker();
+    // 1: a delivery waiting for its retry when the queue is flushed.
+    const retrying = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+    receiver.respond = (c, i) => (c.body.event_id === retrying.eventId && i === 0 ? { status: 500 } : { status: 200, body: 'success' });
+    await api.app.get(JobQueue).add('callback.deliver', { deliveryId: retrying.deliveryId }, { jobId: retrying.deliveryId });
+    await waitFor(async () => (await db.attempts(retrying.deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
+    // 2: a delivery committed but never enqueued (the enqueue after commit failed).
+    const neverQueued = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+    // 3: a worker killed mid-attempt: attempt 1 claimed and never recorded, its job gone.
+    const killed = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+    await db.db.query(`UPDATE callback_deliveries SET attempts_made = 1, next_attempt_at = now() - interval '1 second' WHERE id = $1`, [killed.deliveryId]);
+    await db.db.query(`INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error) VALUES ($1, 1, now(), 0, 'interrupted')`, [killed.deliveryId]);
+
+    expect(await flushQueueKeys(api.config.queuePrefix)).toBeGreaterThan(0);
+
+    for (const d of [retrying, neverQueued, killed]) {
+      const row = await waitFor(() => db.settled(d.deliveryId), 15_000, `delivery ${d.deliveryId} settled`);
+      expect(row.status).toBe('succeeded');
+    }
+    expect(receiver.forEvent(retrying.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
+    expect(receiver.forEvent(neverQueued.eventId)).toHaveLength(1);
+    expect(receiver.forEvent(killed.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
+    expect((await db.attempts(killed.deliveryId)).map((a) => [a.number, a.http_status])).toEqual([
+      [1, null],
+      [2, 200],
+    ]);
+    await stopWorker(worker);
+  });
+
+  it('a delivery whose job ended failed while the row stayed pending is sent again', async () => {
+    receiver.respond = () => ({ status: 200, body: 'success' });
+    const worker = await startWorker();
+    const d = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+    // A job that failed without recording (e.g. the database was down), then the row became due.
+    const queue = api.app.get(JobQueue).queue('callbacks');
+    await db.db.query(`UPDATE callback_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [d.deliveryId]);
+    await api.app.get(JobQueue).add('callback.deliver', { deliveryId: d.deliveryId }, { jobId: d.deliveryId, attempts: 1 });
+    await waitFor(async () => (await queue.getJob(d.deliveryId))?.getState().then((s) => s === 'completed'), 5_000, 'job done');
+    // Simulate the lost outcome: the row is pending and overdue but BullMQ holds a finished job under its id.
+    await db.db.query(`UPDATE callback_deliveries SET status = 'pending', attempts_made = 1, next_attempt_at = now() - interval '1 second' WHERE id = $1`, [d.deliveryId]);
+    const row = await waitFor(async () => {
+      const r = await db.delivery(d.deliveryId);
+      return r.status === 'succeeded' && r.attempts_made === 2 && r;
+    }, 10_000, 'second delivery');
+    expect(row.attempts_made).toBe(2);
+    expect(receiver.forEvent(d.eventId)).toHaveLength(2);
+    await stopWorker(worker);
+  });
+});
