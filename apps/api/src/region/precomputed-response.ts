@@ -28,7 +28,7 @@ export class PrecomputedResponse {
     const tag = createHash('sha256').update(body).digest('base64url').slice(0, 27);
     this.identity = { encoding: 'identity', body, etag: `"${tag}"` };
     const gzip = gzipSync(body, { level: zlib.Z_BEST_COMPRESSION });
-    const br = brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    const br = brotliCompressSync(body, { params: brotliParams(body.length) });
     // A tiny list can grow when compressed: then the identity bytes serve that coding too.
     this.gzip = gzip.length < body.length ? { encoding: 'gzip', body: gzip, etag: `"${tag}-gzip"` } : this.identity;
     this.br = br.length < body.length ? { encoding: 'br', body: br, etag: `"${tag}-br"` } : this.identity;
@@ -65,6 +65,18 @@ export class PrecomputedResponse {
     if (gzip > 0) return this.gzip;
     return this.identity;
   }
+}
+
+// Quality 11 costs about 1 ms even for a short list; the hundreds of short lists take 9 and keep start-up fast.
+const BROTLI_MAX_QUALITY_FROM_BYTES = 16 * 1024;
+
+function brotliParams(length: number): Record<number, number> {
+  return {
+    [zlib.BROTLI_PARAM_QUALITY]: length >= BROTLI_MAX_QUALITY_FROM_BYTES ? zlib.BROTLI_MAX_QUALITY : 9,
+    // A window just big enough for the body: the default 4 MiB window dominates the time of a short one.
+    [zlib.BROTLI_PARAM_LGWIN]: Math.min(zlib.BROTLI_MAX_WINDOW_BITS, Math.max(zlib.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(length + 1)))),
+    [zlib.BROTLI_PARAM_SIZE_HINT]: length,
+  };
 }
 
 /** Accept-Encoding as coding -> q (RFC 9110 12.5.3); a coding without q has 1. */
