@@ -1,0 +1,141 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type AppConfig, loadConfigOrExit } from '@app/common';
+import { runMigrations } from '@app/db';
+import { createApiApp } from '../../api/src/create-api-app';
+import { CliModule } from '../../cli/src/cli.module';
+import { OperatorService } from '../../cli/src/operator.service';
+import { createWorkerApp } from '../../worker/src/create-worker-app';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
+
+const logger = new Logger('Start');
+
+interface LocalSecrets {
+  master_key: string;
+  pg_password: string;
+}
+
+interface DemoMerchant {
+  api_key: string;
+  api_secret: string;
+  channel_ids: number[];
+}
+
+/** Secrets the embedded mode makes once and keeps beside its data, so a restart reads its own data. */
+function localSecrets(dataDir: string): LocalSecrets {
+  const file = join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
+  const secrets = { master_key: randomBytes(32).toString('base64'), pg_password: randomBytes(18).toString('base64url') };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+/** A demo merchant with one sandbox channel per category, made on the first start only. */
+async function demoMerchant(config: AppConfig, dataDir: string): Promise<DemoMerchant> {
+  const file = join(dataDir, 'demo-merchant.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoMerchant;
+  const ctx = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
+  try {
+    const ops = ctx.get(OperatorService);
+    const merchant = await ops.createMerchant('Demo merchant');
+    const channelIds: number[] = [];
+    for (const [category, name] of [
+      ['processor', 'Sandbox processor'],
+      ['remotepay', 'Sandbox third-party'],
+      ['warehouse', 'Sandbox cloud-warehouse'],
+    ]) {
+      const { id } = await ops.createChannel({ category, name, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
+      await ops.link(merchant.id, id);
+      channelIds.push(id);
+    }
+    const demo = { api_key: merchant.api_key, api_secret: merchant.api_secret, channel_ids: channelIds };
+    writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
+    return demo;
+  } finally {
+    await ctx.close();
+  }
+}
+
+function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string): string {
+  const base = `http://127.0.0.1:${config.port}`;
+  const lines = [
+    '',
+    '  merchant-pay is running',
+    `  API            ${base}${config.apiPrefix}/merchant/...`,
+    `  API docs       ${base}/docs`,
+    `  health         ${base}/health   ready: ${base}/ready   metrics: ${base}/metrics`,
+  ];
+  if (demo) {
+    lines.push(
+      `  data           ${dataDir} (embedded PostgreSQL; the queue runs on it too)`,
+      `  demo api_key   ${demo.api_key}`,
+      `  demo secret    ${demo.api_secret}`,
+      `  demo channels  ${demo.channel_ids.join(', ')} (sandbox: processor, remotepay, warehouse)`,
+      `  credentials    ${join(dataDir, 'demo-merchant.json')}`,
+      `  callbacks      CALLBACK_ALLOW_PRIVATE=${config.callbackAllowPrivate}: ${config.callbackAllowPrivate ? 'callbacks may go to localhost (demo mode)' : 'private addresses refused'}`,
+    );
+  }
+  lines.push('  Ctrl-C stops everything.', '');
+  return lines.join('\n');
+}
+
+/**
+ * `npm start`: with no DATABASE_URL, an embedded PostgreSQL under ./.data carries the data and
+ * the queue, a demo merchant is made on first start, and the API and one worker run in this
+ * process. With DATABASE_URL (and REDIS_URL) set, the same runs against those instead.
+ */
+async function main(): Promise<void> {
+  const env = { ...process.env };
+  const embedded = !env.DATABASE_URL;
+  const dataDir = resolve(env.DATA_DIR ?? '.data');
+  let database: EmbeddedDatabase | null = null;
+  if (embedded) {
+    mkdirSync(dataDir, { recursive: true });
+    const secrets = localSecrets(dataDir);
+    database = await startEmbeddedPostgres(dataDir, Number(env.EMBEDDED_PG_PORT ?? 54329), secrets.pg_password, (l) => logger.warn(l));
+    env.DATABASE_URL = database.url;
+    env.MASTER_KEY ??= secrets.master_key;
+    // A local demo calls back to localhost.
+    env.CALLBACK_ALLOW_PRIVATE ??= 'true';
+    env.LOG_FORMAT ??= 'pretty';
+    env.LOG_LEVEL ??= 'warn';
+  }
+  const config = loadConfigOrExit(env);
+  await runMigrations(config.databaseUrl);
+  const demo = embedded ? await demoMerchant(config, dataDir) : null;
+
+  const api = await createApiApp(config, { shutdownHooks: false });
+  await api.listen({ port: config.port, host: '0.0.0.0' });
+  const worker = await createWorkerApp(config, { shutdownHooks: false });
+  process.stdout.write(`${banner(config, demo, dataDir)}\n`);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: stopping`);
+    // A second Ctrl-C, or a stop that hangs, must not leave the user waiting.
+    setTimeout(() => process.exit(1), 10_000).unref();
+    await Promise.allSettled([worker.close(), api.close()]);
+    await database?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // Ctrl-C reaches the embedded PostgreSQL too (same process group), so connections drop while
+  // the apps close: errors from them then are the shutdown itself, not a failure.
+  process.on('uncaughtException', (err) => {
+    if (stopping) return;
+    logger.error(err.stack ?? err.message);
+    process.exit(1);
+  });
+}
+
+main().catch((err: unknown) => {
+  logger.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

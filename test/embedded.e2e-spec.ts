@@ -1,0 +1,109 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { signed } from './helpers/api';
+
+const MAIN = resolve(__dirname, '../dist/apps/embedded/src/main.js');
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** `npm start`'s entry point in `dir`, with nothing configured; resolves once the banner is printed. */
+function start(dir: string, port: number, pgPort: number): Promise<Running> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, PORT: String(port), EMBEDDED_PG_PORT: String(pgPort) };
+  const child = spawn(process.execPath, [MAIN], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`no banner within 90 s:\n${output}`)), 90_000);
+    const check = setInterval(() => {
+      if (output.includes('merchant-pay is running')) {
+        clearTimeout(timer);
+        clearInterval(check);
+        done({ child, output: () => output });
+      }
+    }, 100);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      clearInterval(check);
+      fail(new Error(`exited with ${code} before the banner:\n${output}`));
+    });
+  });
+}
+
+/** Ctrl-C: resolves with the time it took the process to exit. */
+async function stop(running: Running): Promise<number> {
+  const started = Date.now();
+  const exited = new Promise<void>((done) => running.child.once('exit', () => done()));
+  running.child.kill('SIGINT');
+  await exited;
+  return Date.now() - started;
+}
+
+describe('embedded default (npm start with nothing configured)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mp-embedded-'));
+  let port: number;
+  let pgPort: number;
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first (npm test does)`);
+    // As root, PostgreSQL runs as an unprivileged user that must reach the data folder (mkdtemp makes it 0700).
+    chmodSync(dir, 0o755);
+    port = await freePort();
+    pgPort = await freePort();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function getPayChannels(demo: { api_key: string; api_secret: string }) {
+    const res = await fetch(`http://127.0.0.1:${port}/api/merchant/getPayChannels`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(signed(demo)),
+    });
+    return (await res.json()) as { code: number; data: { total: number; list: { id: number; category: string }[] } };
+  }
+
+  it('starts, serves the demo merchant, stops on Ctrl-C, and a restart reuses the data', async () => {
+    const first = await start(dir, port, pgPort);
+    let demo: { api_key: string; api_secret: string; channel_ids: number[] };
+    try {
+      demo = JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'));
+      expect(Object.keys(demo).sort()).toEqual(['api_key', 'api_secret', 'channel_ids']);
+      expect(first.output()).toContain(demo.api_key);
+      expect(first.output()).toContain(demo.api_secret);
+      expect(first.output()).toContain('CALLBACK_ALLOW_PRIVATE=true');
+      const res = await getPayChannels(demo);
+      expect(res.code).toBe(1);
+      expect(res.data.list.map((c) => c.category)).toEqual(['processor', 'remotepay', 'warehouse']);
+      expect(res.data.list.map((c) => c.id)).toEqual(demo.channel_ids);
+      expect((await fetch(`http://127.0.0.1:${port}/ready`)).status).toBe(200);
+    } finally {
+      expect(await stop(first)).toBeLessThan(10_000);
+    }
+
+    const second = await start(dir, port, pgPort);
+    try {
+      const again = JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'));
+      expect(again).toEqual(demo);
+      expect((await getPayChannels(demo)).data.total).toBe(3);
+    } finally {
+      await stop(second);
+    }
+  }, 240_000);
+});
