@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { canonicalString } from '@app/signature';
-import { signSandboxNotification } from '@app/channels';
+import { ChannelAdapters, signSandboxNotification } from '@app/channels';
+import { ChannelRepository } from '@app/db';
 import { QUEUE } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
@@ -39,13 +40,11 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ token }).toString(),
     });
-  const notify = (params: Record<string, unknown>, channelId = channel) =>
+  const notify = (params: object, channelId = channel) =>
     api.app.inject({ method: 'POST', url: `/api/channel/notify/${channelId}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(params) });
 
   async function secretKey(): Promise<string> {
-    const { ChannelAdapters } = await import('@app/channels');
     const adapters = api.app.get(ChannelAdapters);
-    const { ChannelRepository } = await import('@app/db');
     return adapters.channelConfig((await api.app.get(ChannelRepository).findById(channel))!).secret_key!;
   }
 

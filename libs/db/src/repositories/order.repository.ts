@@ -76,12 +76,14 @@ export class OrderRepository {
     if (filter.startTime !== undefined) query.andWhere('o.createdAt >= to_timestamp(:startTime)', { startTime: filter.startTime });
     // createtime is whole seconds: an inclusive end bound takes the whole of its last second.
     if (filter.endTime !== undefined) query.andWhere('o.createdAt < to_timestamp(:endBefore)', { endBefore: filter.endTime + 1 });
-    const [rows, total] = await query
+    // count(*) rather than getManyAndCount's COUNT(DISTINCT id): an index-only scan of the same index.
+    const total = Number((await query.clone().select('count(*)', 'total').getRawOne<{ total: string }>())?.total ?? 0);
+    const rows = await query
       .orderBy('o.createdAt', 'DESC')
       .addOrderBy('o.orderNo', 'DESC')
       .offset((filter.page - 1) * filter.limit)
       .limit(filter.limit)
-      .getManyAndCount();
+      .getMany();
     return { rows, total };
   }
 
