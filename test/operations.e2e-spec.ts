@@ -76,3 +76,28 @@ describe('queue dashboard', () => {
     }
   });
 });
+
+describe('OpenAPI document', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api.close());
+
+  it('lists every merchant and region operation and documents the envelope, the codes and the signature', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/docs-json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json() as { paths: Record<string, Record<string, unknown>>; info: { description: string } };
+    for (const op of ['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend']) {
+      expect(doc.paths[`/api/merchant/${op}`]?.post).toBeDefined();
+    }
+    for (const op of ['regionData', 'provinceList', 'cityList', 'districtList']) {
+      expect(doc.paths[`/addons/paychannel/channel/processor/${op}`]?.get).toBeDefined();
+    }
+    for (const code of ['40000', '40104', '40900', '42900', '50200', '50300']) expect(doc.info.description).toContain(`| ${code} |`);
+    expect(doc.info.description).toMatch(/canonical string[\s\S]*api_key=mk_example/);
+    const page = await api.app.inject({ method: 'GET', url: '/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('swagger');
+  });
+});

@@ -1,0 +1,69 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { type AppConfig, ERROR_INFO } from '@app/common';
+import { canonicalString, sign } from '@app/signature';
+
+const EXAMPLE_SECRET = 'sk_example_secret_do_not_use';
+
+/** A worked example computed by the service's own signing code, so the document cannot drift from it. */
+function signatureExample(prefix: string): string {
+  const params = {
+    api_key: 'mk_example0000000000000001',
+    timestamp: 1763700000,
+    nonce: 'n0nce12345',
+    order_type: 1,
+    cny_amount: '100.00',
+    paychannel_id: 3,
+    paychannel_paymethod: 'alipay',
+    customer_name: '张三',
+  };
+  return [
+    `With api_secret \`${EXAMPLE_SECRET}\`, the body`,
+    '```json',
+    JSON.stringify(params, null, 2),
+    '```',
+    `has the canonical string\n\n\`${canonicalString(params)}\`\n\nand the signature (lowercase hex HMAC-SHA256)\n\n\`${sign(params, EXAMPLE_SECRET)}\`\n`,
+    `sent as \`POST ${prefix}/merchant/createOrder\` with \`"signature"\` added to the same JSON body.`,
+  ].join('\n');
+}
+
+function description(config: AppConfig): string {
+  const codes = (Object.entries(ERROR_INFO) as [string, { status: number; msg: string }][])
+    .map(([code, info]) => `| ${code} | ${info.status} | ${info.msg} |`)
+    .join('\n');
+  return `Merchant orders, payment channels and mainland China region data.
+
+## Envelope
+Every region and merchant answer, failures included, is \`{"code": int, "msg": string, "time": string, "data": ...}\`.
+\`code\` 1 is success; \`time\` is Unix seconds as a string. Validation failures carry \`data.errors: [{field, message}]\`.
+
+## Error codes
+| code | HTTP | meaning |
+|---|---|---|
+| 1 | 200 | success |
+${codes}
+
+## Signing a merchant request
+Every merchant operation carries \`api_key\`, \`timestamp\` (Unix seconds, within ${config.authToleranceSeconds} s),
+\`nonce\` (8-64 of \`[A-Za-z0-9_-]\`, once per api_key) and \`signature\`, in the JSON or form body (or the query
+string; query and body are merged). The signature is the hex HMAC-SHA256, keyed with the api_secret, of the
+canonical string: every parameter except \`signature\`, without null or empty-string values, sorted by key bytes,
+as \`key=value\` joined by \`&\`, no URL-encoding; numbers as JavaScript writes them (send amounts as strings),
+nested values as JSON with sorted keys.
+
+${signatureExample(config.apiPrefix)}
+
+## Callbacks
+Signed the same way with the merchant's secret, plus Standard Webhooks headers (\`webhook-id\`, \`webhook-timestamp\`,
+\`webhook-signature\`; secret \`whsec_\` + base64(api_secret)). Answer \`success\` (or an empty 2xx); dedupe by \`event_id\`.`;
+}
+
+/** The OpenAPI document at /docs-json and its page at /docs. */
+export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder().setTitle('merchant-pay').setVersion('1').setDescription(description(config)).build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+}
+
