@@ -3,6 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
 import { AppConfig, JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
 
+const ENQUEUE_TIMEOUT_MS = 2000;
+
 /**
  * The one way to put a job on a queue. Payloads carry ids only; the queue each job goes on
  * and its retry policy come from the contract in libs/common/queues.ts and the config.
@@ -39,7 +41,19 @@ export class JobQueue {
     }
   }
 
+  /**
+   * Rejects after ENQUEUE_TIMEOUT_MS rather than waiting for a Redis that is down (its client
+   * retries forever): callers enqueue after commit, and the sweeper picks up what this missed.
+   */
   async add<N extends JobName>(name: N, payload: JobPayloads[N], options: JobsOptions = {}): Promise<void> {
-    await this.queues[JOB_QUEUE[name]].add(name, payload, { ...this.defaults(name), ...options });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`enqueue ${name} timed out after ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([this.queues[JOB_QUEUE[name]].add(name, payload, { ...this.defaults(name), ...options }), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
