@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { type TestApi, startTestApi } from './helpers/api';
+import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { databaseUrl } from './helpers/database';
 
 describe('health, readiness and metrics', () => {
@@ -27,6 +27,16 @@ describe('health, readiness and metrics', () => {
     expect(res.body).toMatch(/merchant_pay_queue_jobs\{queue="callbacks",state="waiting"\} \d+/);
     expect(res.body).toMatch(/merchant_pay_callback_deliveries\{status="failed"\} \d+/);
     expect(res.body).toContain('merchant_pay_orders_created_total');
+  });
+
+  it('counts created orders, not idempotent repeats', async () => {
+    const count = async () => Number(/merchant_pay_orders_created_total (\d+)/.exec((await api.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+    const before = await count();
+    const { merchant, channels } = await merchantWithChannels(api.operator);
+    const params = { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', merchant_order_no: 'metrics-1' };
+    expect((await post(api.app, '/api/merchant/createOrder', signed(merchant, params))).body.code).toBe(1);
+    expect((await post(api.app, '/api/merchant/createOrder', signed(merchant, params))).body.code).toBe(1);
+    expect(await count()).toBe(before + 1);
   });
 
   it('answers /ready with 503 once its database is gone, while /health stays 200', async () => {
@@ -94,6 +104,15 @@ describe('OpenAPI document', () => {
     for (const op of ['regionData', 'provinceList', 'cityList', 'districtList']) {
       expect(doc.paths[`/addons/paychannel/channel/processor/${op}`]?.get).toBeDefined();
     }
+    const schemas = (doc as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }).components.schemas;
+    expect(Object.keys(schemas.CreateOrderDto.properties)).toEqual(
+      expect.arrayContaining(['order_type', 'cny_amount', 'paychannel_id', 'paychannel_paymethod', 'customer_name', 'notify_url', 'merchant_order_no']),
+    );
+    expect(schemas.CreateOrderDto.required).toEqual(expect.arrayContaining(['order_type', 'cny_amount', 'paychannel_id', 'paychannel_paymethod']));
+    expect(Object.keys(schemas.SignedParamsDoc.properties).sort()).toEqual(['api_key', 'nonce', 'signature', 'timestamp']);
+    expect(Object.keys(schemas.OrderQueryListDto.properties)).toEqual(expect.arrayContaining(['page', 'limit', 'status', 'order_type', 'start_time', 'end_time']));
+    const cityList = doc.paths['/addons/paychannel/channel/processor/cityList'].get as { parameters: { name: string }[] };
+    expect(cityList.parameters.map((p) => p.name)).toContain('province');
     for (const code of ['40000', '40104', '40900', '42900', '50200', '50300']) expect(doc.info.description).toContain(`| ${code} |`);
     expect(doc.info.description).toMatch(/canonical string[\s\S]*api_key=mk_example/);
     const page = await api.app.inject({ method: 'GET', url: '/docs' });

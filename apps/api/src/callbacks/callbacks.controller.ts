@@ -1,6 +1,7 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { type Envelope, ok } from '@app/common';
 import type { Merchant } from '@app/db';
+import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
 import { CallbacksService, type ResendView } from './callbacks.service';
 import { CallbackResendDto } from './dto/callback-resend.dto';
@@ -11,6 +12,7 @@ export class CallbacksController {
   constructor(private readonly callbacks: CallbacksService) {}
 
   @Post('callbackResend')
+  @MerchantOperation('Send the order\'s latest callback event again (same event_id)', CallbackResendDto)
   @HttpCode(200)
   async callbackResend(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackResendDto): Promise<Envelope<ResendView>> {
     return ok(await this.callbacks.resend(merchant.id, params.order_no));

@@ -4,6 +4,7 @@ import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, pa
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
+import { MetricsService } from '../metrics/metrics.service';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderQueryListDto } from './dto/order-query-list.dto';
 
@@ -77,6 +78,7 @@ export class OrdersService {
     private readonly orders: OrderRepository,
     private readonly channels: ChannelRepository,
     private readonly lifecycle: OrderLifecycle,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
@@ -138,6 +140,7 @@ export class OrdersService {
           channel,
         );
         if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, 'Payment channel failed; the order was cancelled', { order_no: order.orderNo });
+        this.metrics.ordersCreated.inc();
         return { order: toCreatedView(order), repeat: false };
       } catch (err) {
         const constraint = uniqueViolation(err);
