@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { type AppConfig, CommonModule } from '@app/common';
+import { type AppConfig, CommonModule, loggingModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
 import { OrdersCoreModule } from '@app/orders';
@@ -18,7 +18,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CommonModule.forRoot(config), DbModule.forRoot(tuning.callbackConcurrency + tuning.ordersConcurrency + 2), QueueModule.forRoot(config), OrdersCoreModule],
+      imports: [CommonModule.forRoot(config), loggingModule(config), DbModule.forRoot(tuning.callbackConcurrency + tuning.ordersConcurrency + 2), QueueModule.forRoot(config), OrdersCoreModule],
       providers: [
         { provide: WorkerTuning, useValue: tuning },
         {
