@@ -3,7 +3,8 @@ import { DomainError } from '@app/common';
 
 /**
  * Query string and body merged into one parameter map (SPEC 3). A key in both with
- * different values, a repeated query key, or a body that is not an object is 40000.
+ * different values, a repeated query key, a body that is not an object, or a text value
+ * with a NUL character (PostgreSQL text cannot hold one) is 40000.
  */
 export function mergeRequestParams(request: FastifyRequest): Record<string, unknown> {
   const params: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -26,6 +27,9 @@ export function mergeRequestParams(request: FastifyRequest): Record<string, unkn
       throw DomainError.invalid(key, 'differs between the query string and the body');
     }
     params[key] = value;
+  }
+  for (const key of Object.keys(params)) {
+    if (typeof params[key] === 'string' && (params[key] as string).includes('\u0000')) throw DomainError.invalid(key, 'must not contain a NUL character');
   }
   return params;
 }
