@@ -1,0 +1,200 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Client } from 'pg';
+import { type AppConfig } from '@app/common';
+import { signSandboxNotification } from '@app/channels';
+import { CliModule } from '../apps/cli/src/cli.module';
+import { type Credentials, OperatorService } from '../apps/cli/src/operator.service';
+import { signed } from './helpers/api';
+import { CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
+import { testConfig } from './helpers/config';
+import { createTestDatabase } from './helpers/database';
+
+const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
+const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+interface Running {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** One compiled app (`npm run start:api` / `start:worker` without the rebuild), on the shared database and Redis. */
+function launch(name: string, main: string, env: Record<string, string>): Running {
+  const child = spawn(process.execPath, [main], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  return { name, child, output: () => output };
+}
+
+async function stop(running: Running): Promise<void> {
+  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => running.child.once('exit', () => done()));
+  running.child.kill('SIGTERM');
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+interface Envelope<T = Record<string, unknown>> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+describe('scale-out: two API processes and two workers on one PostgreSQL and one Redis', () => {
+  const processes: Running[] = [];
+  let config: AppConfig;
+  let cli: INestApplicationContext;
+  let db: Client;
+  let receiver: CallbackReceiver;
+  let merchant: Credentials;
+  let channelId: number;
+  const secretKey = randomBytes(24).toString('hex');
+  const ports: number[] = [];
+
+  const base = (i: number): string => `http://127.0.0.1:${ports[i]}`;
+
+  async function call<T = Record<string, unknown>>(i: number, op: string, body: Record<string, unknown>): Promise<Envelope<T>> {
+    const res = await fetch(`${base(i)}/api/merchant/${op}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return (await res.json()) as Envelope<T>;
+  }
+
+  beforeAll(async () => {
+    for (const main of [API_MAIN, WORKER_MAIN]) if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm test does)`);
+    config = testConfig(await createTestDatabase());
+    cli = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
+    const operator = cli.get(OperatorService);
+    db = new Client({ connectionString: config.databaseUrl });
+    await db.connect();
+    receiver = await CallbackReceiver.start();
+    merchant = await operator.createMerchant('scale-out', receiver.url);
+    ({ id: channelId } = await operator.createChannel({
+      category: 'processor',
+      name: 'sandbox',
+      payMethod: 'alipay',
+      adapter: 'sandbox',
+      rate: '0.006',
+      config: JSON.stringify({ secret_key: secretKey }),
+    }));
+    await operator.link(merchant.id, channelId);
+
+    const shared = {
+      DATABASE_URL: config.databaseUrl,
+      REDIS_URL: config.redisUrl!,
+      MASTER_KEY: config.masterKey.toString('base64'),
+      QUEUE_PREFIX: config.queuePrefix,
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      CALLBACK_RETRY_SCHEDULE: '1s,1s,2s',
+      LOG_LEVEL: 'warn',
+    };
+    for (const i of [0, 1]) {
+      ports.push(await freePort());
+      processes.push(launch(`api${i}`, API_MAIN, { ...shared, PORT: String(ports[i]) }));
+      processes.push(launch(`worker${i}`, WORKER_MAIN, { ...shared, LOG_LEVEL: 'info' }));
+    }
+    for (const p of processes) {
+      p.child.once('exit', (code, signal) => {
+        if (code !== 0 && signal !== 'SIGTERM') process.stderr.write(`${p.name} exited (${code ?? signal}):\n${p.output()}\n`);
+      });
+    }
+    await waitFor(
+      async () => {
+        const ready = await Promise.all([0, 1].map((i) => fetch(`${base(i)}/ready`).then((r) => r.status === 200, () => false)));
+        return ready.every(Boolean);
+      },
+      30_000,
+      'both API processes ready',
+    );
+    await waitFor(() => processes.filter((p) => p.name.startsWith('worker')).every((p) => p.output().includes('taking jobs')), 30_000, 'both workers taking jobs');
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map(stop));
+    await receiver?.close();
+    await db?.end();
+    await cli?.close();
+    if (config) await flushQueueKeys(config.queuePrefix);
+  }, 30_000);
+
+  it('a nonce used on instance A is refused (40104) on instance B, and one request sent to both at once passes once', async () => {
+    const request = signed(merchant);
+    expect((await call(0, 'getPayChannels', request)).code).toBe(1);
+    expect((await call(1, 'getPayChannels', request)).code).toBe(40104);
+
+    for (let round = 0; round < 5; round++) {
+      const twice = signed(merchant);
+      const codes = (await Promise.all([call(0, 'getPayChannels', twice), call(1, 'getPayChannels', twice)])).map((a) => a.code).sort();
+      expect(codes).toEqual([1, 40104]);
+    }
+  });
+
+  it('notifications sent to both instances concurrently, several times: paid once, confirmed, credited once; each event delivered once per delivery', async () => {
+    const created = await call<{ order_no: string; merchant_actual_amount: number }>(
+      0,
+      'createOrder',
+      signed(merchant, { order_type: 1, cny_amount: '88.00', paychannel_id: channelId, paychannel_paymethod: 'alipay' }),
+    );
+    expect(created.code).toBe(1);
+    const orderNo = created.data.order_no;
+
+    const notify = (i: number): Promise<string> =>
+      fetch(`${base(i)}/api/channel/notify/${channelId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(Object.entries(signSandboxNotification(secretKey, orderNo, 8800, 'paid')).map(([k, v]): [string, string] => [k, String(v)])).toString(),
+      }).then((r) => r.text());
+    const answers = await Promise.all(Array.from({ length: 4 }, () => [notify(0), notify(1)]).flat());
+    expect(answers).toEqual(Array(8).fill('success'));
+
+    await waitFor(
+      async () => (await call<{ status: string }>(1, 'orderQueryDetail', signed(merchant, { order_no: orderNo }))).data.status === 'completed',
+      20_000,
+      'the order completed',
+    );
+    const { rows: ledger } = await db.query(
+      `SELECT l.kind, l.amount_fen::int AS amount FROM ledger_entries l JOIN orders o ON o.id = l.order_id WHERE o.order_no = $1 ORDER BY l.kind`,
+      [orderNo],
+    );
+    expect(ledger).toEqual([
+      { kind: 'order_credit', amount: created.data.merchant_actual_amount },
+      { kind: 'order_deposit', amount: 0 },
+    ]);
+    const { rows: balance } = await db.query(`SELECT available_fen::int AS available FROM balances WHERE merchant_id = $1`, [merchant.id]);
+    expect(balance).toEqual([{ available: created.data.merchant_actual_amount }]);
+    const { rows: events } = await db.query<{ id: string; type: string }>(
+      `SELECT e.id, e.type FROM order_events e JOIN orders o ON o.id = e.order_id WHERE o.order_no = $1 ORDER BY e.created_at`,
+      [orderNo],
+    );
+    expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+
+    // A resend is a new delivery of the latest event, through instance B.
+    expect((await call(1, 'callbackResend', signed(merchant, { order_no: orderNo }))).data).toEqual({ event_id: events[1].id, event: 'order.completed' });
+
+    const deliveriesOf = async (eventId: string): Promise<number> =>
+      (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM callback_deliveries WHERE event_id = $1 AND status = 'succeeded'`, [eventId])).rows[0].n;
+    await waitFor(async () => (await deliveriesOf(events[0].id)) === 1 && (await deliveriesOf(events[1].id)) === 2, 20_000, 'three deliveries succeeded');
+    // Two workers compete for every job: a duplicate would arrive about now, if at all.
+    await sleep(1_500);
+    expect(receiver.forEvent(events[0].id)).toHaveLength(1);
+    expect(receiver.forEvent(events[1].id)).toHaveLength(2);
+    expect(receiver.forEvent(events[1].id).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '1']);
+  }, 60_000);
+});
