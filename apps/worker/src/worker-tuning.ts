@@ -14,6 +14,8 @@ export class WorkerTuning {
   sweepIntervalMs = 30_000;
   /** A pending delivery this far past its next_attempt_at, with no live job, counts as lost. */
   sweepGraceMs = 60_000;
+  /** A paid order untouched this long is assumed to have lost its confirm job; the sweep re-enqueues it. */
+  stuckPaidSeconds = 300;
   /** BullMQ job lock: a worker that died holding a job is noticed after about this long. */
   lockDurationMs = 30_000;
 

@@ -23,7 +23,7 @@ export class PaymentNotConfirmedError extends Error {
   }
 }
 
-/** A paid order waits this long before the sweep assumes its confirm job was lost. */
+/** A paid order waits this long before the sweep assumes its confirm job was lost (the worker may pass a shorter one). */
 const STUCK_PAID_SECONDS = 300;
 const SWEEP_BATCH = 500;
 
@@ -156,15 +156,15 @@ export class OrderLifecycle {
   }
 
   /** The safety net: expire overdue pending orders, re-enqueue confirmation of orders stuck in paid. */
-  async sweep(): Promise<{ expired: number; confirmsQueued: number }> {
+  async sweep(stuckPaidSeconds = STUCK_PAID_SECONDS): Promise<{ expired: number; confirmsQueued: number }> {
     let expired = 0;
     for (const id of await this.orders.findOverduePendingIds(SWEEP_BATCH)) {
       if (await this.expireOrder(id)) expired++;
     }
     let confirmsQueued = 0;
     // A fresh job id per window: a confirm job that failed for good is kept by BullMQ under its old id.
-    const window = Math.floor(Date.now() / (STUCK_PAID_SECONDS * 1000));
-    for (const id of await this.orders.findStuckPaidIds(STUCK_PAID_SECONDS, SWEEP_BATCH)) {
+    const window = Math.floor(Date.now() / (stuckPaidSeconds * 1000));
+    for (const id of await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH)) {
       if (await this.enqueue('order.confirm', { orderId: id }, { jobId: `confirm-${id}-sweep-${window}` })) confirmsQueued++;
     }
     return { expired, confirmsQueued };

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { JobPayloads } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
 import { CallbackSweeper } from '../callbacks/callback-sweeper';
+import { WorkerTuning } from '../worker-tuning';
 
 /** The 'orders' queue: expiry, confirmation, and the periodic safety net. */
 @Injectable()
@@ -11,6 +12,7 @@ export class OrdersProcessor {
   constructor(
     private readonly lifecycle: OrderLifecycle,
     private readonly callbackSweeper: CallbackSweeper,
+    private readonly tuning: WorkerTuning,
   ) {}
 
   expire({ orderId }: JobPayloads['order.expire']): Promise<void> {
@@ -24,7 +26,7 @@ export class OrdersProcessor {
 
   /** Both halves run even if one fails; a failure still fails the job so it shows in the queue. */
   async sweep(): Promise<{ requeuedDeliveries: number; expired: number; confirmsQueued: number }> {
-    const [callbacks, orders] = await Promise.allSettled([this.callbackSweeper.sweep(), this.lifecycle.sweep()]);
+    const [callbacks, orders] = await Promise.allSettled([this.callbackSweeper.sweep(), this.lifecycle.sweep(this.tuning.stuckPaidSeconds)]);
     if (callbacks.status === 'rejected') throw callbacks.reason;
     if (orders.status === 'rejected') throw orders.reason;
     const result = { requeuedDeliveries: callbacks.value.requeued, ...orders.value };
