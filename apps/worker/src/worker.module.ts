@@ -1,7 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type AppConfig, CommonModule, loggingModule } from '@app/common';
 import { DbModule } from '@app/db';
-import { CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
 import { OrdersCoreModule } from '@app/orders';
 import { QueueModule } from '@app/queue';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
@@ -25,7 +24,6 @@ export class WorkerModule {
           provide: CallbackSender,
           useFactory: () => new CallbackSender({ allowPrivate: config.callbackAllowPrivate, timeoutMs: tuning.callbackTimeoutMs }),
         },
-        CallbackDeliveryRepository,
         CallbackDeliveryProcessor,
         CallbackSweeper,
         OrdersProcessor,

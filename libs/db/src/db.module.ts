@@ -3,13 +3,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '@app/common';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
+import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
 import { OrderRepository } from './repositories/order.repository';
 
-const REPOSITORIES = [MerchantRepository, ChannelRepository, OrderRepository, OrderEventRepository, LedgerRepository];
+const REPOSITORIES = [MerchantRepository, ChannelRepository, OrderRepository, OrderEventRepository, LedgerRepository, CallbackDeliveryRepository];
 
 /** The database connection and every repository. */
 @Global()

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError, ErrorCode } from '@app/common';
-import { CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
+import { CallbackDeliveryRepository } from '@app/db';
 import { JobQueue } from '@app/queue';
 
 export interface ResendView {

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig, type JobPayloads, SecretBox } from '@app/common';
-import { type ClaimedAttempt, CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
+import { type ClaimedAttempt, CallbackDeliveryRepository } from '@app/db';
 import { buildSignedCallback } from './callback-payload';
 import { type SendOutcome, CallbackSender } from './callback-sender';
 import { CallbackAttemptError, retryDelayMs } from './retry-policy';

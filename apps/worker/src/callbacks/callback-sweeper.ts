@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, QUEUE } from '@app/common';
-import { CallbackDeliveryRepository } from '@app/db/repositories/callback-delivery.repository';
+import { CallbackDeliveryRepository } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
 
