@@ -24,6 +24,8 @@ const base = {
   },
 };
 module.exports = {
+  // A global option (ignored inside a project): e2e hooks boot apps and databases on a shared 2-core machine.
+  testTimeout: 30000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/examples/**/*.spec.ts'] },
     {
@@ -32,7 +34,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
-      testTimeout: 30000,
     },
   ],
 };
