@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runCli } from '../apps/cli/src/main';
 import { signed } from './helpers/api';
 
 const MAIN = resolve(__dirname, '../dist/apps/embedded/src/main.js');
@@ -79,6 +81,63 @@ describe('embedded default (npm start with nothing configured)', () => {
     return (await res.json()) as { code: number; data: { total: number; list: { id: number; category: string }[] } };
   }
 
+  /** The issue's "done when": create an order, pay it on the sandbox page, receive its callbacks on localhost. */
+  async function payOnTheSandboxAndReceiveCallbacks(demo: { api_key: string; api_secret: string; channel_ids: number[] }): Promise<void> {
+    const received: Record<string, unknown>[] = [];
+    const receiver = createHttpServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(raw) as Record<string, unknown>);
+        res.end('success');
+      });
+    });
+    const receiverPort = await freePort();
+    await new Promise<void>((done) => receiver.listen(receiverPort, '127.0.0.1', done));
+    try {
+      const params = {
+        order_type: 1,
+        cny_amount: '100.00',
+        paychannel_id: demo.channel_ids[1],
+        paychannel_paymethod: 'alipay',
+        notify_url: `http://127.0.0.1:${receiverPort}/cb`,
+      };
+      const created = (await (
+        await fetch(`http://127.0.0.1:${port}/api/merchant/createOrder`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(signed(demo, params)),
+        })
+      ).json()) as { code: number; data: { order_no: string; pay_url: string; merchant_actual_amount: number } };
+      expect(created.code).toBe(1);
+      const page = await (await fetch(created.data.pay_url)).text();
+      const token = /name="token" value="([^"]+)"/.exec(page)?.[1];
+      expect(token).toBeDefined();
+      const paid = await fetch(`http://127.0.0.1:${port}/sandbox/checkout/${created.data.order_no}/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: token! }).toString(),
+      });
+      expect(paid.status).toBe(200);
+      const deadline = Date.now() + 60_000;
+      while (!received.some((c) => c.event === 'order.completed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      expect(received.map((c) => c.event)).toEqual(expect.arrayContaining(['order.paid', 'order.completed']));
+      expect(received.every((c) => c.order_no === created.data.order_no)).toBe(true);
+
+      // The operator CLI beside a running `npm start` finds the embedded database by itself.
+      let out = '';
+      const code = await runCli(['merchant:balance', '--merchant', '1'], {
+        env: { DATA_DIR: join(dir, '.data'), EMBEDDED_PG_PORT: String(pgPort) },
+        stdout: (t) => (out += t),
+        stderr: () => undefined,
+      });
+      expect(code).toBe(0);
+      expect(JSON.parse(out)).toEqual({ available_fen: created.data.merchant_actual_amount, deposit_fen: 0 });
+    } finally {
+      receiver.close();
+    }
+  }
+
   it('starts, serves the demo merchant, stops on Ctrl-C, and a restart reuses the data', async () => {
     const first = await start(dir, port, pgPort);
     let demo: { api_key: string; api_secret: string; channel_ids: number[] };
@@ -93,6 +152,7 @@ describe('embedded default (npm start with nothing configured)', () => {
       expect(res.data.list.map((c) => c.category)).toEqual(['processor', 'remotepay', 'warehouse']);
       expect(res.data.list.map((c) => c.id)).toEqual(demo.channel_ids);
       expect((await fetch(`http://127.0.0.1:${port}/ready`)).status).toBe(200);
+      await payOnTheSandboxAndReceiveCallbacks(demo);
     } finally {
       expect(await stop(first)).toBeLessThan(10_000);
     }

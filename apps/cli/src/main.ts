@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
+import { withEmbeddedDefaults } from '../../embedded/src/local-data';
 import { CliModule } from './cli.module';
 import { COMMANDS, parseFlags } from './commands';
 import { OperatorService, UsageError } from './operator.service';
@@ -26,13 +27,14 @@ const processIo: CliIo = {
 /** Each command prints exactly one JSON object on stdout; messages go to stderr. Returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [name, ...args] = argv;
+  const env = withEmbeddedDefaults(io.env);
   if (!name || name === '--help' || name === 'help') {
     io.stderr(`${usage()}\n`);
     return name ? 0 : 2;
   }
   try {
     if (name === 'migration:run') {
-      const databaseUrl = io.env.DATABASE_URL;
+      const databaseUrl = env.DATABASE_URL;
       if (!databaseUrl) throw new ConfigError('DATABASE_URL', 'is required');
       io.stdout(`${JSON.stringify({ applied: await runMigrations(databaseUrl) })}\n`);
       return 0;
@@ -40,7 +42,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags);
-    const config = loadConfig(io.env);
+    const config = loadConfig(env);
     const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
     try {
       const result = await command.run(app.get(OperatorService), flags);

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { embeddedDatabaseUrl } from './local-data';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -35,7 +36,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, passw
     await admin.end();
   }
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/merchant_pay`,
+    url: embeddedDatabaseUrl(port, password),
     stop: () => pg.stop(),
   };
 }

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type AppConfig, loadConfigOrExit } from '@app/common';
@@ -11,27 +10,14 @@ import { CliModule } from '../../cli/src/cli.module';
 import { OperatorService } from '../../cli/src/operator.service';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
+import { dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
 
 const logger = new Logger('Start');
-
-interface LocalSecrets {
-  master_key: string;
-  pg_password: string;
-}
 
 interface DemoMerchant {
   api_key: string;
   api_secret: string;
   channel_ids: number[];
-}
-
-/** Secrets the embedded mode makes once and keeps beside its data, so a restart reads its own data. */
-function localSecrets(dataDir: string): LocalSecrets {
-  const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
-  const secrets = { master_key: randomBytes(32).toString('base64'), pg_password: randomBytes(18).toString('base64url') };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return secrets;
 }
 
 /** A demo merchant with one sandbox channel per category, made on the first start only. */
@@ -91,12 +77,12 @@ function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string): 
 async function main(): Promise<void> {
   const env = { ...process.env };
   const embedded = !env.DATABASE_URL;
-  const dataDir = resolve(env.DATA_DIR ?? '.data');
+  const dataDir = dataDirOf(env);
   let database: EmbeddedDatabase | null = null;
   if (embedded) {
     mkdirSync(dataDir, { recursive: true });
-    const secrets = localSecrets(dataDir);
-    database = await startEmbeddedPostgres(dataDir, Number(env.EMBEDDED_PG_PORT ?? 54329), secrets.pg_password, (l) => logger.warn(l));
+    const secrets = readOrCreateSecrets(dataDir);
+    database = await startEmbeddedPostgres(dataDir, embeddedPgPort(env), secrets.pg_password, (l) => logger.warn(l));
     env.DATABASE_URL = database.url;
     env.MASTER_KEY ??= secrets.master_key;
     // A local demo calls back to localhost.
