@@ -11,9 +11,14 @@ import { createApiApp } from '../../apps/api/src/create-api-app';
 /**
  * `npm run bench:region`: the real API (its own throwaway database) against a bare node:http
  * server sending the same bytes, each in a process of its own while autocannon runs here.
- * Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_POSTGRES_URL, REDIS_URL, LOG_LEVEL (silent).
+ * The two alternate in short rounds and the ratio is of their medians: on a shared machine a
+ * neighbour's burst then hits both sides instead of one whole measurement. Each server also
+ * reports its own CPU time, so the CPU per request compares them even when the load
+ * generator or a neighbour is the bottleneck.
+ * Env: BENCH_ROUNDS (5), BENCH_SECONDS (4 per round), BENCH_CONNECTIONS (50), BENCH_POSTGRES_URL, REDIS_URL, LOG_LEVEL (silent).
  */
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -30,7 +35,17 @@ interface Captured {
   body: string;
 }
 
+/** Both servers answer "cpu" with their CPU time so far (user + system, microseconds). */
+function reportCpuOnRequest(): void {
+  process.on('message', (message) => {
+    if (message !== 'cpu') return;
+    const usage = process.cpuUsage();
+    process.send!({ cpu: usage.user + usage.system });
+  });
+}
+
 async function serveApi(): Promise<void> {
+  reportCpuOnRequest();
   const app = await createApiApp(
     loadConfig({
       ...process.env,
@@ -44,6 +59,7 @@ async function serveApi(): Promise<void> {
 }
 
 function serveBare(): void {
+  reportCpuOnRequest();
   process.once('message', (answers: Captured[]) => {
     const byPath = new Map(answers.map((a) => [a.path, { headers: a.headers, body: Buffer.from(a.body, 'base64') }]));
     const server = createServer((req, res) => {
@@ -56,7 +72,12 @@ function serveBare(): void {
   });
 }
 
-function start(role: 'api' | 'bare', env: NodeJS.ProcessEnv, answers?: Captured[]): Promise<{ child: ChildProcess; port: number }> {
+interface Server {
+  child: ChildProcess;
+  port: number;
+}
+
+function start(role: 'api' | 'bare', env: NodeJS.ProcessEnv, answers?: Captured[]): Promise<Server> {
   const child = fork(__filename, [role], { env, stdio: 'inherit' });
   if (answers) child.send(answers);
   return new Promise((resolve, reject) => {
@@ -73,10 +94,36 @@ async function capture(port: number, path: string): Promise<Captured> {
   return { path, headers, body: body.toString('base64') };
 }
 
-async function load(port: number, path: string, seconds: number): Promise<{ rps: number; p99: number; bytes: number }> {
-  const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: seconds });
+interface Measurement {
+  rps: number;
+  p99: number;
+  /** The server's CPU time per answered request, in microseconds. */
+  cpuPerRequest: number;
+}
+
+function cpuMicros(server: Server): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { cpu?: number }) => {
+      if (message.cpu === undefined) return;
+      server.child.off('message', onMessage);
+      resolve(message.cpu);
+    };
+    server.child.on('message', onMessage);
+    server.child.send('cpu');
+  });
+}
+
+/** The round with the median requests/s (its own p99 alongside). */
+function median(measurements: Measurement[]): Measurement {
+  return [...measurements].sort((x, y) => x.rps - y.rps)[Math.floor(measurements.length / 2)];
+}
+
+async function load(server: Server, path: string, seconds: number): Promise<Measurement> {
+  const cpuBefore = await cpuMicros(server);
+  const result = await autocannon({ url: `http://127.0.0.1:${server.port}${path}`, connections: CONNECTIONS, duration: seconds });
+  const cpu = (await cpuMicros(server)) - cpuBefore;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99, bytes: result.throughput.average };
+  return { rps: result.requests.average, p99: result.latency.p99, cpuPerRequest: cpu / result.requests.total };
 }
 
 async function admin(query: string): Promise<void> {
@@ -103,19 +150,25 @@ async function main(): Promise<void> {
     const bare = await start('bare', env, answers);
     children.push(bare.child);
 
-    console.log(`autocannon, ${CONNECTIONS} connections, ${SECONDS} s per run after a 2 s warm-up, identity bodies`);
-    console.log('route       | body bytes | Nest+Fastify req/s (p99 ms) | bare node:http req/s (p99 ms) | ratio');
+    console.log(`autocannon, ${CONNECTIONS} connections, identity bodies; ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up, medians`);
+    console.log('route       | body bytes | Nest+Fastify req/s (p99 ms) | bare node:http req/s (p99 ms) | ratio | server CPU per request, Nest / bare');
     for (const [name, path] of Object.entries(ROUTES)) {
       const size = Buffer.from(answers.find((a) => a.path === path)!.body, 'base64').length;
-      const measured: Record<'api' | 'bare', Awaited<ReturnType<typeof load>>> = {} as never;
-      for (const [role, port] of [['api', api.port], ['bare', bare.port]] as const) {
-        await load(port, path, 2);
-        measured[role] = await load(port, path, SECONDS);
+      const rounds: Record<'api' | 'bare', Measurement[]> = { api: [], bare: [] };
+      await load(api, path, 2);
+      await load(bare, path, 2);
+      for (let round = 0; round < ROUNDS; round++) {
+        // Alternate which side goes first, so neither always runs in the other's wake.
+        const order = round % 2 === 0 ? (['api', 'bare'] as const) : (['bare', 'api'] as const);
+        for (const role of order) rounds[role].push(await load(role === 'api' ? api : bare, path, SECONDS));
       }
-      const ratio = measured.api.rps / measured.bare.rps;
+      const nest = median(rounds.api);
+      const plain = median(rounds.bare);
+      const cpu = (role: 'api' | 'bare') => [...rounds[role].map((m) => m.cpuPerRequest)].sort((x, y) => x - y)[Math.floor(ROUNDS / 2)];
       console.log(
-        `${name.padEnd(11)} | ${String(size).padStart(10)} | ${measured.api.rps.toFixed(0).padStart(15)} (${measured.api.p99}) | ${measured.bare.rps.toFixed(0).padStart(17)} (${measured.bare.p99}) | ${ratio.toFixed(3)}`,
+        `${name.padEnd(11)} | ${String(size).padStart(10)} | ${nest.rps.toFixed(0).padStart(15)} (${nest.p99}) | ${plain.rps.toFixed(0).padStart(17)} (${plain.p99}) | ${(nest.rps / plain.rps).toFixed(3)} | ${cpu('api').toFixed(0)} µs / ${cpu('bare').toFixed(0)} µs`,
       );
+      console.log(`  rounds req/s: Nest ${rounds.api.map((m) => m.rps.toFixed(0)).join(' ')}; bare ${rounds.bare.map((m) => m.rps.toFixed(0)).join(' ')}`);
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');
