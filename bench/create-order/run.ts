@@ -1,0 +1,158 @@
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { Pool } from 'pg';
+import { loadConfig } from '@app/common';
+import { verify } from '@app/signature';
+import { createApiApp } from '../../apps/api/src/create-api-app';
+import { REDIS, answerRss, benchDatabase, fmt, forkServer, signedBody, signedLoad } from '../support';
+
+/**
+ * `npm run bench` (or node dist/bench/create-order/run.js): createOrder end to end (signed, a
+ * fresh nonce per request, real PostgreSQL and Redis, the sandbox channel) against a bare
+ * node:http server doing the least the same request needs: parse the JSON, verify the same
+ * HMAC, SET NX the nonce in Redis, INSERT one comparable order row, answer. Each server runs
+ * in a process of its own, autocannon here; they alternate at each connection count.
+ * Env: BENCH_SECONDS (8), BENCH_CONNECTIONS ("16,64,256"), BENCH_POSTGRES_URL, REDIS_URL.
+ */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '16,64,256').split(',').map(Number);
+const PATH = '/api/merchant/createOrder';
+
+async function serveApi(): Promise<void> {
+  answerRss();
+  const app = await createApiApp(loadConfig(process.env));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.send!({ port: (app.getHttpServer().address() as AddressInfo).port });
+}
+
+/** The baseline: the same work createOrder cannot avoid, and nothing else. */
+function serveBare(): void {
+  answerRss();
+  const secret = process.env.BENCH_API_SECRET!;
+  const merchantId = Number(process.env.BENCH_MERCHANT_ID);
+  const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+  const redis = new Redis(REDIS);
+  let sequence = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const params = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        if (!verify(params, String(params.signature), secret)) return void res.writeHead(401).end();
+        if ((await redis.set(`bare-nonce:${String(params.api_key)}:${String(params.nonce)}`, '1', 'EX', 600, 'NX')) !== 'OK') return void res.writeHead(401).end();
+        const fen = Math.round(Number(params.cny_amount) * 100);
+        const service = Math.round(fen * 0.006);
+        const orderNo = `29${String(Date.now()).slice(-12)}${String(process.pid % 100).padStart(2, '0')}${String(sequence++ % 1_000_000).padStart(6, '0')}`;
+        await pool.query(
+          `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, payment_method, cny_fen, service_rate, service_fen, deposit_rate,
+                               deposit_fen, merchant_actual_fen, request_hash, expires_at, created_at, updated_at)
+           VALUES ($1, $2, $3, 1, 'pending', $4, $5, 0.006, $6, 0, 0, $7, $8, now() + interval '30 minutes', now(), now())`,
+          [orderNo, merchantId, params.paychannel_id, params.paychannel_paymethod, fen, service, fen - service, 'x'.repeat(64)],
+        );
+        const body = JSON.stringify({ code: 1, msg: 'Order created', time: String(Math.floor(Date.now() / 1000)), data: { order_no: orderNo, status: 'pending' } });
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(body);
+      })().catch(() => res.writeHead(500).end());
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+}
+
+/** PostgreSQL transactions and Redis commands per request, over `n` sequential requests (Redis is shared: approximate). */
+async function costPerRequest(port: number, n: number, body: () => string, databaseUrl: string, database: string): Promise<{ xacts: number; redis: number }> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 1 });
+  const redis = new Redis(REDIS);
+  const xacts = async (): Promise<number> =>
+    Number((await pool.query<{ n: string }>(`SELECT pg_stat_get_db_xact_commit(oid) + pg_stat_get_db_xact_rollback(oid) AS n FROM pg_database WHERE datname = $1`, [database])).rows[0].n);
+  const redisCalls = async (): Promise<number> =>
+    (await redis.info('commandstats'))
+      .split('\n')
+      .map((line) => Number(/calls=(\d+)/.exec(line)?.[1] ?? 0))
+      .reduce((a, b) => a + b, 0);
+  try {
+    // The statistics collector flushes at most every second or so: wait it out on both sides.
+    await pool.query('SELECT pg_stat_clear_snapshot()');
+    await new Promise((r) => setTimeout(r, 1500));
+    const [x0, r0] = [await xacts(), await redisCalls()];
+    for (let i = 0; i < n; i++) {
+      await fetch(`http://127.0.0.1:${port}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() });
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    await pool.query('SELECT pg_stat_clear_snapshot()');
+    const [x1, r1] = [await xacts(), await redisCalls()];
+    // The two probes themselves: one Redis INFO, and our own statistics reads.
+    return { xacts: (x1 - x0 - 2) / n, redis: (r1 - r0 - 1) / n };
+  } finally {
+    await pool.end();
+    await redis.quit();
+  }
+}
+
+async function main(): Promise<void> {
+  const db = await benchDatabase('create');
+  const env = { ...db.env, BENCH_API_SECRET: db.merchant.api_secret, BENCH_MERCHANT_ID: String(db.merchant.id) };
+  const api = await forkServer(__filename, 'api', env);
+  const bare = await forkServer(__filename, 'bare', env);
+  const body = (): string =>
+    signedBody(db.merchant, { order_type: 1, cny_amount: '100.00', paychannel_id: db.channelId, paychannel_paymethod: 'alipay' });
+  try {
+    const rows: string[] = [];
+    const ratios: string[] = [];
+    for (const connections of CONNECTIONS) {
+      const measured: Record<string, Awaited<ReturnType<typeof signedLoad>>> = {};
+      for (const [role, server] of [['api', api], ['bare', bare]] as const) {
+        await signedLoad(server.port, PATH, connections, 2, body);
+        const r = await signedLoad(server.port, PATH, connections, SECONDS, body);
+        if (r.non2xx > 0 || r.errors > 0) throw new Error(`${role} at ${connections} connections: ${r.non2xx} non-2xx, ${r.errors} errors`);
+        measured[role] = r;
+      }
+      const rss = await api.rss();
+      const ratio = measured.api.rps / measured.bare.rps;
+      rows.push(
+        `| ${connections} | ${fmt(measured.api.rps)} | ${measured.api.p50} | ${measured.api.p99} | ${fmt(rss)} | ${fmt(measured.bare.rps)} | ${measured.bare.p50} | ${measured.bare.p99} | ${ratio.toFixed(2)}x |`,
+      );
+      ratios.push(`${connections}: ${ratio.toFixed(2)}x`);
+    }
+    const apiCost = await costPerRequest(api.port, 200, body, db.url, db.name);
+    const bareCost = await costPerRequest(bare.port, 200, body, db.url, db.name);
+    console.log(`createOrder: autocannon, ${SECONDS} s per run after a 2 s warm-up, a fresh nonce and signature per request`);
+    console.log('| connections | service req/s | p50 ms | p99 ms | API RSS MiB | bare req/s | p50 ms | p99 ms | service/bare |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    for (const row of rows) console.log(row);
+    console.log(`ratio (service/bare throughput) by connections: ${ratios.join(', ')}; goal >= 0.6x and p99 < 50 ms at 64`);
+    console.log(
+      `per request, 200 sequential: service ${apiCost.xacts.toFixed(2)} PostgreSQL transactions and ${apiCost.redis.toFixed(1)} Redis commands; ` +
+        `bare ${bareCost.xacts.toFixed(2)} and ${bareCost.redis.toFixed(1)} (Redis counts are server-wide: approximate)`,
+    );
+  } finally {
+    await api.stop();
+    await bare.stop();
+    await clearQueueKeys(db.name);
+    await db.drop();
+  }
+}
+
+/** The expiry jobs the orders left on the shared Redis, under this run's queue prefix. */
+async function clearQueueKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    await redis.quit();
+  }
+}
+
+const role = process.argv[2];
+if (role === 'api') void serveApi();
+else if (role === 'bare') serveBare();
+else
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });

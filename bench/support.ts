@@ -1,0 +1,132 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { loadConfig } from '@app/common';
+import { runMigrations } from '@app/db';
+import { sign } from '@app/signature';
+import { CliModule } from '../apps/cli/src/cli.module';
+import { type Credentials, OperatorService } from '../apps/cli/src/operator.service';
+
+/** Shared by the createOrder and orderQueryList benchmarks: a throwaway database, a merchant, signed load. */
+export const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
+export const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export async function adminQuery(query: string): Promise<void> {
+  const client = new Client({ connectionString: `${POSTGRES}/postgres` });
+  await client.connect();
+  try {
+    await client.query(query);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  env: NodeJS.ProcessEnv;
+  merchant: Credentials;
+  channelId: number;
+  drop(): Promise<void>;
+}
+
+/** A migrated database of its own, with a merchant linked to one sandbox channel. */
+export async function benchDatabase(tag: string): Promise<BenchDatabase> {
+  const name = `mp_bench_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  const url = `${POSTGRES}/${name}`;
+  await runMigrations(url);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: url,
+    REDIS_URL: REDIS,
+    MASTER_KEY: randomBytes(32).toString('base64'),
+    QUEUE_PREFIX: name,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // One client sends everything: the per-api_key limit would turn the measurement into 42900s.
+    RATE_LIMIT_MERCHANT_PER_SECOND: '1000000',
+    RATE_LIMIT_MERCHANT_BURST: '1000000',
+  };
+  const cli = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig(env)), { logger: false });
+  try {
+    const operator = cli.get(OperatorService);
+    const merchant = await operator.createMerchant(`bench-${tag}`);
+    const { id: channelId } = await operator.createChannel({ category: 'processor', name: 'bench sandbox', payMethod: 'alipay,wxpay', adapter: 'sandbox', rate: '0.006' });
+    await operator.link(merchant.id, channelId);
+    return { name, url, env, merchant, channelId, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  } finally {
+    await cli.close();
+  }
+}
+
+/** A fresh nonce, the current timestamp and a signature on every request, as a real client sends them. */
+export function signedBody(merchant: Pick<Credentials, 'api_key' | 'api_secret'>, params: Record<string, unknown>): string {
+  const body: Record<string, unknown> = { api_key: merchant.api_key, timestamp: Math.floor(Date.now() / 1000), nonce: randomBytes(12).toString('hex'), ...params };
+  body.signature = sign(body, merchant.api_secret);
+  return JSON.stringify(body);
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** autocannon POSTing a freshly signed body per request. */
+export async function signedLoad(port: number, path: string, connections: number, seconds: number, body: () => string): Promise<LoadResult> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration: seconds,
+    requests: [{ method: 'POST', path, headers: { 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: body() }) }],
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts };
+}
+
+export interface Child {
+  child: ChildProcess;
+  port: number;
+  /** Resident memory of the child, in MiB. */
+  rss(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Forks `file` with `role` as its argument; the child sends `{port}` once listening and answers
+ * the message 'rss' with `{rss}` (see answerRss).
+ */
+export function forkServer(file: string, role: string, env: NodeJS.ProcessEnv): Promise<Child> {
+  const child = fork(file, [role], { env, stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
+    child.once('message', (m: { port: number }) =>
+      resolve({
+        child,
+        port: m.port,
+        rss: () =>
+          new Promise((done) => {
+            child.once('message', (r: { rss: number }) => done(r.rss / 1024 / 1024));
+            child.send('rss');
+          }),
+        stop: async () => {
+          if (child.exitCode !== null) return;
+          const exited = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await exited;
+        },
+      }),
+    );
+  });
+}
+
+export function answerRss(): void {
+  process.on('message', (message) => {
+    if (message === 'rss') process.send!({ rss: process.memoryUsage().rss });
+  });
+}
+
+export const fmt = (n: number, digits = 0): string => n.toFixed(digits);
