@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { type AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
@@ -136,6 +137,19 @@ async function admin(query: string): Promise<void> {
   }
 }
 
+/** The API's queues leave their metadata under QUEUE_PREFIX, which is the database's name here. */
+async function dropQueueKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${prefix}:*`, count: 500 })) keys.push(...(batch as string[]));
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
   const database = `mp_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
   const children: ChildProcess[] = [];
@@ -174,6 +188,7 @@ async function main(): Promise<void> {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
     await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await dropQueueKeys(database);
   }
 }
 
