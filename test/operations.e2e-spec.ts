@@ -120,3 +120,18 @@ describe('OpenAPI document', () => {
     expect(page.body).toContain('swagger');
   });
 });
+
+describe('TRUST_PROXY', () => {
+  it('limits region requests per client IP taken from X-Forwarded-For behind a balancer', async () => {
+    const api = await startTestApi({ RATE_LIMIT_IP_PER_SECOND: '2', TRUST_PROXY: 'true' });
+    try {
+      const get = (ip: string) =>
+        api.app.inject({ method: 'GET', url: '/addons/paychannel/channel/processor/provinceList', headers: { 'x-forwarded-for': ip } });
+      const fromA = [await get('203.0.113.1'), await get('203.0.113.1'), await get('203.0.113.1')];
+      expect(fromA.map((r) => r.statusCode)).toEqual([200, 200, 429]);
+      expect((await get('203.0.113.2')).statusCode).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -26,6 +26,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
+    trustProxy: config.trustProxy,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));

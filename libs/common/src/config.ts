@@ -27,6 +27,8 @@ export class AppConfig {
   logFormat: 'json' | 'pretty';
   /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
   queuePrefix: string;
+  /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind a load balancer), for the per-IP limit. */
+  trustProxy: boolean;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
   adminUser: string | null;
   adminPassword: string | null;
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel,
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,
   });
