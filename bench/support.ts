@@ -2,7 +2,8 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
-import { Client } from 'pg';
+import { Redis } from 'ioredis';
+import { Client, Client as PgClient } from 'pg';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { sign } from '@app/signature';
@@ -126,6 +127,50 @@ export function forkServer(file: string, role: string, env: NodeJS.ProcessEnv): 
 export function answerRss(): void {
   process.on('message', (message) => {
     if (message === 'rss') process.send!({ rss: process.memoryUsage().rss });
+  });
+}
+
+export interface ServerCost {
+  requests: number;
+  cpuMs: number;
+  pgQueries: number;
+  redisCommands: number;
+}
+
+/**
+ * Counts, in this server process, what it sends PostgreSQL (pg Client.query calls: one round
+ * trip each) and Redis (ioredis commands), and its CPU time; the message 'cost' answers the
+ * totals so far as `{cost}`. Call before anything connects.
+ */
+export function countCosts(): { request(): void } {
+  const cost: ServerCost = { requests: 0, cpuMs: 0, pgQueries: 0, redisCommands: 0 };
+  const pgQuery = PgClient.prototype.query as (...args: unknown[]) => unknown;
+  (PgClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: PgClient, ...args: unknown[]) {
+    cost.pgQueries++;
+    return pgQuery.apply(this, args);
+  };
+  const sendCommand = Redis.prototype.sendCommand;
+  Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+    cost.redisCommands++;
+    return sendCommand.apply(this, args);
+  };
+  process.on('message', (message) => {
+    if (message !== 'cost') return;
+    const cpu = process.cpuUsage();
+    process.send!({ cost: { ...cost, cpuMs: (cpu.user + cpu.system) / 1000 } });
+  });
+  return { request: () => void cost.requests++ };
+}
+
+export function askCost(child: ChildProcess): Promise<ServerCost> {
+  return new Promise((done) => {
+    const listen = (m: { cost?: ServerCost }): void => {
+      if (!m.cost) return;
+      child.off('message', listen);
+      done(m.cost);
+    };
+    child.on('message', listen);
+    child.send('cost');
   });
 }
 

@@ -5,7 +5,7 @@ import { Pool } from 'pg';
 import { loadConfig } from '@app/common';
 import { verify } from '@app/signature';
 import { createApiApp } from '../../apps/api/src/create-api-app';
-import { REDIS, answerRss, benchDatabase, fmt, forkServer, signedBody, signedLoad } from '../support';
+import { REDIS, answerRss, askCost, benchDatabase, countCosts, fmt, forkServer, signedBody, signedLoad } from '../support';
 
 /**
  * `npm run bench` (or node dist/bench/create-order/run.js): createOrder end to end (signed, a
@@ -21,7 +21,9 @@ const PATH = '/api/merchant/createOrder';
 
 async function serveApi(): Promise<void> {
   answerRss();
+  const counter = countCosts();
   const app = await createApiApp(loadConfig(process.env));
+  app.getHttpAdapter().getInstance().addHook('onRequest', async () => counter.request());
   await app.listen({ port: 0, host: '127.0.0.1' });
   process.send!({ port: (app.getHttpServer().address() as AddressInfo).port });
 }
@@ -29,6 +31,7 @@ async function serveApi(): Promise<void> {
 /** The baseline: the same work createOrder cannot avoid, and nothing else. */
 function serveBare(): void {
   answerRss();
+  const counter = countCosts();
   const secret = process.env.BENCH_API_SECRET!;
   const merchantId = Number(process.env.BENCH_MERCHANT_ID);
   const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -38,6 +41,7 @@ function serveBare(): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      counter.request();
       void (async () => {
         const params = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         if (!verify(params, String(params.signature), secret)) return void res.writeHead(401).end();
@@ -59,36 +63,6 @@ function serveBare(): void {
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
 }
 
-/** PostgreSQL transactions and Redis commands per request, over `n` sequential requests (Redis is shared: approximate). */
-async function costPerRequest(port: number, n: number, body: () => string, databaseUrl: string, database: string): Promise<{ xacts: number; redis: number }> {
-  const pool = new Pool({ connectionString: databaseUrl, max: 1 });
-  const redis = new Redis(REDIS);
-  const xacts = async (): Promise<number> =>
-    Number((await pool.query<{ n: string }>(`SELECT pg_stat_get_db_xact_commit(oid) + pg_stat_get_db_xact_rollback(oid) AS n FROM pg_database WHERE datname = $1`, [database])).rows[0].n);
-  const redisCalls = async (): Promise<number> =>
-    (await redis.info('commandstats'))
-      .split('\n')
-      .map((line) => Number(/calls=(\d+)/.exec(line)?.[1] ?? 0))
-      .reduce((a, b) => a + b, 0);
-  try {
-    // The statistics collector flushes at most every second or so: wait it out on both sides.
-    await pool.query('SELECT pg_stat_clear_snapshot()');
-    await new Promise((r) => setTimeout(r, 1500));
-    const [x0, r0] = [await xacts(), await redisCalls()];
-    for (let i = 0; i < n; i++) {
-      await fetch(`http://127.0.0.1:${port}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() });
-    }
-    await new Promise((r) => setTimeout(r, 1500));
-    await pool.query('SELECT pg_stat_clear_snapshot()');
-    const [x1, r1] = [await xacts(), await redisCalls()];
-    // The two probes themselves: one Redis INFO, and our own statistics reads.
-    return { xacts: (x1 - x0 - 2) / n, redis: (r1 - r0 - 1) / n };
-  } finally {
-    await pool.end();
-    await redis.quit();
-  }
-}
-
 async function main(): Promise<void> {
   const db = await benchDatabase('create');
   const env = { ...db.env, BENCH_API_SECRET: db.merchant.api_secret, BENCH_MERCHANT_ID: String(db.merchant.id) };
@@ -99,13 +73,23 @@ async function main(): Promise<void> {
   try {
     const rows: string[] = [];
     const ratios: string[] = [];
+    const costs: Record<string, { cpuMs: number; pg: number; redis: number }> = {};
+    const costRows: string[] = [];
     for (const connections of CONNECTIONS) {
       const measured: Record<string, Awaited<ReturnType<typeof signedLoad>>> = {};
       for (const [role, server] of [['api', api], ['bare', bare]] as const) {
         await signedLoad(server.port, PATH, connections, 2, body);
+        const before = await askCost(server.child);
         const r = await signedLoad(server.port, PATH, connections, SECONDS, body);
+        const after = await askCost(server.child);
         if (r.non2xx > 0 || r.errors > 0) throw new Error(`${role} at ${connections} connections: ${r.non2xx} non-2xx, ${r.errors} errors`);
         measured[role] = r;
+        const n = after.requests - before.requests;
+        costs[role] = {
+          cpuMs: (after.cpuMs - before.cpuMs) / n,
+          pg: (after.pgQueries - before.pgQueries) / n,
+          redis: (after.redisCommands - before.redisCommands) / n,
+        };
       }
       const rss = await api.rss();
       const ratio = measured.api.rps / measured.bare.rps;
@@ -113,18 +97,20 @@ async function main(): Promise<void> {
         `| ${connections} | ${fmt(measured.api.rps)} | ${measured.api.p50} | ${measured.api.p99} | ${fmt(rss)} | ${fmt(measured.bare.rps)} | ${measured.bare.p50} | ${measured.bare.p99} | ${ratio.toFixed(2)}x |`,
       );
       ratios.push(`${connections}: ${ratio.toFixed(2)}x`);
+      costRows.push(
+        `| ${connections} | ${costs.api.cpuMs.toFixed(2)} | ${costs.api.pg.toFixed(2)} | ${costs.api.redis.toFixed(2)} | ${costs.bare.cpuMs.toFixed(2)} | ${costs.bare.pg.toFixed(2)} | ${costs.bare.redis.toFixed(2)} |`,
+      );
     }
-    const apiCost = await costPerRequest(api.port, 200, body, db.url, db.name);
-    const bareCost = await costPerRequest(bare.port, 200, body, db.url, db.name);
     console.log(`createOrder: autocannon, ${SECONDS} s per run after a 2 s warm-up, a fresh nonce and signature per request`);
     console.log('| connections | service req/s | p50 ms | p99 ms | API RSS MiB | bare req/s | p50 ms | p99 ms | service/bare |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
     console.log(`ratio (service/bare throughput) by connections: ${ratios.join(', ')}; goal >= 0.6x and p99 < 50 ms at 64`);
-    console.log(
-      `per request, 200 sequential: service ${apiCost.xacts.toFixed(2)} PostgreSQL transactions and ${apiCost.redis.toFixed(1)} Redis commands; ` +
-        `bare ${bareCost.xacts.toFixed(2)} and ${bareCost.redis.toFixed(1)} (Redis counts are server-wide: approximate)`,
-    );
+    console.log('');
+    console.log('Cost per request, counted inside each server process during the same runs (CPU of that process only; PostgreSQL and Redis work on top):');
+    console.log('| connections | service CPU ms | PostgreSQL round trips | Redis commands | bare CPU ms | PostgreSQL | Redis |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const row of costRows) console.log(row);
   } finally {
     await api.stop();
     await bare.stop();
