@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig, type JobName, type JobPayloads } from '@app/common';
-import { ChannelAdapters, ChannelError } from '@app/channels';
+import { ChannelAdapters, ChannelError, type PaymentCreated } from '@app/channels';
 import {
   type Channel,
   ChannelRepository,
@@ -52,45 +52,43 @@ export class OrderLifecycle {
   }
 
   /**
-   * Inserts a pending order and asks its channel for the payment (under the channel timeout)
-   * in one transaction, so a concurrent repeat of its merchant_order_no waits on the unique
-   * index and then finds the finished order. A channel failure cancels the order in that
-   * same transaction (with its order.cancelled event).
+   * Asks the channel for the payment (under the channel timeout, holding no database
+   * connection), then inserts the pending order with its pay_url in one statement: a
+   * concurrent repeat of its merchant_order_no meets the unique index and finds the finished
+   * order. A channel failure records the order as cancelled, with its order.cancelled event.
    */
   async create(values: NewOrder, channel: Channel): Promise<{ order: Order; channelFailed: boolean }> {
-    const outcome = await this.dataSource.transaction(async (em) => {
-      const order = await this.orders.insert(em, values);
-      try {
-        const adapter = this.adapters.forChannel(channel);
-        const payment = await this.adapters.call((signal) =>
-          adapter.createPayment(
-            {
-              orderNo: order.orderNo,
-              amountFen: order.cnyFen,
-              payMethod: order.paymentMethod ?? '',
-              subject: `Top-up ${order.orderNo}`,
-              notifyUrl: this.adapters.notifyUrl(channel.id),
-              returnUrl: this.config.publicBaseUrl,
-            },
-            signal,
-          ),
-        );
-        await this.orders.setPayment(em, order.id, payment.payUrl, payment.channelTradeNo);
-        return { order: { ...order, payUrl: payment.payUrl, channelTradeNo: payment.channelTradeNo }, recorded: null };
-      } catch (err) {
-        if (!(err instanceof ChannelError)) throw err;
-        this.logger.warn(`order ${order.orderNo}: channel ${channel.id} failed at creation, order cancelled: ${err.message}`);
+    let payment: PaymentCreated;
+    try {
+      const adapter = this.adapters.forChannel(channel);
+      payment = await this.adapters.call((signal) =>
+        adapter.createPayment(
+          {
+            orderNo: values.orderNo,
+            amountFen: values.cnyFen,
+            payMethod: values.paymentMethod ?? '',
+            subject: `Top-up ${values.orderNo}`,
+            notifyUrl: this.adapters.notifyUrl(channel.id),
+            returnUrl: this.config.publicBaseUrl,
+          },
+          signal,
+        ),
+      );
+    } catch (err) {
+      if (!(err instanceof ChannelError)) throw err;
+      this.logger.warn(`order ${values.orderNo}: channel ${channel.id} failed at creation, order cancelled: ${err.message}`);
+      const recorded = await this.dataSource.transaction(async (em) => {
+        const order = await this.orders.insert(em, values);
         const cancelled = await this.orders.transition(em, order.id, 'pending', 'cancelled');
         if (!cancelled) throw new Error(`order ${order.orderNo} left pending in its own transaction`, { cause: err });
-        return { order: cancelled, recorded: await this.record(em, cancelled, 'order.cancelled') };
-      }
-    });
-    if (outcome.recorded) {
-      await this.enqueueDelivery(outcome.recorded.deliveryId);
-    } else {
-      await this.enqueue('order.expire', { orderId: outcome.order.id }, { jobId: `expire-${outcome.order.id}`, delay: this.config.orderExpireSeconds * 1000 });
+        return { order: cancelled, ...(await this.record(em, cancelled, 'order.cancelled')) };
+      });
+      await this.enqueueDelivery(recorded.deliveryId);
+      return { order: recorded.order, channelFailed: true };
     }
-    return { order: outcome.order, channelFailed: outcome.recorded !== null };
+    const order = await this.orders.insert(this.dataSource.manager, values, payment);
+    await this.enqueue('order.expire', { orderId: order.id }, { jobId: `expire-${order.id}`, delay: this.config.orderExpireSeconds * 1000 });
+    return { order, channelFailed: false };
   }
 
   /**

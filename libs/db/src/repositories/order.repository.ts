@@ -35,9 +35,20 @@ export function uniqueViolation(err: unknown): string | null {
 export class OrderRepository {
   constructor(@InjectRepository(Order) private readonly orders: Repository<Order>) {}
 
-  /** Inserts a pending order; a unique violation (order_no, merchant_order_no) is thrown to the caller. */
-  async insert(em: EntityManager, values: NewOrder): Promise<Order> {
-    const order = em.create(Order, { ...values, status: 'pending', payUrl: null, channelTradeNo: null, latePayment: false, paidAt: null, updatedAt: values.createdAt });
+  /**
+   * Inserts a pending order, with its payment when the channel already gave one, in one
+   * statement; a unique violation (order_no, merchant_order_no) is thrown to the caller.
+   */
+  async insert(em: EntityManager, values: NewOrder, payment: { payUrl: string; channelTradeNo: string | null } | null = null): Promise<Order> {
+    const order = em.create(Order, {
+      ...values,
+      status: 'pending',
+      payUrl: payment?.payUrl ?? null,
+      channelTradeNo: payment?.channelTradeNo ?? null,
+      latePayment: false,
+      paidAt: null,
+      updatedAt: values.createdAt,
+    });
     await em.insert(Order, order);
     return order;
   }
@@ -85,11 +96,6 @@ export class OrderRepository {
       .limit(filter.limit)
       .getMany();
     return { rows, total };
-  }
-
-  /** Stores what the channel answered at creation. */
-  async setPayment(em: EntityManager, id: string, payUrl: string, channelTradeNo: string | null): Promise<void> {
-    await em.query(`UPDATE "orders" SET "pay_url" = $2, "channel_trade_no" = COALESCE($3, "channel_trade_no") WHERE "id" = $1`, [id, payUrl, channelTradeNo]);
   }
 
   /**
