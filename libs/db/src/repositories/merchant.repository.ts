@@ -15,8 +15,15 @@ export interface NewMerchant {
 export class MerchantRepository {
   constructor(@InjectRepository(Merchant) private readonly merchants: Repository<Merchant>) {}
 
-  findByApiKey(apiKey: string): Promise<Merchant | null> {
-    return this.merchants.findOneBy({ apiKey });
+  /** Every signed request starts here: plain SQL, since the query builder cost more CPU than the query. */
+  async findByApiKey(apiKey: string): Promise<Merchant | null> {
+    const rows: Merchant[] = await this.merchants.query(
+      `SELECT id, name, status, api_key AS "apiKey", api_secret_enc AS "apiSecretEnc", notify_url AS "notifyUrl",
+              deposit_rate AS "depositRate", created_at AS "createdAt", updated_at AS "updatedAt"
+         FROM merchants WHERE api_key = $1`,
+      [apiKey],
+    );
+    return rows[0] ?? null;
   }
 
   findById(id: number): Promise<Merchant | null> {

@@ -40,7 +40,7 @@ export class OrderRepository {
    * statement; a unique violation (order_no, merchant_order_no) is thrown to the caller.
    */
   async insert(em: EntityManager, values: NewOrder, payment: { payUrl: string; channelTradeNo: string | null } | null = null): Promise<Order> {
-    const order = em.create(Order, {
+    const order: Omit<Order, 'id'> = {
       ...values,
       status: 'pending',
       payUrl: payment?.payUrl ?? null,
@@ -48,9 +48,20 @@ export class OrderRepository {
       latePayment: false,
       paidAt: null,
       updatedAt: values.createdAt,
-    });
-    await em.insert(Order, order);
-    return order;
+    };
+    // Plain SQL: createOrder's hot path, where the query builder cost more CPU than the insert.
+    const rows: { id: string }[] = await em.query(
+      `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, payment_method, cny_fen, service_rate, service_fen,
+                           deposit_rate, deposit_fen, merchant_actual_fen, merchant_order_no, notify_url, customer_name, request_hash,
+                           pay_url, channel_trade_no, late_payment, paid_at, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) RETURNING id`,
+      [
+        order.orderNo, order.merchantId, order.channelId, order.orderType, order.status, order.paymentMethod, order.cnyFen, order.serviceRate,
+        order.serviceFen, order.depositRate, order.depositFen, order.merchantActualFen, order.merchantOrderNo, order.notifyUrl, order.customerName,
+        order.requestHash, order.payUrl, order.channelTradeNo, order.latePayment, order.paidAt, order.expiresAt, order.createdAt, order.updatedAt,
+      ],
+    );
+    return { ...order, id: String(rows[0].id) };
   }
 
   findByOrderNo(merchantId: number, orderNo: string): Promise<Order | null> {
