@@ -61,13 +61,17 @@ interface Proc {
   name: string;
   child: ChildProcess;
   output: string;
+  /** Error-level log lines, kept apart from the rolling tail so a failed check can show them. */
+  errors: string[];
 }
 
 function launch(name: string, command: string, args: string[], env: Record<string, string>): Proc {
   const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const proc: Proc = { name, child, output: '' };
+  const proc: Proc = { name, child, output: '', errors: [] };
   const keep = (d: Buffer): void => {
-    proc.output = (proc.output + d.toString()).slice(-20_000);
+    const text = d.toString();
+    proc.output = (proc.output + text).slice(-20_000);
+    for (const line of text.split('\n')) if (/"level":(50|60)|ERROR/.test(line) && proc.errors.length < 50) proc.errors.push(line.slice(0, 2000));
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
@@ -371,6 +375,9 @@ async function main(): Promise<number> {
   console.log('\n==== chaos summary ====');
   for (const c of checks) console.log(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name}${c.detail ? `  (${c.detail})` : ''}`);
   const failed = checks.filter((c) => !c.ok).length;
+  if (failed > 0) {
+    for (const proc of [api, worker]) if (proc?.errors.length) console.log(`--- ${proc.name} error lines ---\n${proc.errors.join('\n')}`);
+  }
   console.log(`${failed === 0 ? 'PASS' : 'FAIL'}: ${checks.length - failed} passed, ${failed} failed, ${elapsed()} in all`);
   return failed === 0 ? 0 : 1;
 }

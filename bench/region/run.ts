@@ -4,10 +4,10 @@ import { type AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { Client } from 'pg';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { createApiApp } from '../../apps/api/src/create-api-app';
+import { POSTGRES, REDIS, adminQuery } from '../support';
 
 /**
  * `npm run bench:region`: the real API (its own throwaway database) against a bare node:http
@@ -21,8 +21,6 @@ import { createApiApp } from '../../apps/api/src/create-api-app';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
-const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROUTES = {
   regionData: '/addons/paychannel/channel/processor/regionData',
   cityList: `/addons/paychannel/channel/processor/cityList?province=${encodeURIComponent('广东省')}`,
@@ -127,16 +125,6 @@ async function load(server: Server, path: string, seconds: number): Promise<Meas
   return { rps: result.requests.average, p99: result.latency.p99, cpuPerRequest: cpu / result.requests.total };
 }
 
-async function admin(query: string): Promise<void> {
-  const client = new Client({ connectionString: `${POSTGRES}/postgres` });
-  await client.connect();
-  try {
-    await client.query(query);
-  } finally {
-    await client.end();
-  }
-}
-
 /** The API's queues leave their metadata under QUEUE_PREFIX, which is the database's name here. */
 async function dropQueueKeys(prefix: string): Promise<void> {
   const redis = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -153,7 +141,7 @@ async function dropQueueKeys(prefix: string): Promise<void> {
 async function main(): Promise<void> {
   const database = `mp_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
   const children: ChildProcess[] = [];
-  await admin(`CREATE DATABASE "${database}"`);
+  await adminQuery(`CREATE DATABASE "${database}"`);
   try {
     const databaseUrl = `${POSTGRES}/${database}`;
     await runMigrations(databaseUrl);
@@ -187,7 +175,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
-    await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     await dropQueueKeys(database);
   }
 }

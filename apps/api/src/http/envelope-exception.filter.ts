@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, envelope } from '@app/common';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -27,6 +28,8 @@ const STATUS_CODES: Record<number, ErrorCode> = {
 /** Connection-level failures of PostgreSQL or Redis: the client should retry later (50300). */
 export function isDependencyDown(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
+  // TypeORM, when PostgreSQL dropped the connection under a transaction it was running.
+  if (err instanceof QueryRunnerProviderAlreadyReleasedError || err instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = (err as { code?: string }).code ?? '';
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003'].includes(code)) {
     return true;
