@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { sign } from '@app/signature';
 import { type Credentials } from '../apps/cli/src/operator.service';
 import { type TestApi, merchantWithChannels, newNonce, post, signed, startTestApi } from './helpers/api';
@@ -56,6 +57,7 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     ['nonce', undefined],
     ['nonce', 'short'],
     ['nonce', 'has space!!'],
+    ['nonce', 'a'.repeat(65)],
     ['signature', undefined],
     ['signature', 'abc'],
   ])('answers 40100 when %s is %p', async (field, value) => {
@@ -111,6 +113,20 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect((await post(api.app, URL, params)).body.code).toBe(1);
     const replay = await post(api.app, URL, params);
     expect([replay.status, replay.body.code]).toEqual([401, 40104]);
+  });
+
+  it('keeps a used nonce for twice the timestamp tolerance, shared in Redis', async () => {
+    const params = signed(merchant);
+    expect((await post(api.app, URL, params)).body.code).toBe(1);
+    const redis = api.app.get(Redis);
+    const ttl = await redis.ttl(`nonce:${merchant.api_key}:${String(params.nonce)}`);
+    expect(ttl).toBeGreaterThan(2 * api.config.authToleranceSeconds - 5);
+    expect(ttl).toBeLessThanOrEqual(2 * api.config.authToleranceSeconds);
+  });
+
+  it('accepts a 64-character nonce', async () => {
+    const params = { api_key: merchant.api_key, timestamp: now(), nonce: 'b'.repeat(64) };
+    expect((await post(api.app, URL, { ...params, signature: sign(params, merchant.api_secret) })).body.code).toBe(1);
   });
 
   it('lets exactly one of 12 concurrent requests with one nonce pass', async () => {
