@@ -19,8 +19,8 @@ const base = {
   ],
   transform: { '^.+\\.(t|j|mj)s$': swc },
   moduleNameMapper: {
-    '^@app/(common|db|signature|channels|region|queue|orders)$': '<rootDir>/libs/$1/src',
-    '^@app/(common|db|signature|channels|region|queue|orders)/(.*)$': '<rootDir>/libs/$1/src/$2',
+    '^@app/(common|db|signature|channels|region|queue|orders|operator)$': '<rootDir>/libs/$1/src',
+    '^@app/(common|db|signature|channels|region|queue|orders|operator)/(.*)$': '<rootDir>/libs/$1/src/$2',
   },
 };
 module.exports = {

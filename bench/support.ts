@@ -7,8 +7,7 @@ import { Client, Client as PgClient } from 'pg';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { sign } from '@app/signature';
-import { CliModule } from '../apps/cli/src/cli.module';
-import { type Credentials, OperatorService } from '../apps/cli/src/operator.service';
+import { type Credentials, OperatorModule, OperatorService } from '@app/operator';
 
 /** Shared by the createOrder and orderQueryList benchmarks: a throwaway database, a merchant, signed load. */
 export const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
@@ -50,7 +49,7 @@ export async function benchDatabase(tag: string): Promise<BenchDatabase> {
     RATE_LIMIT_MERCHANT_PER_SECOND: '1000000',
     RATE_LIMIT_MERCHANT_BURST: '1000000',
   };
-  const cli = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig(env)), { logger: false });
+  const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
   try {
     const operator = cli.get(OperatorService);
     const merchant = await operator.createMerchant(`bench-${tag}`);

@@ -11,8 +11,7 @@ import { loadConfig, loadConfigOrExit } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
 import { runMigrations } from '@app/db';
 import { sign } from '@app/signature';
-import { CliModule } from '../apps/cli/src/cli.module';
-import { OperatorService } from '../apps/cli/src/operator.service';
+import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 
 /**
@@ -181,7 +180,7 @@ async function main(): Promise<number> {
       LOG_LEVEL: 'warn',
     };
     const secretKey = randomBytes(24).toString('hex');
-    const cli = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig(env)), { logger: false });
+    const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
     const operator = cli.get(OperatorService);
     const merchant = await operator.createMerchant('chaos', receiverUrl);
     const { id: channelId } = await operator.createChannel({

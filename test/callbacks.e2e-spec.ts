@@ -4,7 +4,7 @@ import { JobQueue } from '@app/queue';
 import { OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
-import type { Credentials } from '../apps/cli/src/operator.service';
+import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, sleep, waitFor } from './helpers/callbacks';
 

@@ -3,7 +3,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { type AddressInfo, connect } from 'node:net';
 import { ChannelAdapters, type ChannelAdapter } from '@app/channels';
 import { OrderLifecycle } from '@app/orders';
-import type { Credentials } from '../apps/cli/src/operator.service';
+import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { createOrder, eventsOf, orderRow } from './helpers/orders';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { canonicalString, sign } from '@app/signature';
-import { type Credentials } from '../apps/cli/src/operator.service';
+import { type Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, newNonce, signed, startTestApi } from './helpers/api';
 import { createOrder } from './helpers/orders';
 

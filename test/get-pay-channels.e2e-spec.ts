@@ -1,4 +1,4 @@
-import { type Credentials } from '../apps/cli/src/operator.service';
+import { type Credentials } from '@app/operator';
 import { type TestApi, post, signed, startTestApi } from './helpers/api';
 
 const URL = '/api/merchant/getPayChannels';

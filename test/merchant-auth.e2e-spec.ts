@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { sign } from '@app/signature';
-import { type Credentials } from '../apps/cli/src/operator.service';
+import { type Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, newNonce, post, signed, startTestApi } from './helpers/api';
 
 const URL = '/api/merchant/getPayChannels';

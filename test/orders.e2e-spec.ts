@@ -1,4 +1,4 @@
-import type { Credentials } from '../apps/cli/src/operator.service';
+import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { createOrder, orderDetail, orderRow, sql } from './helpers/orders';
 

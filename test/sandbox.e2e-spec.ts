@@ -5,7 +5,8 @@ import { ChannelRepository } from '@app/db';
 import { QUEUE } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
-import type { Credentials } from '../apps/cli/src/operator.service';
+import type { Credentials } from '@app/operator';
+import { WorkerTuning } from '../apps/worker/src/worker-tuning';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { type CreatedOrder, createOrder, eventsOf, orderDetail, orderRow, sql } from './helpers/orders';
 
@@ -251,13 +252,13 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 minute' WHERE "id" = $1`, [overdue.id]);
     await notify(signSandboxNotification(await secretKey(), stuck.order_no, 700, 'paid'));
     await sql(api.app).query(`UPDATE "orders" SET "updated_at" = now() - interval '1 hour' WHERE "id" = $1`, [stuck.id]);
-    const result = await lifecycle.sweep();
+    const result = await lifecycle.sweep(new WorkerTuning().stuckPaidSeconds);
     expect(result.expired).toBeGreaterThanOrEqual(1);
     expect(result.confirmsQueued).toBeGreaterThanOrEqual(1);
     expect((await orderRow(api.app, overdue.order_no)).status).toBe('cancelled');
     const jobs = await api.app.get(JobQueue).queue(QUEUE.orders).getJobs(['waiting', 'delayed', 'prioritized']);
     expect(jobs.some((j) => j.name === 'order.confirm' && j.data.orderId === stuck.id && j.id !== `confirm-${stuck.id}`)).toBe(true);
-    expect((await lifecycle.sweep()).expired).toBe(0);
+    expect((await lifecycle.sweep(new WorkerTuning().stuckPaidSeconds)).expired).toBe(0);
   });
 
   it('confirm of a pending or cancelled order does nothing; confirm of an unconfirmed payment throws for a retry', async () => {

@@ -7,8 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
-import { CliModule } from '../apps/cli/src/cli.module';
-import { type Credentials, OperatorService } from '../apps/cli/src/operator.service';
+import { type Credentials, OperatorModule, OperatorService } from '@app/operator';
 import { signed } from './helpers/api';
 import { CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
@@ -70,7 +69,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
   beforeAll(async () => {
     for (const main of [API_MAIN, WORKER_MAIN]) if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm test does)`);
     config = testConfig(await createTestDatabase());
-    cli = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
+    cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
     const operator = cli.get(OperatorService);
     db = new Client({ connectionString: config.databaseUrl });
     await db.connect();

@@ -7,8 +7,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
-import { CliModule } from '../../apps/cli/src/cli.module';
-import { OperatorService } from '../../apps/cli/src/operator.service';
+import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
 
 /**
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
     CALLBACK_ALLOW_PRIVATE: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
   });
-  const cli = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
+  const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
   const operator = cli.get(OperatorService);
   const merchant = await operator.createMerchant('bench', notifyUrl);
   const { id: channelId } = await operator.createChannel({ category: 'remotepay', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' });

@@ -4,8 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AppConfig } from '@app/common';
 import { sign } from '@app/signature';
-import { CliModule } from '../../apps/cli/src/cli.module';
-import { OperatorService, type Credentials } from '../../apps/cli/src/operator.service';
+import { OperatorModule, OperatorService, type Credentials } from '@app/operator';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { testConfig } from './config';
 import { createTestDatabase } from './database';
@@ -24,7 +23,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
   const databaseUrl = await createTestDatabase();
   const config = testConfig(databaseUrl, env);
   const app = await createApiApp(config);
-  const cli: INestApplicationContext = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
+  const cli: INestApplicationContext = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
   return {
     app,
     config,

@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
-import type { Credentials } from '../../apps/cli/src/operator.service';
+import type { Credentials } from '@app/operator';
 import { type Answer, post, signed } from './api';
 
 export interface CreatedOrder {

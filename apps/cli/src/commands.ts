@@ -1,4 +1,4 @@
-import { type OperatorService, UsageError } from './operator.service';
+import { type OperatorService, UsageError } from '@app/operator';
 
 type Flags = Record<string, string | undefined>;
 type Command = (ops: OperatorService, flags: Flags) => Promise<object>;

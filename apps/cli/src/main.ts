@@ -3,9 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { withEmbeddedDefaults } from '../../embedded/src/local-data';
-import { CliModule } from './cli.module';
 import { COMMANDS, parseFlags } from './commands';
-import { OperatorService, UsageError } from './operator.service';
+import { OperatorModule, OperatorService, UsageError } from '@app/operator';
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
@@ -43,7 +42,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags);
     const config = loadConfig(env);
-    const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
+    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
     try {
       const result = await command.run(app.get(OperatorService), flags);
       io.stdout(`${JSON.stringify(result)}\n`);

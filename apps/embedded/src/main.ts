@@ -6,8 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import { type AppConfig, loadConfigOrExit } from '@app/common';
 import { runMigrations } from '@app/db';
 import { createApiApp } from '../../api/src/create-api-app';
-import { CliModule } from '../../cli/src/cli.module';
-import { OperatorService } from '../../cli/src/operator.service';
+import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
 import { dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
@@ -24,7 +23,7 @@ interface DemoMerchant {
 async function demoMerchant(config: AppConfig, dataDir: string): Promise<DemoMerchant> {
   const file = join(dataDir, 'demo-merchant.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoMerchant;
-  const ctx = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: ['error'] });
+  const ctx = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
   try {
     const ops = ctx.get(OperatorService);
     const merchant = await ops.createMerchant('Demo merchant');

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { formatYuan, parseYuan } from '@app/common';
+import { formatYuan, parseYuan, unixSeconds } from '@app/common';
 import { canonicalString } from '@app/signature';
 import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
 
@@ -38,7 +38,7 @@ export function signSandboxNotification(secretKey: string, orderNo: string, amou
     trade_no: `SBX${orderNo}`,
     amount: formatYuan(amountFen),
     trade_status: outcome === 'paid' ? ('SUCCESS' as const) : ('FAILED' as const),
-    timestamp: Math.floor(Date.now() / 1000),
+    timestamp: unixSeconds(),
   };
   return { ...fields, sign: hmac(secretKey, canonicalString(fields)) };
 }

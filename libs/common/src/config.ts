@@ -3,6 +3,11 @@ import { parseDurationList } from './duration';
 /** SPEC 7's retry delays after the first attempt. */
 export const DEFAULT_CALLBACK_RETRY_SCHEDULE = '15s,15s,30s,3m,10m,20m,30m,30m,30m,1h,3h,3h,3h,6h,6h';
 
+/** Every attempt a callback delivery gets: the first, plus one per scheduled delay. */
+export function callbackAttemptsLimit(scheduleMs: readonly number[]): number {
+  return scheduleMs.length + 1;
+}
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 

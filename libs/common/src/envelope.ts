@@ -1,3 +1,5 @@
+import { unixSeconds } from './time';
+
 /** The one response shape of every region and merchant operation (SPEC 1). */
 export interface Envelope<T = unknown> {
   code: number;
@@ -6,12 +8,8 @@ export interface Envelope<T = unknown> {
   data: T;
 }
 
-export function unixNow(): number {
-  return Math.floor(Date.now() / 1000);
-}
-
 export function envelope<T>(code: number, msg: string, data: T): Envelope<T> {
-  return { code, msg, time: String(unixNow()), data };
+  return { code, msg, time: String(unixSeconds()), data };
 }
 
 export function ok<T>(data: T, msg = 'ok'): Envelope<T> {

@@ -72,6 +72,11 @@ export class DomainError extends Error {
     return new DomainError(ErrorCode.BadRequest, `${field}: ${message}`, { errors: [{ field, message }] });
   }
 
+  /** 42900 with `Retry-After` in whole seconds (at least 1) until the limiter lets the client in again. */
+  static rateLimited(msBeforeNext: number): DomainError {
+    return new DomainError(ErrorCode.RateLimited, undefined, null, { 'retry-after': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) });
+  }
+
   static invalidFields(errors: FieldError[]): DomainError {
     const msg = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
     return new DomainError(ErrorCode.BadRequest, msg || ERROR_INFO[ErrorCode.BadRequest].msg, { errors });

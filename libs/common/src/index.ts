@@ -8,3 +8,4 @@ export * from './logging';
 export * from './money';
 export * from './queues';
 export * from './secret-box';
+export * from './time';

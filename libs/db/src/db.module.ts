@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '@app/common';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
+import { NonceStore } from './nonce.store';
 import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
@@ -10,7 +11,7 @@ import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
 import { OrderRepository } from './repositories/order.repository';
 
-const REPOSITORIES = [MerchantRepository, ChannelRepository, OrderRepository, OrderEventRepository, LedgerRepository, CallbackDeliveryRepository];
+const REPOSITORIES = [MerchantRepository, ChannelRepository, OrderRepository, OrderEventRepository, LedgerRepository, CallbackDeliveryRepository, NonceStore];
 
 /** The database connection and every repository. */
 @Global()

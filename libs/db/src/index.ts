@@ -1,6 +1,7 @@
 export * from './data-source';
 export * from './db.module';
 export * from './entities';
+export * from './nonce.store';
 export * from './repositories/callback-delivery.repository';
 export * from './repositories/channel.repository';
 export * from './repositories/ledger.repository';

@@ -1,7 +1,5 @@
-import { formatRate, formatYuan, parseRate } from '@app/common';
+import { formatRate, formatYuan, parseRate, unixSeconds } from '@app/common';
 import type { Order, OrderEventType } from '@app/db';
-
-const unix = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /**
  * The callback body of SPEC 7 at the moment of the event, without the per-attempt fields
@@ -19,8 +17,8 @@ export function orderEventPayload(eventId: string, type: OrderEventType, order: 
     merchant_actual_amount: order.merchantActualFen,
     service_rate: formatRate(parseRate(order.serviceRate) ?? 0),
     service_amount: order.serviceFen,
-    createtime: unix(order.createdAt),
-    updatetime: unix(order.updatedAt),
-    paid_at: order.paidAt ? unix(order.paidAt) : null,
+    createtime: unixSeconds(order.createdAt),
+    updatetime: unixSeconds(order.updatedAt),
+    paid_at: order.paidAt ? unixSeconds(order.paidAt) : null,
   };
 }

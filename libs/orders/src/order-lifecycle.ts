@@ -23,9 +23,8 @@ export class PaymentNotConfirmedError extends Error {
   }
 }
 
-/** A paid order waits this long before the sweep assumes its confirm job was lost (the worker may pass a shorter one). */
-const STUCK_PAID_SECONDS = 300;
-const SWEEP_BATCH = 500;
+/** How many rows one pass of a sweep takes (overdue orders, stuck confirmations, lost deliveries). */
+export const SWEEP_BATCH = 500;
 
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
@@ -154,7 +153,7 @@ export class OrderLifecycle {
   }
 
   /** The safety net: expire overdue pending orders, re-enqueue confirmation of orders stuck in paid. */
-  async sweep(stuckPaidSeconds = STUCK_PAID_SECONDS): Promise<{ expired: number; confirmsQueued: number }> {
+  async sweep(stuckPaidSeconds: number): Promise<{ expired: number; confirmsQueued: number }> {
     let expired = 0;
     for (const id of await this.orders.findOverduePendingIds(SWEEP_BATCH)) {
       if (await this.expireOrder(id)) expired++;

@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
-import { AppConfig, JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
+import { AppConfig, JOB_QUEUE, type JobName, type JobPayloads, QUEUE, callbackAttemptsLimit } from '@app/common';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 
@@ -31,7 +31,7 @@ export class JobQueue {
     switch (name) {
       case 'callback.deliver':
         // The first attempt plus one per scheduled delay; the delays come from the worker's custom backoff.
-        return { ...keep, attempts: this.config.callbackRetryScheduleMs.length + 1, backoff: { type: 'custom' } };
+        return { ...keep, attempts: callbackAttemptsLimit(this.config.callbackRetryScheduleMs), backoff: { type: 'custom' } };
       case 'order.confirm':
         return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
       case 'order.expire':

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import { MerchantRateLimiter } from './merchant-rate-limiter';
-import { NonceStore } from './nonce.store';
 
 @Module({
-  providers: [MerchantAuthGuard, NonceStore, MerchantRateLimiter],
-  exports: [MerchantAuthGuard, NonceStore, MerchantRateLimiter],
+  providers: [MerchantAuthGuard, MerchantRateLimiter],
+  exports: [MerchantAuthGuard, MerchantRateLimiter],
 })
 export class AuthModule {}

@@ -1,12 +1,11 @@
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, DomainError, ErrorCode, SecretBox, unixNow } from '@app/common';
-import { type Merchant, MerchantRepository } from '@app/db';
+import { AppConfig, DomainError, ErrorCode, SecretBox, unixSeconds } from '@app/common';
+import { type Merchant, MerchantRepository, NonceStore } from '@app/db';
 import { verify } from '@app/signature';
 import { MerchantRateLimiter } from './merchant-rate-limiter';
-import { NonceStore } from './nonce.store';
 import { createValidationPipe } from '../http/validation';
-import { mergeRequestParams } from './request-params';
+import { mergeRequestParams } from '../http/request-params';
 
 const API_KEY = /^[A-Za-z0-9_]{1,64}$/;
 const NONCE = /^[A-Za-z0-9_-]{8,64}$/;
@@ -62,7 +61,7 @@ export class MerchantAuthGuard implements CanActivate {
     const merchant = await this.merchants.findByApiKey(apiKey);
     if (!merchant) throw new DomainError(ErrorCode.AuthUnknownKey);
     if (merchant.status !== 'active') throw new DomainError(ErrorCode.MerchantDisabled);
-    if (Math.abs(unixNow() - timestamp) > this.config.authToleranceSeconds) throw new DomainError(ErrorCode.AuthTimestamp);
+    if (Math.abs(unixSeconds() - timestamp) > this.config.authToleranceSeconds) throw new DomainError(ErrorCode.AuthTimestamp);
 
     const secret = this.secrets.open(merchant.apiSecretEnc, `merchant:${merchant.apiKey}`);
     if (!verify(params, signature, secret)) throw new DomainError(ErrorCode.AuthBadSignature);

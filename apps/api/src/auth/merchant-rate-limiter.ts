@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError } from '@app/common';
 
 /**
  * Per api_key: a steady rate per second plus a burst allowance (SPEC 8), in Redis so every API
@@ -28,8 +28,7 @@ export class MerchantRateLimiter {
       await this.limiter.consume(apiKey);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
-        const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-        throw new DomainError(ErrorCode.RateLimited, undefined, null, { 'retry-after': String(retryAfter) });
+        throw DomainError.rateLimited(rejection.msBeforeNext);
       }
       throw rejection;
     }

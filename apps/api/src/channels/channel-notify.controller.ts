@@ -1,6 +1,6 @@
 import { Controller, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { mergeRequestParams } from '../auth/request-params';
+import { mergeRequestParams } from '../http/request-params';
 import { ChannelNotifyService } from './channel-notify.service';
 
 /**

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { unixSeconds } from '@app/common';
 import { type Channel, type ChannelCategory, ChannelRepository } from '@app/db';
 import { CATEGORY_TEXT, payMethodText } from './channel-texts';
 
@@ -22,8 +23,8 @@ function toView(c: Channel): PayChannelView {
     pay_method: c.payMethod,
     category_text: CATEGORY_TEXT[c.category],
     pay_method_text: payMethodText(c.payMethod),
-    createtime: Math.floor(c.createdAt.getTime() / 1000),
-    updatetime: Math.floor(c.updatedAt.getTime() / 1000),
+    createtime: unixSeconds(c.createdAt),
+    updatetime: unixSeconds(c.updatedAt),
   };
 }
 

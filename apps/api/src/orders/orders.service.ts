@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan } from '@app/common';
+import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan, unixSeconds } from '@app/common';
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
@@ -37,8 +37,6 @@ export interface OrderView {
   updatetime: number;
 }
 
-const unix = (date: Date): number => Math.floor(date.getTime() / 1000);
-
 function toCreatedView(o: Order): CreatedOrderView {
   return {
     order_no: o.orderNo,
@@ -51,7 +49,7 @@ function toCreatedView(o: Order): CreatedOrderView {
     deposit_amount: o.depositFen,
     service_amount: o.serviceFen,
     merchant_actual_amount: o.merchantActualFen,
-    createtime: unix(o.createdAt),
+    createtime: unixSeconds(o.createdAt),
     pay_url: o.payUrl,
   };
 }
@@ -65,8 +63,8 @@ function toView(o: Order): OrderView {
     service_rate: formatRate(parseRate(o.serviceRate) ?? 0),
     service_amount: o.serviceFen,
     status: o.status,
-    createtime: unix(o.createdAt),
-    updatetime: unix(o.updatedAt),
+    createtime: unixSeconds(o.createdAt),
+    updatetime: unixSeconds(o.updatedAt),
   };
 }
 

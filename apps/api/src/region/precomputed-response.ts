@@ -38,11 +38,6 @@ export class PrecomputedResponse {
     return new PrecomputedResponse(Buffer.from(JSON.stringify(value), 'utf8'));
   }
 
-  /** The identity bytes (what a client without Accept-Encoding receives). */
-  get body(): Buffer {
-    return this.identity.body;
-  }
-
   /** Sends the variant the client accepts, or 304 when it already holds it; HEAD is Fastify's GET without the body. */
   send(request: FastifyRequest, reply: FastifyReply): void {
     const variant = this.variantFor(request.headers['accept-encoding']);

@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError } from '@app/common';
 
 /**
  * Per client IP on the region routes (SPEC 8, RATE_LIMIT_IP_PER_SECOND). In memory, per instance:
@@ -22,8 +22,7 @@ export class RegionRateLimitGuard implements CanActivate {
       return true;
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new DomainError(ErrorCode.RateLimited, undefined, null, { 'retry-after': String(retryAfter) });
+      throw DomainError.rateLimited(rejection.msBeforeNext);
     }
   }
 }

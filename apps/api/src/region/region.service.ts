@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, ok } from '@app/common';
+import { DomainError, ErrorCode, ok, unixSeconds } from '@app/common';
 import { type City, type Province, REGION_PROVINCES } from '@app/region';
 import { PrecomputedResponse } from './precomputed-response';
 
@@ -21,7 +21,7 @@ const entry = ({ name, code }: { name: string; code: string }): RegionEntry => (
 @Injectable()
 export class RegionService {
   // `time` is fixed at start-up: the bytes, and so the strong ETag, must be the same on every request.
-  private readonly builtAt = String(Math.floor(Date.now() / 1000));
+  private readonly builtAt = String(unixSeconds());
   private readonly regionDataAnswer: PrecomputedResponse;
   private readonly provinceListAnswer: PrecomputedResponse;
   private readonly cityListAnswers = new Map<string, PrecomputedResponse>();

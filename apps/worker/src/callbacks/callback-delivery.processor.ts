@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
-import { AppConfig, type JobPayloads, SecretBox } from '@app/common';
+import { AppConfig, type JobPayloads, SecretBox, callbackAttemptsLimit } from '@app/common';
 import { type ClaimedAttempt, CallbackDeliveryRepository } from '@app/db';
 import { buildSignedCallback } from './callback-payload';
 import { type SendOutcome, CallbackSender } from './callback-sender';
@@ -33,7 +33,7 @@ export class CallbackDeliveryProcessor {
 
   /** Every attempt a delivery gets: the first plus one per scheduled delay. */
   get maxAttempts(): number {
-    return this.config.callbackRetryScheduleMs.length + 1;
+    return callbackAttemptsLimit(this.config.callbackRetryScheduleMs);
   }
 
   async deliver({ deliveryId }: JobPayloads['callback.deliver']): Promise<DeliveryResult> {

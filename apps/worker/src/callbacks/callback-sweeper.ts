@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, QUEUE } from '@app/common';
+import { AppConfig, QUEUE, callbackAttemptsLimit } from '@app/common';
 import { CallbackDeliveryRepository } from '@app/db';
+import { SWEEP_BATCH } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
 
-const SWEEP_BATCH = 500;
 /** States in which a job still carries its delivery forward. */
 const LIVE_STATES = new Set(['active', 'waiting', 'waiting-children', 'delayed', 'prioritized']);
 
@@ -26,7 +26,7 @@ export class CallbackSweeper {
 
   async sweep(): Promise<{ requeued: number }> {
     const queue = this.jobs.queue(QUEUE.callbacks);
-    const maxAttempts = this.config.callbackRetryScheduleMs.length + 1;
+    const maxAttempts = callbackAttemptsLimit(this.config.callbackRetryScheduleMs);
     let requeued = 0;
     for (const due of await this.deliveries.findOverdue(this.tuning.sweepGraceMs, SWEEP_BATCH)) {
       const job = await queue.getJob(due.id);

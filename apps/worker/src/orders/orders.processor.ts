@@ -7,7 +7,7 @@ import { WorkerTuning } from '../worker-tuning';
 /** The 'orders' queue: expiry, confirmation, and the periodic safety net. */
 @Injectable()
 export class OrdersProcessor {
-  private readonly logger = new Logger('Maintenance');
+  private readonly logger = new Logger(OrdersProcessor.name);
 
   constructor(
     private readonly lifecycle: OrderLifecycle,

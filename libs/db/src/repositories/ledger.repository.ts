@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
-import { LedgerEntry, type Order } from '../entities';
+import { Balance, type Order } from '../entities';
 
 /** The merchant's money: ledger lines and the balances they add up to. */
 @Injectable()
 export class LedgerRepository {
-  constructor(@InjectRepository(LedgerEntry) private readonly entries: Repository<LedgerEntry>) {}
+  constructor(@InjectRepository(Balance) private readonly balances: Repository<Balance>) {}
 
   /**
    * Credits a completed order: merchant_actual to available, deposit to deposit. The unique
@@ -38,7 +38,9 @@ export class LedgerRepository {
     return true;
   }
 
-  listForMerchant(merchantId: number): Promise<LedgerEntry[]> {
-    return this.entries.find({ where: { merchantId }, order: { id: 'ASC' } });
+  /** The merchant's balances; zero before its first credit. */
+  async balanceOf(merchantId: number): Promise<{ availableFen: number; depositFen: number }> {
+    const row = await this.balances.findOneBy({ merchantId });
+    return { availableFen: row?.availableFen ?? 0, depositFen: row?.depositFen ?? 0 };
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { CallbackDelivery, type Order, OrderEvent, type OrderEventType } from '../entities';
+import type { Order, OrderEventType } from '../entities';
 
 export interface RecordedEvent {
   eventId: string;
@@ -27,13 +27,5 @@ export class OrderEventRepository {
       [deliveryId, eventId, order.id, order.merchantId],
     );
     return { eventId, deliveryId };
-  }
-
-  listForOrder(merchantId: number, orderId: string, em: EntityManager): Promise<OrderEvent[]> {
-    return em.find(OrderEvent, { where: { merchantId, orderId }, order: { createdAt: 'ASC' } });
-  }
-
-  listDeliveriesForOrder(merchantId: number, orderId: string, em: EntityManager): Promise<CallbackDelivery[]> {
-    return em.find(CallbackDelivery, { where: { merchantId, orderId }, order: { createdAt: 'ASC' } });
   }
 }

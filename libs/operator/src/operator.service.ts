@@ -1,14 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { SecretBox, formatRate, parseRate, parseYuan } from '@app/common';
 import {
-  Balance,
   CHANNEL_ADAPTERS,
   CHANNEL_CATEGORIES,
   type ChannelAdapterName,
   type ChannelCategory,
   ChannelRepository,
+  LedgerRepository,
   MerchantRepository,
   PAY_METHODS,
 } from '@app/db';
@@ -60,8 +58,8 @@ export class OperatorService {
   constructor(
     private readonly merchants: MerchantRepository,
     private readonly channels: ChannelRepository,
+    private readonly ledger: LedgerRepository,
     private readonly secrets: SecretBox,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   async createMerchant(name: string, notifyUrl?: string, depositRate?: string): Promise<Credentials> {
@@ -105,8 +103,8 @@ export class OperatorService {
 
   async balance(id: number): Promise<{ available_fen: number; deposit_fen: number }> {
     if (!(await this.merchants.findById(id))) throw new UsageError(`no merchant ${id}`);
-    const row = await this.dataSource.getRepository(Balance).findOneBy({ merchantId: id });
-    return { available_fen: row?.availableFen ?? 0, deposit_fen: row?.depositFen ?? 0 };
+    const balance = await this.ledger.balanceOf(id);
+    return { available_fen: balance.availableFen, deposit_fen: balance.depositFen };
   }
 
   async createChannel(input: NewChannelInput): Promise<{ id: number }> {

@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
@@ -11,6 +11,7 @@ import { AppConfig } from '@app/common';
  */
 @Injectable()
 export class NonceStore {
+  private readonly logger = new Logger(NonceStore.name);
   private readonly ttlSeconds: number;
   private lastPrune = 0;
 
@@ -42,6 +43,8 @@ export class NonceStore {
   private pruneNow(): void {
     if (Date.now() - this.lastPrune < 60_000) return;
     this.lastPrune = Date.now();
-    this.dataSource.query('DELETE FROM nonces WHERE expires_at < now()').catch(() => undefined);
+    this.dataSource
+      .query('DELETE FROM nonces WHERE expires_at < now()')
+      .catch((err: Error) => this.logger.warn(`pruning expired nonces failed, the next prune retries: ${err.message}`));
   }
 }

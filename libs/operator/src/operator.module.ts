@@ -3,11 +3,15 @@ import { type AppConfig, CommonModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { OperatorService } from './operator.service';
 
+/**
+ * What an operator does to merchants, channels and links, as a standalone context: the CLI,
+ * the embedded launcher's demo merchant, the chaos script and the tests' fixtures share it.
+ */
 @Module({})
-export class CliModule {
+export class OperatorModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
-      module: CliModule,
+      module: OperatorModule,
       imports: [CommonModule.forRoot(config), DbModule.forRoot(2)],
       providers: [OperatorService],
       exports: [OperatorService],

@@ -1,0 +1,3 @@
+export * from './credentials';
+export * from './operator.module';
+export * from './operator.service';
