@@ -233,6 +233,16 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await page(order.order_no, order.token)).body).toContain('cancelled');
   });
 
+  it('a sell order (order_type 2) has no moves yet: notifications and expiry leave it as it is', async () => {
+    const order = await newOrder('11.00');
+    await sql(api.app).query(`UPDATE "orders" SET "order_type" = 2, "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'paid'))).statusCode).toBe(200);
+    await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'failed'));
+    await lifecycle.expire(order.id);
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
+    expect(await eventsOf(api.app, order.order_no)).toEqual([]);
+  });
+
   it('a success notification after expiry counts as a late payment, flagged', async () => {
     const order = await newOrder('4.00');
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
