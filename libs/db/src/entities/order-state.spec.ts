@@ -2,8 +2,16 @@ import { ORDER_TRANSITIONS, TransitionTable } from './order-state';
 import { ORDER_STATUSES, type OrderStatus } from './order.entity';
 
 // The expected matrix, written out by hand from SPEC 5 (not read from the table under test).
-// Columns, in this order:    pending paid confirmed completed cancelled
+// Rows are from-states; columns the to-states in this order: pending paid confirmed completed cancelled.
 const COLUMNS: OrderStatus[] = ['pending', 'paid', 'confirmed', 'completed', 'cancelled'];
+// No move at all from any state.
+const NO_MOVES: Record<OrderStatus, (0 | 1)[]> = {
+  pending: [0, 0, 0, 0, 0],
+  paid: [0, 0, 0, 0, 0],
+  confirmed: [0, 0, 0, 0, 0],
+  completed: [0, 0, 0, 0, 0],
+  cancelled: [0, 0, 0, 0, 0],
+};
 const EXPECTED: Record<number, Record<OrderStatus, (0 | 1)[]>> = {
   // Buy orders (top-ups).
   1: {
@@ -13,22 +21,10 @@ const EXPECTED: Record<number, Record<OrderStatus, (0 | 1)[]>> = {
     completed: [0, 0, 0, 0, 0],
     cancelled: [0, 1, 0, 0, 0],
   },
-  // Sell orders: no moves yet (their rows come with the money-out work).
-  2: {
-    pending: [0, 0, 0, 0, 0],
-    paid: [0, 0, 0, 0, 0],
-    confirmed: [0, 0, 0, 0, 0],
-    completed: [0, 0, 0, 0, 0],
-    cancelled: [0, 0, 0, 0, 0],
-  },
+  // Sell orders: none yet (their rows come with the money-out work, and their matrix here).
+  2: NO_MOVES,
   // An order type that does not exist.
-  3: {
-    pending: [0, 0, 0, 0, 0],
-    paid: [0, 0, 0, 0, 0],
-    confirmed: [0, 0, 0, 0, 0],
-    completed: [0, 0, 0, 0, 0],
-    cancelled: [0, 0, 0, 0, 0],
-  },
+  3: NO_MOVES,
 };
 
 const CASES = Object.entries(EXPECTED).flatMap(([orderType, rows]) =>
