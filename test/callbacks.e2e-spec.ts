@@ -175,6 +175,70 @@ describe('callbacks (SPEC 7)', () => {
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(980);
   });
 
+  it('honours Retry-After on 429, when it is longer than the schedule', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 429, headers: { 'retry-after': '2' }, body: 'slow down' } : { status: 200, body: 'success' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const got = receiver.forEvent(eventId);
+    expect(got).toHaveLength(2);
+    // The schedule alone would retry after 200-220 ms.
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(1980);
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts.map((a) => [a.http_status, a.error])).toEqual([
+      [429, 'HTTP 429'],
+      [200, null],
+    ]);
+  });
+
+  it.each([302, 307])('does not follow a %i redirect, even to an address that would accept', async (status) => {
+    const accepting = `http://127.0.0.1:${receiver.port}/accepts`;
+    receiver.respond = (c) => (c.path === '/notify' ? { status, headers: { location: accepting }, body: '' } : { status: 200, body: 'success' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'failed', attempts_made: SCHEDULE_MS.length + 1 });
+    const attempts = await db.attempts(deliveryId);
+    expect(attempts).toHaveLength(SCHEDULE_MS.length + 1);
+    for (const a of attempts) {
+      expect(a.http_status).toBe(status);
+      expect(a.error).toBe(`HTTP ${status}: redirects are not followed`);
+    }
+    expect(receiver.forEvent(eventId).map((c) => c.path)).toEqual(Array(SCHEDULE_MS.length + 1).fill('/notify'));
+    expect(receiver.received.filter((c) => c.path === '/accepts')).toEqual([]);
+  });
+
+  it('reads at most 64 KiB of an answer: a 32 MiB "200" is a failed attempt and is never read to its end', async () => {
+    const total = 32 * 1024 * 1024;
+    receiver.respond = (_c, i) => (i === 0 ? { status: 200, streamBytes: total } : { status: 200, body: 'success' });
+    const { eventId, deliveryId } = await paidOrderEvent();
+    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
+    const [first] = receiver.forEvent(eventId);
+    // The worker hung up: the answer was cut off, far short of its length (the kernel buffers a few MiB at most).
+    await waitFor(() => first.answer?.closed, 5_000, 'the first answer closed');
+    expect(first.answer).toMatchObject({ finished: false, closed: true });
+    expect(first.answer!.written).toBeLessThan(total / 2);
+    const [attempt] = await db.attempts(deliveryId);
+    expect(attempt).toMatchObject({ number: 1, http_status: 200, error: `HTTP 200 with an answer over ${64 * 1024} bytes: expected "success" or an empty body` });
+    expect(attempt.response_excerpt).toBe('x'.repeat(1024));
+  });
+
+  it('stores at most the first 1 KiB of an answer, cut between characters', async () => {
+    const ascii = 'e'.repeat(5000);
+    const chinese = `ab${'汉'.repeat(2000)}`;
+    const invalid = Buffer.alloc(2000, 0xff);
+    const answers: (string | Buffer)[] = [ascii, chinese, invalid];
+    receiver.respond = (_c, i) => (i < answers.length ? { status: 500, body: answers[i] } : { status: 200, body: 'success' });
+    const { deliveryId } = await paidOrderEvent();
+    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const excerpts = (await db.attempts(deliveryId)).map((a) => a.response_excerpt ?? '');
+    expect(excerpts.map((e) => Buffer.byteLength(e, 'utf8') <= 1024)).toEqual([true, true, true, true]);
+    expect(excerpts[0]).toBe(ascii.slice(0, 1024));
+    // 1024 bytes end inside the 341st character: the excerpt stops before it.
+    expect(excerpts[1]).toBe(`ab${'汉'.repeat(340)}`);
+    expect(excerpts[2]).toMatch(/^\uFFFD+$/);
+    expect(excerpts[3]).toBe('success');
+  });
+
   it('an order and merchant without a callback address: failed attempts with a clear error', async () => {
     const other = await merchantWithChannels(api.operator);
     const order = await db.insertOrder(other.merchant.id, other.channels.remotepay);

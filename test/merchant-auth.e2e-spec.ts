@@ -88,17 +88,31 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect((await post(api.app, URL, params)).body.code).toBe(1);
   });
 
-  it('answers 40103 outside the tolerance window and accepts its edge', async () => {
-    for (const [offset, code] of [
-      [-301, 40103],
-      [301, 40103],
-      [-290, 1],
-      [290, 1],
-    ]) {
-      const params = { api_key: merchant.api_key, timestamp: now() + offset, nonce: newNonce() };
+  /**
+   * Sends a request whose timestamp is `offset` seconds from the server's clock. The server
+   * shares this process's clock; an answer is kept only when no second ticked while it was
+   * made, so the server's "now" is known exactly.
+   */
+  async function codeAtOffset(offset: number): Promise<number> {
+    for (let tries = 0; tries < 20; tries++) {
+      const before = now();
+      const params = { api_key: merchant.api_key, timestamp: before + offset, nonce: newNonce() };
       const res = await post(api.app, URL, { ...params, signature: sign(params, merchant.api_secret) });
-      expect([offset, res.body.code]).toEqual([offset, code]);
+      if (now() === before) return res.body.code;
     }
+    throw new Error('the clock ticked during every try');
+  }
+
+  it('accepts its edge exactly: the tolerance is accepted, one second past it is 40103', async () => {
+    const tolerance = api.config.authToleranceSeconds;
+    const answers: [number, number][] = [];
+    for (const offset of [-tolerance - 1, -tolerance, tolerance, tolerance + 1]) answers.push([offset, await codeAtOffset(offset)]);
+    expect(answers).toEqual([
+      [-tolerance - 1, 40103],
+      [-tolerance, 1],
+      [tolerance, 1],
+      [tolerance + 1, 40103],
+    ]);
   });
 
   it('accepts the timestamp as a string of digits', async () => {

@@ -1,5 +1,6 @@
+import { Logger } from '@nestjs/common';
 import type { Credentials } from '@app/operator';
-import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { type Answer, type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { createOrder, orderDetail, orderRow, sql } from './helpers/orders';
 
 const CREATED_FIELDS = [
@@ -168,6 +169,64 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       await api.operator.link(merchant.id, id);
       const res = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id, paychannel_paymethod: 'bank' });
       expect([res.status, res.body.code]).toEqual([403, 40302]);
+    });
+  });
+
+  describe('a corrupted stored rate (written by SQL) is a logged 50000, never a fee of zero', () => {
+    // A value the schema's CHECK would refuse; its digits must not reach the answer.
+    const CORRUPT = '-0.00123456';
+    let logged: jest.SpyInstance;
+
+    beforeAll(async () => {
+      // The rows a bug or a hand edit could leave: the rate CHECKs are dropped in this test's own database.
+      for (const [table, check] of [
+        ['merchants', 'merchants_deposit_rate_check'],
+        ['channels', 'channels_default_rate_check'],
+        ['merchant_channels', 'merchant_channels_rate_check'],
+      ]) {
+        await sql(api.app).query(`ALTER TABLE "${table}" DROP CONSTRAINT "${check}"`);
+      }
+    });
+    beforeEach(() => {
+      logged = jest.spyOn(Logger.prototype, 'error');
+    });
+    afterEach(() => logged.mockRestore());
+
+    function expectInternalError(res: Answer<unknown>, owner: string): void {
+      expect([res.status, res.body.code, res.body.msg, res.body.data]).toEqual([500, 50000, 'Internal error', null]);
+      expect(res.raw).not.toContain('123456');
+      expect(logged.mock.calls.map((call) => String(call[0])).join('\n')).toContain(`the stored rate of ${owner} is not a rate from 0 to 1`);
+    }
+
+    async function ordersOf(merchantId: number): Promise<number> {
+      const [{ count }] = await sql(api.app).query(`SELECT count(*)::int AS count FROM "orders" WHERE "merchant_id" = $1`, [merchantId]);
+      return count;
+    }
+
+    it.each([
+      ["the link's own rate", `UPDATE "merchant_channels" SET "rate" = ${CORRUPT} WHERE "merchant_id" = $1 AND "channel_id" = $2`, 'channel'],
+      ["the channel's default rate", `UPDATE "channels" SET "default_rate" = ${CORRUPT} WHERE "id" = $2 AND $1::int > 0`, 'channel'],
+      ["the merchant's deposit rate", `UPDATE "merchants" SET "deposit_rate" = ${CORRUPT} WHERE "id" = $1 AND $2::int > 0`, 'merchant'],
+    ])('createOrder with %s corrupted: 50000, logged with its ids, no order', async (_name, corrupt, owner) => {
+      const { merchant: m, channels } = await merchantWithChannels(api.operator);
+      await sql(api.app).query(corrupt, [m.id, channels.processor]);
+      const res = await createOrder(api.app, m, { cny_amount: '100.00', paychannel_id: channels.processor });
+      expectInternalError(res, owner === 'channel' ? `merchant ${m.id} channel ${channels.processor}` : `merchant ${m.id}`);
+      expect(await ordersOf(m.id)).toBe(0);
+      // The merchant's other channels, whose rates are sound, still work unless the merchant's own rate is the bad one.
+      const other = await createOrder(api.app, m, { cny_amount: '100.00', paychannel_id: channels.warehouse });
+      expect(other.body.code).toBe(owner === 'channel' ? 1 : 50000);
+    });
+
+    it("orderQueryDetail and orderQueryList of an order whose service_rate is corrupted: 50000, logged with its order_no", async () => {
+      const { merchant: m, channels } = await merchantWithChannels(api.operator);
+      const created = await createOrder(api.app, m, { cny_amount: '100.00', paychannel_id: channels.processor });
+      expect(created.body.code).toBe(1);
+      const orderNo = created.body.data.order_no;
+      await sql(api.app).query(`UPDATE "orders" SET "service_rate" = ${CORRUPT} WHERE "order_no" = $1`, [orderNo]);
+      expectInternalError(await orderDetail(api.app, m, orderNo), `order ${orderNo}`);
+      logged.mockClear();
+      expectInternalError(await post(api.app, '/api/merchant/orderQueryList', signed(m, {})), `order ${orderNo}`);
     });
   });
 

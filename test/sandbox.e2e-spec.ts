@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { canonicalString } from '@app/signature';
 import { ChannelAdapters, signSandboxNotification } from '@app/channels';
-import { ChannelRepository } from '@app/db';
+import { ChannelRepository, OrderRepository } from '@app/db';
 import { QUEUE } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
@@ -227,10 +227,75 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     await lifecycle.expire(order.id);
     const row = await orderRow(api.app, order.order_no);
     expect(row.status).toBe('cancelled');
-    expect(new Date(row.updated_at as string).getTime()).toBeGreaterThanOrEqual(new Date(row.created_at as string).getTime());
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled']);
     // A page for it offers nothing to pay.
     expect((await page(order.order_no, order.token)).body).toContain('cancelled');
+  });
+
+  /** Waits until the clock is past `unixSeconds`, so a transition made now lands in a later second. */
+  async function pastSecond(unixSeconds: number): Promise<void> {
+    while (Math.floor(Date.now() / 1000) <= unixSeconds) await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+  }
+
+  async function updatetime(orderNo: string, status: string): Promise<number> {
+    const detail = (await orderDetail(api.app, merchant, orderNo)).body.data;
+    expect(detail.status).toBe(status);
+    return detail.updatetime as number;
+  }
+
+  it('updatetime strictly increases with every transition: expiry, late payment, confirmation, credit', async () => {
+    const order = await newOrder('9.00');
+    let last = await updatetime(order.order_no, 'pending');
+    expect(last).toBe(order.createtime);
+    const moves: [string, () => Promise<unknown>][] = [
+      [
+        'cancelled',
+        async () => {
+          await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
+          await lifecycle.expire(order.id);
+        },
+      ],
+      ['paid', async () => notify(signSandboxNotification(await secretKey(), order.order_no, 900, 'paid'))],
+      // confirm() takes both steps at once: the first is made alone here, as confirm() makes it.
+      ['confirmed', () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transition(em, order.id, 'paid', 'confirmed'))],
+      ['completed', () => lifecycle.confirm(order.id)],
+    ];
+    for (const [status, move] of moves) {
+      await pastSecond(last);
+      await move();
+      const now = await updatetime(order.order_no, status);
+      expect([status, now > last]).toEqual([status, true]);
+      last = now;
+    }
+    // Each event carries the updatetime of its own transition.
+    const events = await eventsOf(api.app, order.order_no);
+    expect(events.map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
+    const times = events.map((e) => e.payload.updatetime as number);
+    expect(times[0]).toBeGreaterThan(order.createtime);
+    expect(times[1]).toBeGreaterThan(times[0]);
+    expect(times[2]).toBe(last);
+  });
+
+  it('updatetime strictly increases on payment by notification and on cancellation by the channel', async () => {
+    for (const [outcome, status] of [
+      ['paid', 'paid'],
+      ['failed', 'cancelled'],
+    ] as const) {
+      const order = await newOrder('9.50');
+      await pastSecond(order.createtime);
+      await notify(signSandboxNotification(await secretKey(), order.order_no, 950, outcome));
+      expect(await updatetime(order.order_no, status)).toBeGreaterThan(order.createtime);
+    }
+  });
+
+  it('a sell order (order_type 2) has no moves yet: notifications and expiry leave it as it is', async () => {
+    const order = await newOrder('11.00');
+    await sql(api.app).query(`UPDATE "orders" SET "order_type" = 2, "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'paid'))).statusCode).toBe(200);
+    await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'failed'));
+    await lifecycle.expire(order.id);
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
+    expect(await eventsOf(api.app, order.order_no)).toEqual([]);
   });
 
   it('a success notification after expiry counts as a late payment, flagged', async () => {

@@ -6,18 +6,25 @@ import { Client } from 'pg';
 import { TEST_REDIS_URL } from './config';
 
 export interface ReceivedCallback {
+  /** The request's path, e.g. /notify. */
+  path: string;
   headers: IncomingHttpHeaders;
   raw: string;
+  /** The JSON body; {} when the request had none (a client following a redirect with GET). */
   body: Record<string, unknown>;
   at: number;
+  /** Of a streamed answer (Reply.streamBytes): bytes handed to the socket, and whether all of them were flushed. */
+  answer?: { written: number; finished: boolean; closed: boolean };
 }
 
 export interface Reply {
   status?: number;
-  body?: string;
+  body?: string | Buffer;
   headers?: Record<string, string>;
   /** Answer after this long (longer than the worker's timeout: a timed-out attempt). */
   delayMs?: number;
+  /** Stream a body of this many bytes, as fast as the client reads it. */
+  streamBytes?: number;
 }
 
 /** A real HTTP merchant endpoint: records every callback and answers as `respond` says. */
@@ -40,10 +47,10 @@ export class CallbackReceiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        const callback = { headers: req.headers, raw, body: JSON.parse(raw) as Record<string, unknown>, at: Date.now() };
+        const callback: ReceivedCallback = { path: req.url ?? '', headers: req.headers, raw, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {}, at: Date.now() };
         this.received.push(callback);
         const reply = this.respond(callback, this.forEvent(callback.body.event_id as string).length - 1);
-        const send = (): void => this.send(res, reply);
+        const send = (): void => this.send(res, reply, callback);
         if (reply.delayMs) {
           const timer = setTimeout(() => {
             this.timers.delete(timer);
@@ -56,10 +63,32 @@ export class CallbackReceiver {
     return new Promise((resolve) => this.server.listen(0, '127.0.0.1', resolve));
   }
 
-  private send(res: ServerResponse, reply: Reply): void {
+  private send(res: ServerResponse, reply: Reply, callback: ReceivedCallback): void {
     if (res.destroyed) return;
     res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
-    res.end(reply.body ?? '');
+    if (reply.streamBytes) this.stream(res, reply.streamBytes, callback);
+    else res.end(reply.body ?? '');
+  }
+
+  /** Writes `total` bytes, waiting for the client to read (drain) whenever the socket's buffers are full. */
+  private stream(res: ServerResponse, total: number, callback: ReceivedCallback): void {
+    const answer = { written: 0, finished: false, closed: false };
+    callback.answer = answer;
+    res.on('finish', () => (answer.finished = true));
+    res.on('close', () => (answer.closed = true));
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const pump = (): void => {
+      while (answer.written < total && !res.destroyed) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, total - answer.written));
+        answer.written += piece.length;
+        if (!res.write(piece)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      if (!res.destroyed) res.end();
+    };
+    pump();
   }
 
   get port(): number {

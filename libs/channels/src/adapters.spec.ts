@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { EpayAdapter, epaySign } from './epay.adapter';
 import { SandboxAdapter, sandboxCheckoutToken, signSandboxNotification, verifySandboxCheckoutToken } from './sandbox.adapter';
 
@@ -23,6 +24,12 @@ describe('sandbox', () => {
     expect(verifySandboxCheckoutToken('s', '2', token)).toBe(false);
     expect(verifySandboxCheckoutToken('t', '1', token)).toBe(false);
     expect(verifySandboxCheckoutToken('s', '1', undefined)).toBe(false);
+  });
+  it('keeps its wire formats: the token is HMAC-SHA256("checkout:" + order_no), accepted in any case', () => {
+    const token = createHmac('sha256', 's').update('checkout:1').digest('hex');
+    expect(sandboxCheckoutToken('s', '1')).toBe(token);
+    expect(verifySandboxCheckoutToken('s', '1', token.toUpperCase())).toBe(true);
+    expect(verifySandboxCheckoutToken('s', '1', token.slice(1))).toBe(false);
   });
   it('verifies its own signed notifications only', () => {
     const adapter = new SandboxAdapter('secret', 'http://x');

@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
+import { sameText } from '@app/signature';
 import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
 import type { ChannelConfig } from './channel-config';
 import { channelGet } from './channel-http';
@@ -16,12 +17,6 @@ export function epaySign(params: Record<string, unknown>, key: string): string {
     .map((k) => `${k}=${String(params[k])}`)
     .join('&');
   return createHash('md5').update(text + key, 'utf8').digest('hex');
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a.toLowerCase());
-  const y = Buffer.from(b.toLowerCase());
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 interface EpayQueryAnswer {
@@ -77,7 +72,7 @@ export class EpayAdapter implements ChannelAdapter {
     if (!pid || !key) return null;
     const sign = params.sign;
     if (typeof sign !== 'string' || !/^[0-9a-f]{32}$/i.test(sign)) return null;
-    if (!sameText(sign, epaySign(params, key))) return null;
+    if (!sameText(sign.toLowerCase(), epaySign(params, key))) return null;
     if (String(params.pid) !== pid || params.trade_status !== 'TRADE_SUCCESS') return null;
     const amountFen = parseYuan(params.money);
     if (typeof params.out_trade_no !== 'string' || amountFen === null) return null;

@@ -1,25 +1,18 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { formatYuan, parseYuan, unixSeconds } from '@app/common';
-import { canonicalString } from '@app/signature';
+import { sign, signText, verify, verifyText } from '@app/signature';
 import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
-
-function hmac(secret: string, message: string): string {
-  return createHmac('sha256', secret).update(message, 'utf8').digest('hex');
-}
-
-function sameHex(a: string, b: string): boolean {
-  const x = Buffer.from(a.toLowerCase(), 'utf8');
-  const y = Buffer.from(b.toLowerCase(), 'utf8');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 /** The checkout page's token: only whoever got the pay_url can pay or fail that order. */
 export function sandboxCheckoutToken(secretKey: string, orderNo: string): string {
-  return hmac(secretKey, `checkout:${orderNo}`);
+  return signText(checkoutMessage(orderNo), secretKey);
+}
+
+function checkoutMessage(orderNo: string): string {
+  return `checkout:${orderNo}`;
 }
 
 export function verifySandboxCheckoutToken(secretKey: string, orderNo: string, token: unknown): boolean {
-  return typeof token === 'string' && /^[0-9a-f]{64}$/i.test(token) && sameHex(token, sandboxCheckoutToken(secretKey, orderNo));
+  return typeof token === 'string' && verifyText(checkoutMessage(orderNo), token, secretKey);
 }
 
 export interface SandboxNotification {
@@ -40,7 +33,7 @@ export function signSandboxNotification(secretKey: string, orderNo: string, amou
     trade_status: outcome === 'paid' ? ('SUCCESS' as const) : ('FAILED' as const),
     timestamp: unixSeconds(),
   };
-  return { ...fields, sign: hmac(secretKey, canonicalString(fields)) };
+  return { ...fields, sign: sign(fields, secretKey) };
 }
 
 /**
@@ -71,9 +64,8 @@ export class SandboxAdapter implements ChannelAdapter {
 
   verifyNotification(params: Record<string, unknown>): ChannelNotification | null {
     if (!this.secretKey) return null;
-    const { sign, ...fields } = params;
-    if (typeof sign !== 'string' || !/^[0-9a-f]{64}$/i.test(sign)) return null;
-    if (!sameHex(sign, hmac(this.secretKey, canonicalString(fields)))) return null;
+    const { sign: signature, ...fields } = params;
+    if (typeof signature !== 'string' || !verify(fields, signature, this.secretKey)) return null;
     const amountFen = parseYuan(fields.amount);
     const orderNo = fields.out_trade_no;
     const status = fields.trade_status;

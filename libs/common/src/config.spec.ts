@@ -51,9 +51,29 @@ describe('loadConfig', () => {
     [{ CALLBACK_ALLOW_PRIVATE: 'maybe' }, 'CALLBACK_ALLOW_PRIVATE'],
     [{ RATE_LIMIT_MERCHANT_PER_SECOND: '0' }, 'RATE_LIMIT_MERCHANT_PER_SECOND'],
     [{ RATE_LIMIT_MERCHANT_BURST: 'x' }, 'RATE_LIMIT_MERCHANT_BURST'],
-    [{ RATE_LIMIT_IP_PER_SECOND: '' , DATABASE_URL: 'x'}, 'DATABASE_URL'],
+    [{ RATE_LIMIT_IP_PER_SECOND: '0' }, 'RATE_LIMIT_IP_PER_SECOND'],
+    [{ RATE_LIMIT_IP_PER_SECOND: 'many' }, 'RATE_LIMIT_IP_PER_SECOND'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
+    [{ LOG_FORMAT: 'JSON' }, 'LOG_FORMAT'],
+    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
   ])('names the bad variable in %p', (env, variable) => {
     expect(failure(env)).toBe(variable);
+  });
+
+  it('refuses with one line that starts with the variable', () => {
+    for (const [name, value] of [
+      ['TRUST_PROXY', 'maybe'],
+      ['LOG_FORMAT', 'xml'],
+      ['RATE_LIMIT_IP_PER_SECOND', '0'],
+    ]) {
+      expect(() => loadConfig({ ...base, [name]: value })).toThrow(new RegExp(`^${name}: [^\\n]+$`));
+    }
+  });
+
+  it('reads RATE_LIMIT_IP_PER_SECOND and LOG_FORMAT', () => {
+    const c = loadConfig({ ...base, RATE_LIMIT_IP_PER_SECOND: '7', LOG_FORMAT: 'pretty' });
+    expect([c.rateLimitIpPerSecond, c.logFormat]).toEqual([7, 'pretty']);
+    expect(loadConfig(base).logFormat).toBe('json');
   });
 });

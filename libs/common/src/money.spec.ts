@@ -1,4 +1,4 @@
-import { applyRate, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan } from './money';
+import { applyRate, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseRate, parseYuan, storedRateE8 } from './money';
 
 describe('money', () => {
   it.each([
@@ -34,6 +34,21 @@ describe('money', () => {
     expect(parseRate('1')).toBe(100000000);
     expect(parseRate('0.123456789')).toBeNull();
     expect(parseRate('-0.1')).toBeNull();
+  });
+
+  it('reads a stored rate from 0 to 1 as e8', () => {
+    expect(storedRateE8('0.00600000', 'order 1')).toBe(600000);
+    expect(storedRateE8('0.00000000', 'order 1')).toBe(0);
+    expect(storedRateE8('1.00000000', 'order 1')).toBe(100000000);
+  });
+
+  it.each(['-0.00600000', '1.00000001', '12.00000000', 'NaN', '', null, undefined, 'abc'])('refuses the stored rate %p, naming its row, never reading it as 0', (value) => {
+    expect(() => storedRateE8(value, 'merchant 7 channel 3')).toThrow(/^the stored rate of merchant 7 channel 3 is not a rate from 0 to 1/);
+  });
+
+  it("merchant_amount is an order's cny minus service, as yuan", () => {
+    expect(merchantAmount({ cnyFen: 10000, serviceFen: 60 })).toBe('99.40');
+    expect(merchantAmount({ cnyFen: 1, serviceFen: 0 })).toBe('0.01');
   });
 
   it('rounds half up', () => {

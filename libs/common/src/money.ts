@@ -36,6 +36,17 @@ export function parseRate(value: unknown): number | null {
   return Number(BigInt(m[1]) * RATE_SCALE + BigInt((m[2] ?? '').padEnd(8, '0')));
 }
 
+/**
+ * A rate read back from the database (a merchant's, a link's, a channel's, an order's) as e8.
+ * The schema keeps rates within 0..1; anything else there is corruption: thrown, so the
+ * request is a logged 50000 and never a fee of zero. `owner` names the row for the log.
+ */
+export function storedRateE8(value: unknown, owner: string): number {
+  const rate = parseRate(value);
+  if (rate === null || rate > Number(RATE_SCALE)) throw new Error(`the stored rate of ${owner} is not a rate from 0 to 1: ${JSON.stringify(value)}`);
+  return rate;
+}
+
 /** 600000 -> "0.00600000" */
 export function formatRate(rateE8: number): string {
   const value = BigInt(rateE8);
@@ -57,10 +68,19 @@ export interface OrderAmounts {
   merchantFen: number;
 }
 
+function merchantFenOf(cnyFen: number, serviceFen: number): number {
+  return cnyFen - serviceFen;
+}
+
 /** The amounts of SPEC 5, all in fen. */
 export function computeOrderAmounts(cnyFen: number, serviceRateE8: number, depositRateE8: number): OrderAmounts {
   const serviceFen = applyRate(cnyFen, serviceRateE8);
-  const merchantFen = cnyFen - serviceFen;
+  const merchantFen = merchantFenOf(cnyFen, serviceFen);
   const depositFen = applyRate(merchantFen, depositRateE8);
   return { cnyFen, serviceFen, depositFen, merchantFen, merchantActualFen: merchantFen - depositFen };
+}
+
+/** SPEC 5's merchant_amount of an order: (cny - service) as yuan text. */
+export function merchantAmount(order: { cnyFen: number; serviceFen: number }): string {
+  return formatYuan(merchantFenOf(order.cnyFen, order.serviceFen));
 }

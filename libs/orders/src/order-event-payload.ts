@@ -1,4 +1,4 @@
-import { formatRate, formatYuan, parseRate, unixSeconds } from '@app/common';
+import { formatRate, formatYuan, storedRateE8, unixSeconds } from '@app/common';
 import type { Order, OrderEventType } from '@app/db';
 
 /**
@@ -15,7 +15,7 @@ export function orderEventPayload(eventId: string, type: OrderEventType, order: 
     status: order.status,
     cny_amount: formatYuan(order.cnyFen),
     merchant_actual_amount: order.merchantActualFen,
-    service_rate: formatRate(parseRate(order.serviceRate) ?? 0),
+    service_rate: formatRate(storedRateE8(order.serviceRate, `order ${order.orderNo}`)),
     service_amount: order.serviceFen,
     createtime: unixSeconds(order.createdAt),
     updatetime: unixSeconds(order.updatedAt),

@@ -8,6 +8,7 @@ import {
   ChannelRepository,
   LedgerRepository,
   type NewOrder,
+  ORDER_TRANSITIONS,
   type Order, OrderEventRepository, type OrderEventType, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { orderEventPayload } from './order-event-payload';
@@ -25,6 +26,13 @@ export class PaymentNotConfirmedError extends Error {
 
 /** How many rows one pass of a sweep takes (overdue orders, stuck confirmations, lost deliveries). */
 export const SWEEP_BATCH = 500;
+
+// The moves this lifecycle makes, named by their cause; the states come from the table (SPEC 5).
+const PAY = ORDER_TRANSITIONS.step('notification', 'late_notification');
+const FAIL = ORDER_TRANSITIONS.step('channel_failure');
+const EXPIRE = ORDER_TRANSITIONS.step('expiry');
+const CONFIRM = ORDER_TRANSITIONS.step('confirmation');
+const CREDIT = ORDER_TRANSITIONS.step('credit');
 
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
@@ -78,7 +86,7 @@ export class OrderLifecycle {
       this.logger.warn(`order ${values.orderNo}: channel ${channel.id} failed at creation, order cancelled: ${err.message}`);
       const recorded = await this.dataSource.transaction(async (em) => {
         const order = await this.orders.insert(em, values);
-        const cancelled = await this.orders.transition(em, order.id, 'pending', 'cancelled');
+        const cancelled = await this.orders.transition(em, order.id, FAIL.from, FAIL.to);
         if (!cancelled) throw new Error(`order ${order.orderNo} left pending in its own transaction`, { cause: err });
         return { order: cancelled, ...(await this.record(em, cancelled, 'order.cancelled')) };
       });
@@ -101,7 +109,7 @@ export class OrderLifecycle {
       this.logger.warn(`order ${order.orderNo}: notification amount ${notification.amountFen} fen differs from ${order.cnyFen} fen; refused`);
       return 'amount_mismatch';
     }
-    const recorded = await this.transit(order.id, ['pending', 'cancelled'], 'paid', 'order.paid', { paid: true, channelTradeNo: notification.channelTradeNo });
+    const recorded = await this.transit(order.id, PAY, 'order.paid', { paid: true, channelTradeNo: notification.channelTradeNo });
     if (!recorded) return 'unchanged';
     await this.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
     return recorded.order.latePayment ? 'late_paid' : 'paid';
@@ -109,7 +117,7 @@ export class OrderLifecycle {
 
   /** The channel reports the payment failed: pending -> cancelled. */
   async markFailed(orderId: string): Promise<boolean> {
-    return (await this.transit(orderId, 'pending', 'cancelled', 'order.cancelled')) !== null;
+    return (await this.transit(orderId, FAIL, 'order.cancelled')) !== null;
   }
 
   /** The delayed 'order.expire' job: pending -> cancelled once expires_at has passed; otherwise nothing. */
@@ -127,7 +135,7 @@ export class OrderLifecycle {
       this.logger.warn(`confirm: no order ${orderId}`);
       return;
     }
-    if (order.status === 'paid') {
+    if (CONFIRM.from.includes(order.status)) {
       const channel = await this.channels.findById(order.channelId);
       if (!channel) throw new PaymentNotConfirmedError(order.orderNo, 'its channel no longer exists');
       const adapter = this.adapters.forChannel(channel);
@@ -138,13 +146,13 @@ export class OrderLifecycle {
       if (status.amountFen !== null && status.amountFen !== order.cnyFen) {
         throw new PaymentNotConfirmedError(order.orderNo, `channel reports ${status.amountFen} fen, the order is ${order.cnyFen} fen`);
       }
-      await this.dataSource.transaction((em) => this.orders.transition(em, order.id, 'paid', 'confirmed', { channelTradeNo: status.channelTradeNo }));
-    } else if (order.status !== 'confirmed') {
-      // pending, cancelled: nothing to confirm; completed: done already.
+      await this.dataSource.transaction((em) => this.orders.transition(em, order.id, CONFIRM.from, CONFIRM.to, { channelTradeNo: status.channelTradeNo }));
+    } else if (!CREDIT.from.includes(order.status)) {
+      // Not paid yet, cancelled, or completed already: nothing to confirm.
       return;
     }
     const recorded = await this.dataSource.transaction(async (em) => {
-      const completed = await this.orders.transition(em, order.id, 'confirmed', 'completed');
+      const completed = await this.orders.transition(em, order.id, CREDIT.from, CREDIT.to);
       if (!completed) return null;
       await this.ledger.creditOrder(em, completed);
       return this.record(em, completed, 'order.completed');
@@ -169,20 +177,19 @@ export class OrderLifecycle {
 
   private async expireOrder(orderId: string): Promise<boolean> {
     const order = await this.orders.findById(orderId);
-    if (!order || order.status !== 'pending' || order.expiresAt.getTime() > Date.now()) return false;
-    return (await this.transit(order.id, 'pending', 'cancelled', 'order.cancelled')) !== null;
+    if (!order || !EXPIRE.from.includes(order.status) || order.expiresAt.getTime() > Date.now()) return false;
+    return (await this.transit(order.id, EXPIRE, 'order.cancelled')) !== null;
   }
 
   /** One transition with its event and delivery in one transaction, then the delivery job. */
   private async transit(
     orderId: string,
-    from: OrderStatus | OrderStatus[],
-    to: OrderStatus,
+    move: { from: OrderStatus[]; to: OrderStatus },
     event: OrderEventType,
     changes: { paid?: boolean; channelTradeNo?: string | null } = {},
   ): Promise<(RecordedEvent & { order: Order }) | null> {
     const recorded = await this.dataSource.transaction(async (em) => {
-      const order = await this.orders.transition(em, orderId, from, to, changes);
+      const order = await this.orders.transition(em, orderId, move.from, move.to, changes);
       if (!order) return null;
       return { ...(await this.record(em, order, event)), order };
     });

@@ -1,16 +1,33 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalString } from './canonical';
-
-/** Lowercase hex of HMAC-SHA256(api_secret, canonical string). */
-export function sign(params: Record<string, unknown>, secret: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(canonicalString(params), 'utf8').digest('hex');
-}
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 
+/** Lowercase hex of HMAC-SHA256 over `message` with the secret's UTF-8 bytes as key. */
+export function signText(message: string, secret: string): string {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(message, 'utf8').digest('hex');
+}
+
+/** Constant-time, case-insensitive check of a hex HMAC-SHA256 `signature` of `message`. */
+export function verifyText(message: string, signature: string, secret: string): boolean {
+  return HEX_SHA256.test(signature) && sameText(signature.toLowerCase(), signText(message, secret));
+}
+
+/** Lowercase hex of HMAC-SHA256(api_secret, canonical string). */
+export function sign(params: Record<string, unknown>, secret: string): string {
+  return signText(canonicalString(params), secret);
+}
+
 /** Constant-time, case-insensitive check of `signature` against the parameters. */
 export function verify(params: Record<string, unknown>, signature: string, secret: string): boolean {
-  if (!HEX_SHA256.test(signature)) return false;
-  const expected = Buffer.from(sign(params, secret), 'hex');
-  return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
+  return verifyText(canonicalString(params), signature, secret);
+}
+
+/**
+ * Whether two texts are equal, in a time that depends on neither of them: both are hashed
+ * first, so not even a length is compared early. For secrets, signatures and passwords.
+ */
+export function sameText(a: string, b: string): boolean {
+  const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
 }

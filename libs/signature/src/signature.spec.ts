@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalString, sign, verify } from '@app/signature';
+import { canonicalString, sameText, sign, signText, verify, verifyText } from '@app/signature';
 
 interface VectorCase {
   name: string;
@@ -65,5 +65,40 @@ describe('verify', () => {
 
   it('refuses a changed parameter', () => {
     expect(verify({ ...params, nonce: 'abcdefgi' }, good, 'secret')).toBe(false);
+  });
+});
+
+describe('signText and verifyText', () => {
+  it('is the HMAC-SHA256 hex that sign() puts over the canonical string', () => {
+    const params = { b: 2, a: 'x' };
+    expect(signText(canonicalString(params), 'secret')).toBe(sign(params, 'secret'));
+    // Known answer: HMAC-SHA256(key "key", "The quick brown fox jumps over the lazy dog").
+    expect(signText('The quick brown fox jumps over the lazy dog', 'key')).toBe('f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8');
+  });
+  it('verifies in any case and refuses another message, another secret or a malformed signature', () => {
+    const good = signText('checkout:1', 's');
+    expect(verifyText('checkout:1', good, 's')).toBe(true);
+    expect(verifyText('checkout:1', good.toUpperCase(), 's')).toBe(true);
+    expect(verifyText('checkout:2', good, 's')).toBe(false);
+    expect(verifyText('checkout:1', good, 't')).toBe(false);
+    for (const bad of ['', good.slice(1), `${good}0`, ` ${good.slice(1)}`]) expect(verifyText('checkout:1', bad, 's')).toBe(false);
+  });
+});
+
+describe('sameText', () => {
+  it('is true for equal texts only, whatever their lengths', () => {
+    expect(sameText('admin:pw', 'admin:pw')).toBe(true);
+    expect(sameText('', '')).toBe(true);
+    expect(sameText('\u{1F600}é', '\u{1F600}é')).toBe(true);
+    for (const [a, b] of [
+      ['admin:pw', 'admin:pX'],
+      ['admin:pw', 'Admin:pw'],
+      ['admin:pw', 'admin:pw '],
+      ['admin:pw', ''],
+      ['abc', 'abcd'],
+    ]) {
+      expect([a, b, sameText(a, b)]).toEqual([a, b, false]);
+      expect([b, a, sameText(b, a)]).toEqual([b, a, false]);
+    }
   });
 });

@@ -1,19 +1,13 @@
-import { timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AppConfig } from '@app/common';
 import { QUEUE } from '@app/common';
+import { sameText } from '@app/signature';
 import { JobQueue } from '@app/queue';
 
 export const DASHBOARD_PATH = '/admin/queues';
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 /** Bull Board at /admin/queues behind HTTP basic auth; not mounted at all unless ADMIN_USER and ADMIN_PASSWORD are set. */
 export async function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig): Promise<void> {

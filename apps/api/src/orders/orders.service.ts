@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan, unixSeconds } from '@app/common';
+import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
@@ -45,7 +45,7 @@ function toCreatedView(o: Order): CreatedOrderView {
     order_type: o.orderType,
     cny_amount: formatYuan(o.cnyFen),
     payment_method: o.paymentMethod,
-    merchant_amount: formatYuan(o.cnyFen - o.serviceFen),
+    merchant_amount: merchantAmount(o),
     deposit_amount: o.depositFen,
     service_amount: o.serviceFen,
     merchant_actual_amount: o.merchantActualFen,
@@ -60,7 +60,7 @@ function toView(o: Order): OrderView {
     order_type: o.orderType,
     cny_amount: formatYuan(o.cnyFen),
     merchant_actual_amount: o.merchantActualFen,
-    service_rate: formatRate(parseRate(o.serviceRate) ?? 0),
+    service_rate: formatRate(storedRateE8(o.serviceRate, `order ${o.orderNo}`)),
     service_amount: o.serviceFen,
     status: o.status,
     createtime: unixSeconds(o.createdAt),
@@ -109,8 +109,8 @@ export class OrdersService {
       if (existing) return this.repeat(existing, requestHash);
     }
 
-    const serviceRateE8 = parseRate(linked.serviceRate) ?? 0;
-    const depositRateE8 = parseRate(merchant.depositRate) ?? 0;
+    const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);
+    const depositRateE8 = storedRateE8(merchant.depositRate, `merchant ${merchant.id}`);
     const amounts = computeOrderAmounts(cnyFen, serviceRateE8, depositRateE8);
     for (let attempt = 1; ; attempt++) {
       const now = new Date();

@@ -26,9 +26,16 @@ export interface CallbackSenderOptions {
   timeoutMs?: number;
 }
 
+/** At most EXCERPT_BYTES of UTF-8, cut between characters; without NUL, which PostgreSQL text cannot hold. */
 function excerptOf(bytes: Buffer): string {
-  // PostgreSQL text cannot hold NUL.
-  return bytes.subarray(0, EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
+  const text = wholeCharacters(bytes.subarray(0, EXCERPT_BYTES)).replaceAll('\u0000', '');
+  // Each invalid byte became U+FFFD, three bytes: cut again, now on valid UTF-8.
+  return Buffer.byteLength(text, 'utf8') <= EXCERPT_BYTES ? text : wholeCharacters(Buffer.from(text, 'utf8').subarray(0, EXCERPT_BYTES));
+}
+
+function wholeCharacters(bytes: Uint8Array): string {
+  // A streaming decode holds back a character cut at the end instead of writing U+FFFD for it.
+  return new TextDecoder('utf-8').decode(bytes, { stream: true });
 }
 
 /** An accepted answer: 2xx whose body, trimmed, is `success` in any case or empty. */

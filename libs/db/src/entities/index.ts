@@ -18,6 +18,7 @@ export * from './merchant-channel.entity';
 export * from './merchant.entity';
 export * from './nonce.entity';
 export * from './order-event.entity';
+export * from './order-state';
 export * from './order.entity';
 
 export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce];

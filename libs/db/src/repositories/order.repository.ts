@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { Order, type OrderStatus } from '../entities';
+import { ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
 
 export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
 
@@ -126,12 +126,20 @@ export class OrderRepository {
 
   /**
    * The one way an order changes state: a single conditional UPDATE, so of two concurrent
-   * callers exactly one sees the order; the other gets null and must change nothing.
+   * callers exactly one sees the order; the other gets null and must change nothing. Only
+   * moves of ORDER_TRANSITIONS, for the order types it names: anything else throws, unrun.
    */
   async transition(em: EntityManager, id: string, from: OrderStatus | OrderStatus[], to: OrderStatus, changes: TransitionChanges = {}): Promise<Order | null> {
-    const expected = Array.isArray(from) ? from : [from];
-    const sets = [`"status" = $3`, `"updated_at" = GREATEST(now(), "created_at")`];
-    const params: unknown[] = [id, expected, to];
+    const allowed = (Array.isArray(from) ? from : [from]).map((state) => ({ state, orderTypes: ORDER_TRANSITIONS.orderTypes(state, to) }));
+    const refused = allowed.filter((a) => a.orderTypes.length === 0).map((a) => a.state);
+    if (refused.length > 0 || allowed.length === 0) {
+      throw new Error(`order ${id}: ${refused.join('|') || '(no state)'} -> ${to} is not a transition of the order state table`);
+    }
+    // (status, order_type) pairs the table allows, as two parallel arrays for unnest.
+    const statuses = allowed.flatMap((a) => a.orderTypes.map(() => a.state));
+    const orderTypes = allowed.flatMap((a) => a.orderTypes);
+    const sets = [`"status" = $4`, `"updated_at" = GREATEST(now(), "created_at")`];
+    const params: unknown[] = [id, statuses, orderTypes, to];
     if (changes.paid) {
       // The SET list sees the row as it was: a cancelled order paid late is flagged.
       sets.push(`"paid_at" = now()`, `"late_payment" = "late_payment" OR "status" = 'cancelled'`);
@@ -141,7 +149,8 @@ export class OrderRepository {
       sets.push(`"channel_trade_no" = $${params.length}`);
     }
     const [rows] = await em.query<[{ id: string }[], number]>(
-      `UPDATE "orders" SET ${sets.join(', ')} WHERE "id" = $1 AND "status" = ANY($2::varchar[]) RETURNING "id"`,
+      `UPDATE "orders" SET ${sets.join(', ')}
+       WHERE "id" = $1 AND ("status", "order_type") IN (SELECT * FROM unnest($2::varchar[], $3::smallint[])) RETURNING "id"`,
       params,
     );
     if (rows.length === 0) return null;

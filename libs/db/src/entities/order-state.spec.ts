@@ -1,0 +1,68 @@
+import { ORDER_TRANSITIONS, TransitionTable } from './order-state';
+import { ORDER_STATUSES, type OrderStatus } from './order.entity';
+
+// The expected matrix, written out by hand from SPEC 5 (not read from the table under test).
+// Rows are from-states; columns the to-states in this order: pending paid confirmed completed cancelled.
+const COLUMNS: OrderStatus[] = ['pending', 'paid', 'confirmed', 'completed', 'cancelled'];
+// No move at all from any state.
+const NO_MOVES: Record<OrderStatus, (0 | 1)[]> = {
+  pending: [0, 0, 0, 0, 0],
+  paid: [0, 0, 0, 0, 0],
+  confirmed: [0, 0, 0, 0, 0],
+  completed: [0, 0, 0, 0, 0],
+  cancelled: [0, 0, 0, 0, 0],
+};
+const EXPECTED: Record<number, Record<OrderStatus, (0 | 1)[]>> = {
+  // Buy orders (top-ups).
+  1: {
+    pending: [0, 1, 0, 0, 1],
+    paid: [0, 0, 1, 0, 0],
+    confirmed: [0, 0, 0, 1, 0],
+    completed: [0, 0, 0, 0, 0],
+    cancelled: [0, 1, 0, 0, 0],
+  },
+  // Sell orders: none yet (their rows come with the money-out work, and their matrix here).
+  2: NO_MOVES,
+  // An order type that does not exist.
+  3: NO_MOVES,
+};
+
+const CASES = Object.entries(EXPECTED).flatMap(([orderType, rows]) =>
+  COLUMNS.flatMap((from) => COLUMNS.map((to, column) => [Number(orderType), from, to, rows[from][column] === 1] as const)),
+);
+
+describe('ORDER_TRANSITIONS (SPEC 5)', () => {
+  it('the matrix covers every state as row and column', () => {
+    expect([...COLUMNS].sort()).toEqual([...ORDER_STATUSES].sort());
+    expect(CASES).toHaveLength(3 * 5 * 5);
+  });
+
+  it.each(CASES)('order_type %i: %s -> %s allowed: %p', (orderType, from, to, allowed) => {
+    expect(ORDER_TRANSITIONS.allows(from, to, orderType)).toBe(allowed);
+    expect(ORDER_TRANSITIONS.orderTypes(from, to).includes(orderType)).toBe(allowed);
+  });
+
+  it('names the moves by their cause', () => {
+    expect(ORDER_TRANSITIONS.step('notification')).toEqual({ from: ['pending'], to: 'paid' });
+    expect(ORDER_TRANSITIONS.step('notification', 'late_notification')).toEqual({ from: ['pending', 'cancelled'], to: 'paid' });
+    expect(ORDER_TRANSITIONS.step('expiry')).toEqual({ from: ['pending'], to: 'cancelled' });
+    expect(ORDER_TRANSITIONS.step('channel_failure')).toEqual({ from: ['pending'], to: 'cancelled' });
+    expect(ORDER_TRANSITIONS.step('confirmation')).toEqual({ from: ['paid'], to: 'confirmed' });
+    expect(ORDER_TRANSITIONS.step('credit')).toEqual({ from: ['confirmed'], to: 'completed' });
+  });
+
+  it('refuses causes that lead to different states, and an unknown cause', () => {
+    expect(() => ORDER_TRANSITIONS.step('expiry', 'credit')).toThrow(/no single move/);
+    const table = new TransitionTable<'a' | 'b', 'x' | 'y'>([{ from: 'a', to: 'b', orderTypes: [1], by: 'x' }]);
+    expect(() => table.step('y')).toThrow(/no single move for y/);
+  });
+
+  it('adds a kind of order as rows: the union of the types of one move', () => {
+    const table = new TransitionTable<'pending' | 'cancelled', 'expiry' | 'refused'>([
+      { from: 'pending', to: 'cancelled', orderTypes: [1], by: 'expiry' },
+      { from: 'pending', to: 'cancelled', orderTypes: [2], by: 'refused' },
+    ]);
+    expect(table.orderTypes('pending', 'cancelled')).toEqual([1, 2]);
+    expect(table.orderTypes('cancelled', 'pending')).toEqual([]);
+  });
+});
