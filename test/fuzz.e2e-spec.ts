@@ -158,7 +158,13 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
   let epayChannel: number;
 
   beforeAll(async () => {
-    api = await startTestApi({ RATE_LIMIT_MERCHANT_PER_SECOND: '1000000', RATE_LIMIT_MERCHANT_BURST: '1000000', RATE_LIMIT_IP_PER_SECOND: '1000000' });
+    // Hundreds of forged requests from one address: the auth-failure throttle would answer them 42900 before the checks under test.
+    api = await startTestApi({
+      RATE_LIMIT_MERCHANT_PER_SECOND: '1000000',
+      RATE_LIMIT_MERCHANT_BURST: '1000000',
+      RATE_LIMIT_IP_PER_SECOND: '1000000',
+      RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000000',
+    });
     let channels: Record<string, number>;
     ({ merchant, channels } = await merchantWithChannels(api.operator));
     ops = operations(channels.processor);

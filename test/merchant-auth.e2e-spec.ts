@@ -12,7 +12,8 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   let merchant: Credentials;
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // Some thirty refusals from one address here; the auth-failure throttle has its own spec.
+    api = await startTestApi({ RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
     ({ merchant } = await merchantWithChannels(api.operator));
   });
   afterAll(() => api.close());

@@ -85,3 +85,13 @@ describe('TRUST_PROXY', () => {
     expect(() => loadConfig({ ...base, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: .*choose its own address/);
   });
 });
+
+describe('RATE_LIMIT_AUTH_FAIL_PER_SECOND', () => {
+  it('defaults to 20', () => {
+    expect(loadConfig(base).rateLimitAuthFailPerSecond).toBe(20);
+  });
+
+  it.each(['0', 'many', '2.5'])('refuses %p', (raw) => {
+    expect(failure({ RATE_LIMIT_AUTH_FAIL_PER_SECOND: raw })).toBe('RATE_LIMIT_AUTH_FAIL_PER_SECOND');
+  });
+});

@@ -28,6 +28,8 @@ export class AppConfig {
   rateLimitMerchantPerSecond: number;
   rateLimitMerchantBurst: number;
   rateLimitIpPerSecond: number;
+  /** Failed authentications per second per client IP, burst twice that (SPEC 3); past it the IP's merchant requests are 42900. */
+  rateLimitAuthFailPerSecond: number;
   logLevel: LogLevel;
   /** LOG_FORMAT: json (default) or pretty (the embedded mode's terminal). */
   logFormat: 'json' | 'pretty';
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
+    rateLimitAuthFailPerSecond: integer(env, 'RATE_LIMIT_AUTH_FAIL_PER_SECOND', 20, 1, 1_000_000),
     logLevel,
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
