@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { waitFor } from './helpers/callbacks';
 import { databaseUrl } from './helpers/database';
 
 describe('health, readiness and metrics', () => {
@@ -18,7 +19,11 @@ describe('health, readiness and metrics', () => {
   it('exports request counts and latency by route pattern and status code, and the queue depth', async () => {
     await api.app.inject({ method: 'GET', url: '/health' });
     await api.app.inject({ method: 'GET', url: '/no/such/route' });
-    const res = await api.app.inject({ method: 'GET', url: '/metrics' });
+    // The queue and delivery gauges come from a refresh started at start-up, off the scrape's path.
+    const res = await waitFor(async () => {
+      const scrape = await api.app.inject({ method: 'GET', url: '/metrics' });
+      return scrape.body.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
+    }, 5_000, 'the first refresh of the cached gauges');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="\/health",code="200"\} [1-9]/);

@@ -95,3 +95,11 @@ describe('RATE_LIMIT_AUTH_FAIL_PER_SECOND', () => {
     expect(failure({ RATE_LIMIT_AUTH_FAIL_PER_SECOND: raw })).toBe('RATE_LIMIT_AUTH_FAIL_PER_SECOND');
   });
 });
+
+describe('METRICS_TOKEN', () => {
+  it('is off unless set', () => {
+    expect(loadConfig(base).metricsToken).toBeNull();
+    expect(loadConfig({ ...base, METRICS_TOKEN: '' }).metricsToken).toBeNull();
+    expect(loadConfig({ ...base, METRICS_TOKEN: 'tok' }).metricsToken).toBe('tok');
+  });
+});

@@ -37,6 +37,8 @@ export class AppConfig {
   queuePrefix: string;
   /** TRUST_PROXY: how many proxies, or which proxy addresses, may name the client in X-Forwarded-For (false: none). */
   trustProxy: false | number | string[];
+  /** METRICS_TOKEN: when set, /metrics wants it as a bearer token. */
+  metricsToken: string | null;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
   adminUser: string | null;
   adminPassword: string | null;
@@ -173,6 +175,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
     trustProxy: trustProxy(env),
+    metricsToken: env.METRICS_TOKEN || null,
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,
   });
