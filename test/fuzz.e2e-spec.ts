@@ -121,16 +121,63 @@ function isEnvelope(status: number, contentType: unknown, raw: string): string |
   return null;
 }
 
+/** Nesting written as JSON text: building it as a value would overflow this process's own stack first. */
+function nested(depth: number, kind: 'array' | 'object' | 'mixed', leaf = '1'): string {
+  const open = (i: number): string => (kind === 'array' || (kind === 'mixed' && i % 2 === 0) ? '[' : '{"a":');
+  const close = (i: number): string => (kind === 'array' || (kind === 'mixed' && i % 2 === 0) ? ']' : '}');
+  let head = '';
+  let tail = '';
+  for (let i = 0; i < depth; i++) {
+    head += open(i);
+    tail = close(i) + tail;
+  }
+  return head + leaf + tail;
+}
+
+/** `params` as a JSON object with one more member whose value is raw JSON text. */
+function withRawMember(params: Record<string, unknown>, key: string, rawValue: string): string {
+  return `${JSON.stringify(params).slice(0, -1)},${JSON.stringify(key)}:${rawValue}}`;
+}
+
+/** Nested or oversized JSON values, as text, deep enough to overflow a recursive walk but mostly under the 64 KiB limit. */
+const nestedOrHuge: fc.Arbitrary<string> = fc.oneof(
+  fc.integer({ min: 1, max: 32_000 }).map((depth) => nested(depth, 'array')),
+  fc.integer({ min: 1, max: 10_000 }).map((depth) => nested(depth, 'object')),
+  fc.integer({ min: 1, max: 16_000 }).map((depth) => nested(depth, 'mixed')),
+  fc.tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('array' as const, 'object' as const)).map(([depth, kind]) => nested(depth, kind, JSON.stringify('x'.repeat(1000)))),
+  fc.integer({ min: 30_000, max: 90_000 }).map((n) => JSON.stringify('z'.repeat(n))),
+  fc.integer({ min: 1, max: 3_000 }).map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":[${i}]`).join(',')}}`),
+  fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
+);
+
 describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
   let api: TestApi;
   let merchant: Credentials;
   let ops: Operation[];
+  let sandboxChannel: number;
+  let epayChannel: number;
 
   beforeAll(async () => {
-    api = await startTestApi({ RATE_LIMIT_MERCHANT_PER_SECOND: '1000000', RATE_LIMIT_MERCHANT_BURST: '1000000', RATE_LIMIT_IP_PER_SECOND: '1000000' });
+    // Hundreds of forged requests from one address: the auth-failure throttle would answer them 42900 before the checks under test.
+    api = await startTestApi({
+      RATE_LIMIT_MERCHANT_PER_SECOND: '1000000',
+      RATE_LIMIT_MERCHANT_BURST: '1000000',
+      RATE_LIMIT_IP_PER_SECOND: '1000000',
+      RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000000',
+    });
     let channels: Record<string, number>;
     ({ merchant, channels } = await merchantWithChannels(api.operator));
     ops = operations(channels.processor);
+    // Sandbox channels get a secret, so a notification carrying a well-formed sign reaches the adapter's canonical string.
+    sandboxChannel = channels.processor;
+    ({ id: epayChannel } = await api.operator.createChannel({
+      category: 'remotepay',
+      name: 'epay',
+      payMethod: 'alipay',
+      adapter: 'epay',
+      rate: '0.006',
+      config: JSON.stringify({ merchant_no: '1001', secret_key: 'epay-secret', gateway_url: 'https://epay.example/' }),
+    }));
     // Something to find for the detail, list and resend runs.
     expect((await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.processor })).body.code).toBe(1);
   });
@@ -263,6 +310,95 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     );
     expect(tried).toBeGreaterThan(RUNS);
   }, 60_000);
+
+  const DEEP = 5_000;
+  const deepCases = [
+    ['array', nested(DEEP, 'array')],
+    ['object', nested(DEEP, 'object')],
+  ] as const;
+
+  it.each(['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend'].flatMap((op) => deepCases.map(([kind, raw]) => [op, kind, raw])))(
+    '%s: a %s-valued parameter 5,000 deep is 40000 naming it, before any signature work',
+    async (op, _kind, raw) => {
+      const res = await api.app.inject({
+        method: 'POST',
+        url: `/api/merchant/${op}`,
+        headers: { 'content-type': 'application/json' },
+        payload: withRawMember(signed(merchant, { order_no: '1'.repeat(22) }), 'deep', raw),
+      });
+      expect([res.statusCode, res.json().code, res.json().data?.errors?.[0]?.field]).toEqual([400, 40000, 'deep']);
+    },
+  );
+
+  it.each(deepCases.flatMap(([kind, raw]) => [['sandbox', kind, raw] as const, ['epay', kind, raw] as const]))(
+    'channel notify (%s, POST): a %s-valued parameter 5,000 deep beside a well-formed sign is 40000',
+    async (adapter, _kind, raw) => {
+      const channelId = adapter === 'sandbox' ? sandboxChannel : epayChannel;
+      const fields = { out_trade_no: '1'.repeat(22), amount: '10.00', money: '10.00', pid: '1001', trade_status: 'SUCCESS', sign: adapter === 'sandbox' ? 'a'.repeat(64) : 'a'.repeat(32) };
+      const res = await api.app.inject({
+        method: 'POST',
+        url: `/api/channel/notify/${channelId}`,
+        headers: { 'content-type': 'application/json' },
+        payload: withRawMember(fields, 'deep', raw),
+      });
+      expect([res.statusCode, res.json().code, res.json().data?.errors?.[0]?.field]).toEqual([400, 40000, 'deep']);
+    },
+  );
+
+  it.each([
+    ['a key repeated 5,000 times', 40000, `sign=${'a'.repeat(64)}&${Array.from({ length: DEEP }, () => 'out_trade_no=1').join('&')}`],
+    ['a bracketed key 5,000 deep (a plain name here, not nesting)', 40102, `sign=${'a'.repeat(64)}&out_trade_no${'[a]'.repeat(DEEP)}=1`],
+  ])('channel notify (GET): %s answers %p, never 5xx', async (_name, code, query) => {
+    for (const channelId of [sandboxChannel, epayChannel]) {
+      const res = await api.app.inject({ method: 'GET', url: `/api/channel/notify/${channelId}?${query}` });
+      expect([res.statusCode < 500, res.json().code]).toEqual([true, code]);
+    }
+  });
+
+  it('nested and oversized bodies and queries on every route, the notify routes included: never a 5xx', async () => {
+    const routes: [string, string][] = [
+      ...['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend'].map((op): [string, string] => ['POST', `/api/merchant/${op}`]),
+      ...[String(sandboxChannel), String(epayChannel), '999999', 'x'].flatMap((id): [string, string][] => [
+        ['POST', `/api/channel/notify/${id}`],
+        ['GET', `/api/channel/notify/${id}`],
+      ]),
+      ...['regionData', 'provinceList', 'cityList', 'districtList'].map((op): [string, string] => ['GET', `/addons/paychannel/channel/processor/${op}`]),
+      ['GET', `/sandbox/checkout/${'1'.repeat(22)}`],
+      ['POST', `/sandbox/checkout/${'1'.repeat(22)}/pay`],
+      ['POST', `/sandbox/checkout/${'1'.repeat(22)}/fail`],
+      ...['/health', '/ready', '/metrics', '/docs', '/docs-json', '/nowhere'].map((path): [string, string] => ['GET', path]),
+      ['POST', '/health'],
+    ];
+    const query = fc.oneof(
+      { weight: 3, arbitrary: fc.constant('') },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 3_000 }).map((n) => `sign=${'a'.repeat(64)}&${Array.from({ length: n }, (_, i) => `k=${i}`).join('&')}`) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 2_000 }).map((n) => `a${'[b]'.repeat(n)}=1&token=${'c'.repeat(n)}`) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 6_000 }).map((n) => `province=${'%E5%B9%BF'.repeat(n)}`) },
+    );
+    // The value alone as the body, or beside parameters that get a request past the cheap checks (merchant auth, a notification's sign).
+    const body = fc.oneof(
+      { weight: 1, arbitrary: nestedOrHuge },
+      { weight: 2, arbitrary: nestedOrHuge.map((raw) => withRawMember(signed(merchant, { order_no: '1'.repeat(22) }), 'v', raw)) },
+      { weight: 2, arbitrary: nestedOrHuge.map((raw) => withRawMember({ out_trade_no: '1'.repeat(22), amount: '1.00', trade_status: 'SUCCESS', sign: 'b'.repeat(64) }, 'v', raw)) },
+    );
+    let sent = 0;
+    await fc.assert(
+      fc.asyncProperty(query, body, fc.boolean(), async (q, payload, asForm) => {
+        for (const [method, path] of routes) {
+          const res = await api.app.inject({
+            method: method as 'GET' | 'POST',
+            url: q ? `${path}?${q}` : path,
+            headers: { 'content-type': asForm ? 'application/x-www-form-urlencoded' : 'application/json' },
+            payload: asForm ? `v=${encodeURIComponent(payload)}` : payload,
+          });
+          sent++;
+          if (res.statusCode >= 500) throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${res.body.slice(0, 200)}`);
+        }
+      }),
+      { seed: SEED + 4, numRuns: RUNS, endOnFailure: true },
+    );
+    expect(sent).toBe(RUNS * routes.length);
+  }, 120_000);
 
   it('control: the unmutated requests pass, and a pure placement change (same map) is the same request', async () => {
     const body = signed(merchant, { category: 'processor' });

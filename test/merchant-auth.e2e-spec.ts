@@ -1,4 +1,6 @@
 import { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { NONCE_MARGIN_SECONDS, NonceStore } from '@app/db';
 import { sign } from '@app/signature';
 import { type Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, newNonce, post, signed, startTestApi } from './helpers/api';
@@ -10,7 +12,8 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   let merchant: Credentials;
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // Some thirty refusals from one address here; the auth-failure throttle has its own spec.
+    api = await startTestApi({ RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
     ({ merchant } = await merchantWithChannels(api.operator));
   });
   afterAll(() => api.close());
@@ -129,13 +132,14 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect([replay.status, replay.body.code]).toEqual([401, 40104]);
   });
 
-  it('keeps a used nonce for twice the timestamp tolerance, shared in Redis', async () => {
+  it('keeps a used nonce for twice the timestamp tolerance plus a margin of at least 5 s, shared in Redis', async () => {
     const params = signed(merchant);
     expect((await post(api.app, URL, params)).body.code).toBe(1);
     const redis = api.app.get(Redis);
     const ttl = await redis.ttl(`nonce:${merchant.api_key}:${String(params.nonce)}`);
-    expect(ttl).toBeGreaterThan(2 * api.config.authToleranceSeconds - 5);
-    expect(ttl).toBeLessThanOrEqual(2 * api.config.authToleranceSeconds);
+    expect(NONCE_MARGIN_SECONDS).toBeGreaterThanOrEqual(5);
+    expect(ttl).toBeGreaterThan(2 * api.config.authToleranceSeconds + NONCE_MARGIN_SECONDS - 5);
+    expect(ttl).toBeLessThanOrEqual(2 * api.config.authToleranceSeconds + NONCE_MARGIN_SECONDS);
   });
 
   it('accepts a 64-character nonce', async () => {
@@ -170,6 +174,42 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect((await post(api.app, URL, signed(m))).body.code).toBe(40102);
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
   });
+});
+
+describe('the nonce window edge (AUTH_TOLERANCE_SECONDS=2)', () => {
+  const TOLERANCE = 2;
+  let api: TestApi;
+  let merchant: Credentials;
+  const sleepUntil = async (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms - Date.now())));
+
+  beforeAll(async () => {
+    api = await startTestApi({ AUTH_TOLERANCE_SECONDS: String(TOLERANCE) });
+    ({ merchant } = await merchantWithChannels(api.operator));
+  });
+  afterAll(() => api.close());
+
+  it('a request stamped at the future edge, replayed in the last second its timestamp is accepted, is 40104 (Redis and the PostgreSQL table)', async () => {
+    // The embedded mode's table variant, on this test's database, beside the Redis one the API uses.
+    const tableNonces = new NonceStore(api.config, api.app.get(DataSource));
+    const tableKey = `mk_edge_${Date.now()}`;
+    // Start just after a second ticks, so the whole-second clock the server reads is known.
+    await sleepUntil(Math.ceil(Date.now() / 1000) * 1000 + 20);
+    const firstSecond = Math.floor(Date.now() / 1000);
+    const fields = { api_key: merchant.api_key, timestamp: firstSecond + TOLERANCE, nonce: newNonce() };
+    const request = { ...fields, signature: sign(fields, merchant.api_secret) };
+    expect((await post(api.app, URL, request)).body.code).toBe(1);
+    expect(await tableNonces.claim(tableKey, fields.nonce)).toBe(true);
+
+    // Twice the tolerance after the first use, the timestamp is still inside the window (now = timestamp + tolerance).
+    await sleepUntil((firstSecond + 2 * TOLERANCE) * 1000 + 500);
+    const replay = await post(api.app, URL, request);
+    expect([replay.status, replay.body.code]).toEqual([401, 40104]);
+    expect(await tableNonces.claim(tableKey, fields.nonce)).toBe(false);
+
+    // One second later the timestamp has left the window: refused for that, before the nonce is looked at.
+    await sleepUntil((firstSecond + 2 * TOLERANCE + 1) * 1000 + 200);
+    expect((await post(api.app, URL, request)).body.code).toBe(40103);
+  }, 15_000);
 });
 
 describe('per api_key rate limit', () => {

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { waitFor } from './helpers/callbacks';
 import { databaseUrl } from './helpers/database';
 
 describe('health, readiness and metrics', () => {
@@ -18,7 +19,11 @@ describe('health, readiness and metrics', () => {
   it('exports request counts and latency by route pattern and status code, and the queue depth', async () => {
     await api.app.inject({ method: 'GET', url: '/health' });
     await api.app.inject({ method: 'GET', url: '/no/such/route' });
-    const res = await api.app.inject({ method: 'GET', url: '/metrics' });
+    // The queue and delivery gauges come from a refresh started at start-up, off the scrape's path.
+    const res = await waitFor(async () => {
+      const scrape = await api.app.inject({ method: 'GET', url: '/metrics' });
+      return scrape.body.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
+    }, 5_000, 'the first refresh of the cached gauges');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="\/health",code="200"\} [1-9]/);
@@ -122,14 +127,38 @@ describe('OpenAPI document', () => {
 });
 
 describe('TRUST_PROXY', () => {
-  it('limits region requests per client IP taken from X-Forwarded-For behind a balancer', async () => {
-    const api = await startTestApi({ RATE_LIMIT_IP_PER_SECOND: '2', TRUST_PROXY: 'true' });
+  const provinceList = (api: TestApi, from: string, forwardedFor?: string) =>
+    api.app.inject({
+      method: 'GET',
+      url: '/addons/paychannel/channel/processor/provinceList',
+      remoteAddress: from,
+      headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    });
+
+  it('with one hop, the client is the address the proxy appended: a chain the client wrote itself does not escape the per-IP limit', async () => {
+    const api = await startTestApi({ RATE_LIMIT_IP_PER_SECOND: '2', TRUST_PROXY: '1' });
     try {
-      const get = (ip: string) =>
-        api.app.inject({ method: 'GET', url: '/addons/paychannel/channel/processor/provinceList', headers: { 'x-forwarded-for': ip } });
-      const fromA = [await get('203.0.113.1'), await get('203.0.113.1'), await get('203.0.113.1')];
-      expect(fromA.map((r) => r.statusCode)).toEqual([200, 200, 429]);
-      expect((await get('203.0.113.2')).statusCode).toBe(200);
+      // The balancer (10.0.0.2) appends the address it saw; everything left of it is the client's own text.
+      const spoofing = [];
+      for (let i = 0; i < 4; i++) spoofing.push(await provinceList(api, '10.0.0.2', `198.51.100.${i}, 203.0.113.1`));
+      expect(spoofing.map((r) => r.statusCode)).toEqual([200, 200, 429, 429]);
+      expect((await provinceList(api, '10.0.0.2', '203.0.113.2')).statusCode).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('with a CIDR list, only a listed proxy is believed; a client naming itself directly is limited by its own address', async () => {
+    const api = await startTestApi({ RATE_LIMIT_IP_PER_SECOND: '2', TRUST_PROXY: '10.0.0.0/8' });
+    try {
+      const direct = [];
+      for (let i = 0; i < 3; i++) direct.push(await provinceList(api, '192.0.2.9', `198.51.100.${i}`));
+      expect(direct.map((r) => r.statusCode)).toEqual([200, 200, 429]);
+      // Through the listed proxy, each forwarded client has its own budget, even when it prepends a chain of its own.
+      expect((await provinceList(api, '10.1.2.3', '203.0.113.7')).statusCode).toBe(200);
+      expect((await provinceList(api, '10.1.2.3', '192.0.2.9, 203.0.113.8')).statusCode).toBe(200);
+      expect((await provinceList(api, '10.1.2.3', '192.0.2.9, 203.0.113.8')).statusCode).toBe(200);
+      expect((await provinceList(api, '10.1.2.3', '192.0.2.9, 203.0.113.8')).statusCode).toBe(429);
     } finally {
       await api.close();
     }

@@ -12,6 +12,15 @@ import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/**
+ * TRUST_PROXY for Fastify: a hop count becomes a trust function (the socket's peer and the
+ * addresses appended after it, `hops` in all, are proxies), because this Fastify reads a bare
+ * number as "trust no one".
+ */
+function trustProxyOption(trust: AppConfig['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 export interface ApiAppOptions {
   /** Nest's own SIGINT/SIGTERM handling; off when a launcher stops several apps and a database itself. */
   shutdownHooks?: boolean;
@@ -26,7 +35,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));

@@ -77,3 +77,49 @@ describe('loadConfig', () => {
     expect(loadConfig(base).logFormat).toBe('json');
   });
 });
+
+describe('TRUST_PROXY', () => {
+  it('defaults to no proxy', () => {
+    expect(loadConfig(base).trustProxy).toBe(false);
+  });
+
+  it.each([
+    ['false', false],
+    ['0', false],
+    ['1', 1],
+    ['2', 2],
+    ['10.0.0.0/8', ['10.0.0.0/8']],
+    ['10.0.0.7, 192.168.0.0/16,fd00::/8, loopback', ['10.0.0.7', '192.168.0.0/16', 'fd00::/8', 'loopback']],
+  ])('reads TRUST_PROXY=%p as hops or proxy addresses', (raw, expected) => {
+    expect(loadConfig({ ...base, TRUST_PROXY: raw }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['true', 'TRUE', 'yes', '-1', '1.5', '10.0.0.0/33', '10.0.0.0/8,', 'fd00::/129', '10.0.0.1/8/1', 'proxy.internal', '*'])(
+    'refuses TRUST_PROXY=%p at start, naming the variable',
+    (raw) => {
+      expect(failure({ TRUST_PROXY: raw })).toBe('TRUST_PROXY');
+    },
+  );
+
+  it('says why true is refused', () => {
+    expect(() => loadConfig({ ...base, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: .*choose its own address/);
+  });
+});
+
+describe('RATE_LIMIT_AUTH_FAIL_PER_SECOND', () => {
+  it('defaults to 20', () => {
+    expect(loadConfig(base).rateLimitAuthFailPerSecond).toBe(20);
+  });
+
+  it.each(['0', 'many', '2.5'])('refuses %p', (raw) => {
+    expect(failure({ RATE_LIMIT_AUTH_FAIL_PER_SECOND: raw })).toBe('RATE_LIMIT_AUTH_FAIL_PER_SECOND');
+  });
+});
+
+describe('METRICS_TOKEN', () => {
+  it('is off unless set', () => {
+    expect(loadConfig(base).metricsToken).toBeNull();
+    expect(loadConfig({ ...base, METRICS_TOKEN: '' }).metricsToken).toBeNull();
+    expect(loadConfig({ ...base, METRICS_TOKEN: 'tok' }).metricsToken).toBe('tok');
+  });
+});

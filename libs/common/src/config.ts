@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseDurationList } from './duration';
 
 /** SPEC 7's retry delays after the first attempt. */
@@ -27,13 +28,17 @@ export class AppConfig {
   rateLimitMerchantPerSecond: number;
   rateLimitMerchantBurst: number;
   rateLimitIpPerSecond: number;
+  /** Failed authentications per second per client IP, burst twice that (SPEC 3); past it the IP's merchant requests are 42900. */
+  rateLimitAuthFailPerSecond: number;
   logLevel: LogLevel;
   /** LOG_FORMAT: json (default) or pretty (the embedded mode's terminal). */
   logFormat: 'json' | 'pretty';
   /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
   queuePrefix: string;
-  /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind a load balancer), for the per-IP limit. */
-  trustProxy: boolean;
+  /** TRUST_PROXY: how many proxies, or which proxy addresses, may name the client in X-Forwarded-For (false: none). */
+  trustProxy: false | number | string[];
+  /** METRICS_TOKEN: when set, /metrics wants it as a bearer token. */
+  metricsToken: string | null;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
   adminUser: string | null;
   adminPassword: string | null;
@@ -108,6 +113,33 @@ function logFormat(env: Env): 'json' | 'pretty' {
   return raw;
 }
 
+/** proxy-addr's named ranges, which Fastify's trustProxy list accepts beside addresses and CIDRs. */
+const NAMED_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrCidr(entry: string): boolean {
+  if (NAMED_PROXY_RANGES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/**
+ * SPEC 10: a hop count or the proxies' addresses, never `true`: trusting every hop lets any
+ * client choose its own address through X-Forwarded-For and escape the per-IP limits.
+ */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = text(env, 'TRUST_PROXY', 'false').trim();
+  if (raw === 'false' || raw === '0') return false;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.every(isAddressOrCidr)) return entries;
+  throw new ConfigError(
+    'TRUST_PROXY',
+    `must be a number of proxy hops or a comma list of proxy addresses/CIDRs, got "${raw}"${raw.toLowerCase() === 'true' ? ' (true would let any client choose its own address)' : ''}`,
+  );
+}
+
 /** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = integer(env, 'PORT', 3000, 1, 65535);
@@ -138,10 +170,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
+    rateLimitAuthFailPerSecond: integer(env, 'RATE_LIMIT_AUTH_FAIL_PER_SECOND', 20, 1, 1_000_000),
     logLevel,
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
+    metricsToken: env.METRICS_TOKEN || null,
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,
   });

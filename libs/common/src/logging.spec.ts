@@ -17,9 +17,10 @@ describe('log redaction', () => {
       merchant: { id: 7, api_secret: 'sk_secret_1', apiSecretEnc: 'v1:enc', apiKey: 'mk_visible' },
       channel: { secret_key: 'chan-secret', config: { proxy_url: 'http://u:p@proxy' }, configEnc: 'v1:x' },
       admin: { password: 'pw' },
+      app: { metricsToken: 'scrape-token' },
     });
     const out = lines.join('');
-    for (const secret of ['b3BzOnB3', 'sid=1', 'sk_secret_1', 'v1:enc', 'chan-secret', 'u:p@proxy', 'v1:x', '"pw"']) {
+    for (const secret of ['b3BzOnB3', 'sid=1', 'sk_secret_1', 'v1:enc', 'chan-secret', 'u:p@proxy', 'v1:x', '"pw"', 'scrape-token']) {
       expect(out).not.toContain(secret);
     }
     expect(out).toContain('mk_visible');

@@ -13,6 +13,7 @@ export const REDACTED_PATHS = [
   '*.config',
   '*.configEnc',
   '*.masterKey',
+  '*.metricsToken',
   '*.password',
 ];
 

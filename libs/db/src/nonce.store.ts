@@ -5,9 +5,16 @@ import type { DataSource } from 'typeorm';
 import { AppConfig } from '@app/common';
 
 /**
+ * Beyond twice the tolerance: timestamps are compared in whole seconds (up to 1 s more of
+ * acceptance), TTLs are rounded, and API instances' clocks differ a little (SPEC 3: at least 5 s).
+ */
+export const NONCE_MARGIN_SECONDS = 5;
+
+/**
  * Used nonces, shared by every API instance: Redis `SET NX EX` when there is Redis, else a
- * table whose primary key does the same (the embedded mode). A nonce is kept for twice the
- * timestamp tolerance, so it cannot come back while its timestamp is still accepted.
+ * table whose primary key does the same (the embedded mode). A timestamp first used at the
+ * window's future edge stays accepted for twice the tolerance, so its nonce is kept that long
+ * plus a margin, and cannot come back while the timestamp is still accepted.
  */
 @Injectable()
 export class NonceStore {
@@ -20,7 +27,7 @@ export class NonceStore {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Optional() private readonly redis?: Redis,
   ) {
-    this.ttlSeconds = config.authToleranceSeconds * 2;
+    this.ttlSeconds = config.authToleranceSeconds * 2 + NONCE_MARGIN_SECONDS;
   }
 
   /** Records the nonce; false when this api_key has used it already. Atomic across instances. */

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppConfig, DomainError, ErrorCode, SecretBox, unixSeconds } from '@app/common';
 import { type Merchant, MerchantRepository, NonceStore } from '@app/db';
 import { verify } from '@app/signature';
+import { AUTH_FAILURE_CODES, AuthFailureThrottle } from './auth-failure-throttle';
 import { MerchantRateLimiter } from './merchant-rate-limiter';
 import { createValidationPipe } from '../http/validation';
 import { mergeRequestParams } from '../http/request-params';
@@ -35,9 +36,10 @@ function readText(params: Record<string, unknown>, name: string, pattern: RegExp
 }
 
 /**
- * Signed merchant requests (SPEC 3): the checks in the contract's order, 40100, 40101, 40300,
- * 40103, 40102, 40104, then the per-api_key rate limit. The nonce is claimed only after the
- * signature verified, so a forged request cannot burn a merchant's nonce.
+ * Signed merchant requests (SPEC 3): an address blocked for failed authentications first
+ * (42900), then the checks in the contract's order, 40100, 40101, 40300, 40103, 40102, 40104,
+ * then the per-api_key rate limit. The nonce is claimed only after the signature verified, so
+ * a forged request cannot burn a merchant's nonce.
  */
 @Injectable()
 export class MerchantAuthGuard implements CanActivate {
@@ -47,10 +49,27 @@ export class MerchantAuthGuard implements CanActivate {
     private readonly secrets: SecretBox,
     private readonly nonces: NonceStore,
     private readonly rateLimiter: MerchantRateLimiter,
+    private readonly authFailures: AuthFailureThrottle,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    this.authFailures.refuseIfBlocked(request.ip);
+    let authenticated: { merchant: Merchant; params: Record<string, unknown> };
+    try {
+      authenticated = await this.authenticate(request);
+    } catch (err) {
+      if (err instanceof DomainError && AUTH_FAILURE_CODES.has(err.code)) throw await this.authFailures.recordFailure(request.ip, err);
+      throw err;
+    }
+    await this.rateLimiter.consume(authenticated.merchant.apiKey);
+
+    request.merchant = authenticated.merchant;
+    request.merchantParams = authenticated.params;
+    return true;
+  }
+
+  private async authenticate(request: FastifyRequest): Promise<{ merchant: Merchant; params: Record<string, unknown> }> {
     const params = mergeRequestParams(request);
 
     const apiKey = readText(params, 'api_key', API_KEY, 'must be the api_key the service issued');
@@ -66,11 +85,7 @@ export class MerchantAuthGuard implements CanActivate {
     const secret = this.secrets.open(merchant.apiSecretEnc, `merchant:${merchant.apiKey}`);
     if (!verify(params, signature, secret)) throw new DomainError(ErrorCode.AuthBadSignature);
     if (!(await this.nonces.claim(apiKey, nonce))) throw new DomainError(ErrorCode.AuthNonceUsed);
-    await this.rateLimiter.consume(apiKey);
-
-    request.merchant = merchant;
-    request.merchantParams = params;
-    return true;
+    return { merchant, params };
   }
 }
 

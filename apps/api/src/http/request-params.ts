@@ -3,8 +3,8 @@ import { DomainError } from '@app/common';
 
 /**
  * Query string and body merged into one parameter map (SPEC 3). A key in both with
- * different values, a repeated query key, a body that is not an object, or a text value
- * with a NUL character (PostgreSQL text cannot hold one) is 40000.
+ * different values, a repeated query key, a body that is not an object, a value that is
+ * not a scalar, or a text value with a NUL character (PostgreSQL text cannot hold one) is 40000.
  */
 export function mergeRequestParams(request: FastifyRequest): Record<string, unknown> {
   const params: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -23,6 +23,8 @@ export function mergeRequestParams(request: FastifyRequest): Record<string, unkn
     if (Array.isArray(value) && request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
       throw DomainError.invalid(key, 'must appear once in the form');
     }
+    // Refused here, before anything walks the value: a 5,000-deep array overflowed the canonicaliser's stack (a 500).
+    if (typeof value === 'object' && value !== null) throw DomainError.invalid(key, 'must be a string, number, boolean or null');
     if (key in params && !sameScalar(params[key], value)) {
       throw DomainError.invalid(key, 'differs between the query string and the body');
     }

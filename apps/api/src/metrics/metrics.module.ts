@@ -1,13 +1,15 @@
 import { Global, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { CachedGauges } from './cached-gauges';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
+import { MetricsTokenGuard } from './metrics-token.guard';
 
 @Global()
 @Module({
   controllers: [MetricsController],
-  providers: [MetricsService],
+  providers: [MetricsService, CachedGauges, MetricsTokenGuard],
   exports: [MetricsService],
 })
 export class MetricsModule implements OnModuleInit {

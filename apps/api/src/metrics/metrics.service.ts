@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DataSource } from 'typeorm';
-import { QUEUE } from '@app/common';
-import { JobQueue } from '@app/queue';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Prometheus metrics of the API process; the queue and callback figures are read at scrape time, so every worker's work shows. */
+/**
+ * Prometheus metrics of the API process: counters kept as events happen. Figures that need a
+ * query (queue depth, deliveries by status) are CachedGauges', refreshed off the scrape's path.
+ */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
@@ -31,36 +30,7 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  constructor(
-    @InjectDataSource() dataSource: DataSource,
-    jobs: JobQueue,
-  ) {
+  constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'merchant_pay_' });
-    new Gauge({
-      name: 'merchant_pay_queue_jobs',
-      help: 'Jobs in each queue by state',
-      labelNames: ['queue', 'state'] as const,
-      registers: [this.registry],
-      async collect() {
-        for (const name of Object.values(QUEUE)) {
-          const counts = await jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
-          for (const [state, count] of Object.entries(counts)) this.set({ queue: name, state }, count);
-        }
-      },
-    });
-    new Gauge({
-      name: 'merchant_pay_callback_deliveries',
-      help: 'Callback deliveries by status (pending, succeeded, failed)',
-      labelNames: ['status'] as const,
-      registers: [this.registry],
-      async collect() {
-        const rows: { status: string; count: string }[] = await dataSource.query(
-          'SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status',
-        );
-        for (const status of ['pending', 'succeeded', 'failed']) {
-          this.set({ status }, Number(rows.find((r) => r.status === status)?.count ?? 0));
-        }
-      },
-    });
   }
 }

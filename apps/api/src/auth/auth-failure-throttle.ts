@@ -1,0 +1,75 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { AppConfig, DomainError, ErrorCode } from '@app/common';
+
+/**
+ * The refusals a guesser collects: malformed, unknown key, bad signature, stale timestamp,
+ * replayed nonce. Not 40300: a disabled merchant's own server sends its real key, it is not guessing.
+ */
+export const AUTH_FAILURE_CODES: ReadonlySet<ErrorCode> = new Set([
+  ErrorCode.AuthMissing,
+  ErrorCode.AuthUnknownKey,
+  ErrorCode.AuthBadSignature,
+  ErrorCode.AuthTimestamp,
+  ErrorCode.AuthNonceUsed,
+]);
+
+/** Expired blocks are forgotten once this many addresses are remembered. */
+const PRUNE_AT = 10_000;
+
+/**
+ * Failed authentications per client IP (SPEC 3, RATE_LIMIT_AUTH_FAIL_PER_SECOND): a bucket
+ * of twice the rate, refilled every 2 s, counted in Redis so every API instance adds to one
+ * count (in memory without Redis, the embedded mode's one process).
+ *
+ * Only a failure talks to Redis. Its answer says when the bucket is empty, and the instance
+ * then keeps "blocked until" for that address locally, checked before any other work, so a
+ * successful request adds no Redis round trip (the nonce claim and rate limit stay its only
+ * ones) and a blocked guess costs a Map lookup instead of a merchant lookup, a decrypt and an
+ * HMAC. Another instance learns of the block on the first failure it records from that address.
+ */
+@Injectable()
+export class AuthFailureThrottle {
+  private readonly failures: RateLimiterAbstract;
+  private readonly blockedUntil = new Map<string, number>();
+
+  constructor(config: AppConfig, @Optional() redis?: Redis) {
+    // Under QUEUE_PREFIX: deployments (and test runs) sharing one Redis count their addresses apart.
+    const keyPrefix = `${config.queuePrefix}:rl:auth-fail`;
+    const points = 2 * config.rateLimitAuthFailPerSecond;
+    this.failures = redis
+      ? new RateLimiterRedis({ storeClient: redis, useRedisPackage: false, keyPrefix, points, duration: 2 })
+      : new RateLimiterMemory({ keyPrefix, points, duration: 2 });
+  }
+
+  /** 42900 with Retry-After while this instance knows the address is blocked. */
+  refuseIfBlocked(ip: string): void {
+    const until = this.blockedUntil.get(ip);
+    if (until === undefined) return;
+    const left = until - Date.now();
+    if (left > 0) throw DomainError.rateLimited(left);
+    this.blockedUntil.delete(ip);
+  }
+
+  /** Counts the failure; returns what to answer: the failure itself, or 42900 once the address is past its burst. */
+  async recordFailure(ip: string, failure: DomainError): Promise<DomainError> {
+    try {
+      const counted = await this.failures.consume(ip);
+      if (counted.remainingPoints === 0) this.block(ip, counted.msBeforeNext);
+      return failure;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      this.block(ip, rejection.msBeforeNext);
+      return DomainError.rateLimited(rejection.msBeforeNext);
+    }
+  }
+
+  private block(ip: string, ms: number): void {
+    if (this.blockedUntil.size >= PRUNE_AT) {
+      const now = Date.now();
+      for (const [address, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(address);
+    }
+    this.blockedUntil.set(ip, Date.now() + ms);
+  }
+}

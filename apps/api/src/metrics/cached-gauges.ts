@@ -1,0 +1,77 @@
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Counter, Gauge } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import { QUEUE } from '@app/common';
+import { JobQueue } from '@app/queue';
+import { MetricsService } from './metrics.service';
+
+/** SPEC 8: figures that need a query are cached for at least this long. */
+export const CACHED_GAUGE_MAX_AGE_MS = 10_000;
+
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+/**
+ * Gauges whose figures cost a query that grows with the data (deliveries by status; queue
+ * depth, a count in the PostgreSQL queue backend). A scrape never waits for them: it shows
+ * the last figures and, when those are 10 s old and no refresh is running, starts one in the
+ * background. So any number of scrapers cost at most one refresh per 10 s, and a slow or
+ * locked table delays the figures, not the scrape. The figures show every worker's work.
+ */
+@Injectable()
+export class CachedGauges implements OnApplicationBootstrap {
+  private readonly logger = new Logger(CachedGauges.name);
+  private readonly queueJobs: Gauge<'queue' | 'state'>;
+  private readonly deliveries: Gauge<'status'>;
+  private readonly refreshes: Counter<'outcome'>;
+  private lastStartedAt = -Infinity;
+  private running = false;
+
+  constructor(
+    metrics: MetricsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly jobs: JobQueue,
+  ) {
+    const registers = [metrics.registry];
+    this.queueJobs = new Gauge({ name: 'merchant_pay_queue_jobs', help: 'Jobs in each queue by state (refreshed at most every 10 s)', labelNames: ['queue', 'state'], registers });
+    this.deliveries = new Gauge({
+      name: 'merchant_pay_callback_deliveries',
+      help: 'Callback deliveries by status: pending, succeeded, failed (refreshed at most every 10 s)',
+      labelNames: ['status'],
+      registers,
+    });
+    this.refreshes = new Counter({ name: 'merchant_pay_cached_gauge_refreshes_total', help: 'Refreshes of the cached gauges, by outcome', labelNames: ['outcome'], registers });
+  }
+
+  /** Figures from the first scrape on, without holding up the start for them. */
+  onApplicationBootstrap(): void {
+    this.refreshIfStale();
+  }
+
+  /** Starts a refresh when the figures are 10 s old and none is running; never waits for it. */
+  refreshIfStale(): void {
+    if (this.running || Date.now() - this.lastStartedAt < CACHED_GAUGE_MAX_AGE_MS) return;
+    this.running = true;
+    this.lastStartedAt = Date.now();
+    void this.refresh().finally(() => (this.running = false));
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const [deliveryRows, queueCounts] = await Promise.all([
+        this.dataSource.query('SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status') as Promise<{ status: string; count: string }[]>,
+        Promise.all(Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const)),
+      ]);
+      for (const status of DELIVERY_STATUSES) {
+        this.deliveries.set({ status }, Number(deliveryRows.find((r) => r.status === status)?.count ?? 0));
+      }
+      for (const [queue, counts] of queueCounts) {
+        for (const [state, count] of Object.entries(counts)) this.queueJobs.set({ queue, state }, count);
+      }
+      this.refreshes.inc({ outcome: 'ok' });
+    } catch (err) {
+      this.refreshes.inc({ outcome: 'failed' });
+      this.logger.warn(`cached gauges not refreshed, the last figures stay: ${(err as Error).message}`);
+    }
+  }
+}
