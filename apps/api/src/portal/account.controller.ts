@@ -1,4 +1,4 @@
-import { Body, Controller, Get, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Get, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { PortalAuthService } from './portal-auth.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
@@ -23,6 +23,7 @@ export class AccountController {
 
   /** A changed password signs out every other session and rotates this one. */
   @Post('account/password')
+  @HttpCode(200)
   async changePassword(@Req() request: PortalRequest, @CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
     const result = await this.auth.changePassword(session.userId, formText(form, 'current_password'), formText(form, 'new_password'), formText(form, 'new_password_repeat'));
     if (!result.ok) return void reply.status(result.problem === 'login.locked' ? 429 : 400).view('account', { notice: null, error: result.problem });
@@ -32,6 +33,7 @@ export class AccountController {
   }
 
   @Post('account/sign-out-everywhere')
+  @HttpCode(200)
   async signOutEverywhere(@CurrentSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
     await this.sessions.endAllOfUser(session.userId);
     await this.sessions.end(reply, session);

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Get, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DevelopersService } from './developers.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
@@ -19,6 +19,7 @@ export class DevelopersController {
   }
 
   @Post('rotate-secret')
+  @HttpCode(200)
   async rotateSecret(@CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
     if (formText(form, 'confirm') !== 'yes') {
       return void reply.status(400).view('developers', { ...(await this.developers.view(session.merchantId)), notice: null, error: 'developers.rotateNeedsConfirm' });
@@ -28,6 +29,7 @@ export class DevelopersController {
   }
 
   @Post('notify-url')
+  @HttpCode(200)
   async setNotifyUrl(@CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
     const url = formText(form, 'notify_url').trim();
     if (await this.developers.setNotifyUrl(session.merchantId, url)) return void reply.redirect('/portal/developers?notice=saved', 303);

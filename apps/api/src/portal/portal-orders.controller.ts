@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Controller, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DomainError, ErrorCode } from '@app/common';
 import { ORDER_EVENT_TYPES, ORDER_STATUSES } from '@app/db';
@@ -62,6 +62,7 @@ export class PortalOrdersController {
 
   /** The same service as the signed callbackResend operation. */
   @Post(':orderNo/resend')
+  @HttpCode(200)
   async resend(@CurrentSession() session: PortalSession, @Param('orderNo') orderNo: string, @Res() reply: FastifyReply): Promise<void> {
     const { order } = await this.orders.detail(session.merchantId, orderNo);
     const back = `/portal/orders/${order.orderNo}`;

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { EMAIL_MAX_LENGTH } from '@app/common';
 import { PortalAuthService } from './portal-auth.service';
@@ -34,6 +34,7 @@ export class SignInController {
   }
 
   @Post('login')
+  @HttpCode(200)
   @PublicPage()
   async login(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Body() form: unknown): Promise<void> {
     const email = formText(form, 'email').trim();
@@ -53,6 +54,7 @@ export class SignInController {
   }
 
   @Post('logout')
+  @HttpCode(200)
   async logout(@CurrentSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
     await this.sessions.end(reply, session);
     return void reply.redirect('/portal/login?signed_out=1', 303);
@@ -67,6 +69,7 @@ export class SignInController {
   }
 
   @Post('invite/:token')
+  @HttpCode(200)
   @PublicPage()
   async acceptInvitation(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Param('token') token: string, @Body() form: unknown): Promise<void> {
     const invitation = INVITATION_TOKEN.test(token) ? await this.auth.findInvitation(token) : null;
