@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import ts from 'typescript';
 import type { Credentials } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
@@ -168,7 +171,15 @@ describe('merchant portal in a browser', () => {
     await shoot('secret');
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop))).body.code).toBe(40102);
     expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop, api_secret: secret }))).body.code).toBe(1);
+    // The signing examples on the page work as printed, given the secret in API_SECRET.
     await page.getByRole('link', { name: 'I have saved it' }).click();
+    const env = { ...process.env, API_SECRET: secret };
+    // Asynchronously: this process serves the requests the examples send.
+    const run = promisify(execFile);
+    const curl = await run('bash', ['-c', await page.locator('#example-curl').innerText()], { env, timeout: 20_000 });
+    expect(JSON.parse(curl.stdout)).toMatchObject({ code: 1, data: { total: 3 } });
+    const typescript = ts.transpileModule(await page.locator('#example-typescript').innerText(), { compilerOptions: { module: ts.ModuleKind.CommonJS } }).outputText;
+    expect((await run(process.execPath, ['-e', typescript], { env, timeout: 20_000 })).stdout).toMatch(/code: 1,/);
     expect(await page.content()).not.toContain(secret);
 
     await page.getByRole('link', { name: 'Account', exact: true }).click();
