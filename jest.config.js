@@ -14,8 +14,9 @@ const base = {
   testEnvironment: 'node',
   moduleFileExtensions: ['js', 'mjs', 'json', 'ts'],
   // Only the innermost node_modules segment counts: light-my-request/node_modules/cookie is nested.
+  // @fastify/cookie loads the ESM cookie package by import(), which jest's CommonJS runtime can only do once compiled to require.
   transformIgnorePatterns: [
-    '/node_modules/(?!(?:[^/]+/)*node_modules/)(?!(@nestjs|cookie|file-type|strtok3|token-types|@tokenizer|uint8array-extras|@borewit|content-disposition)/)',
+    '/node_modules/(?!(?:[^/]+/)*node_modules/)(?!(@nestjs|cookie|file-type|strtok3|token-types|@tokenizer|uint8array-extras|@borewit|content-disposition|@fastify/cookie)/)',
   ],
   transform: { '^.+\\.(t|j|mj)s$': swc },
   moduleNameMapper: {

@@ -131,12 +131,18 @@ describe('embedded default (npm start with nothing configured)', () => {
   it('starts, serves the demo merchant, stops on Ctrl-C, and a restart reuses the data', async () => {
     const first = await start(dir, port, pgPort);
     let demo: { api_key: string; api_secret: string; channel_ids: number[] };
+    let invitation: string | undefined;
     try {
       demo = JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'));
       expect(Object.keys(demo).sort()).toEqual(['api_key', 'api_secret', 'channel_ids']);
       expect(first.output()).toContain(demo.api_key);
       expect(first.output()).toContain(demo.api_secret);
       expect(first.output()).toContain('CALLBACK_ALLOW_PRIVATE=true');
+      // The demo portal user's invitation, ready to open.
+      invitation = new RegExp(`portal\\s+(http://127\\.0\\.0\\.1:${port}/portal/invite/[A-Za-z0-9_-]{43})\\s+\\(demo@example\\.com`).exec(first.output())?.[1] ?? '';
+      const invitePage = await fetch(invitation);
+      expect(invitePage.status).toBe(200);
+      expect(await invitePage.text()).toContain('demo@example.com');
       const res = await getPayChannels(demo);
       expect(res.code).toBe(1);
       expect(res.data.list.map((c) => c.category)).toEqual(['processor', 'remotepay', 'warehouse']);
@@ -152,6 +158,8 @@ describe('embedded default (npm start with nothing configured)', () => {
       const again = JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'));
       expect(again).toEqual(demo);
       expect((await getPayChannels(demo)).data.total).toBe(3);
+      // Not used yet and not expired: the same link again.
+      expect(second.output()).toContain(invitation!);
     } finally {
       await stop(second);
     }

@@ -8,11 +8,12 @@ import { ChannelsModule } from './channels/channels.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
+import { PortalApiModule, PortalModule } from './portal/portal.module';
 import { RegionModule } from './region/region.module';
 import { SandboxModule } from './sandbox/sandbox.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
-const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule];
+const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, PortalApiModule];
 
 @Module({})
 export class AppModule {
@@ -29,6 +30,7 @@ export class AppModule {
         MetricsModule,
         RegionModule,
         SandboxModule,
+        PortalModule,
         ...PREFIXED_MODULES,
         RouterModule.register(PREFIXED_MODULES.map((module) => ({ path: config.apiPrefix, module }))),
       ],

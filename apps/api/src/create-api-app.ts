@@ -8,6 +8,7 @@ import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
 import { mountOpenApi } from './http/openapi';
 import { mountQueueDashboard } from './http/queue-dashboard';
+import { mountPortal } from './portal/portal-http';
 import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -48,6 +49,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  await mountPortal(app, config);
   mountOpenApi(app, config);
   await mountQueueDashboard(app, config);
   await app.init();

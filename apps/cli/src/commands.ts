@@ -36,6 +36,12 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
   },
   'merchant:rotate-secret': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.rotateSecret(id(f, 'merchant')) },
   'merchant:balance': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.balance(id(f, 'merchant')) },
+  'merchant:user:invite': {
+    usage: '--merchant ID --email E',
+    flags: ['merchant', 'email'],
+    run: (ops, f) => ops.inviteUser(id(f, 'merchant'), required(f, 'email')),
+  },
+  'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (ops, f) => ops.disableUser(required(f, 'email')) },
   'channel:create': {
     usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
     flags: ['category', 'name', 'pay-method', 'adapter', 'rate', 'min', 'max', 'config'],

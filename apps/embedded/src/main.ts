@@ -8,6 +8,7 @@ import { runMigrations } from '@app/db';
 import { createApiApp } from '../../api/src/create-api-app';
 import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
+import { demoPortalLine } from './demo-portal-user';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
 import { dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
 
@@ -45,7 +46,7 @@ async function demoMerchant(config: AppConfig, dataDir: string): Promise<DemoMer
   }
 }
 
-function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string): string {
+function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string, portal: string | null): string {
   const base = `http://127.0.0.1:${config.port}`;
   const lines = [
     '',
@@ -61,6 +62,7 @@ function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string): 
       `  demo secret    ${demo.api_secret}`,
       `  demo channels  ${demo.channel_ids.join(', ')} (sandbox: processor, remotepay, warehouse)`,
       `  credentials    ${join(dataDir, 'demo-merchant.json')}`,
+      `  portal         ${portal}`,
       `  callbacks      CALLBACK_ALLOW_PRIVATE=${config.callbackAllowPrivate}: ${config.callbackAllowPrivate ? 'callbacks may go to localhost (demo mode)' : 'private addresses refused'}`,
     );
   }
@@ -92,11 +94,12 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit(env);
   await runMigrations(config.databaseUrl);
   const demo = embedded ? await demoMerchant(config, dataDir) : null;
+  const portal = demo ? await demoPortalLine(config, dataDir, demo.api_key) : null;
 
   const api = await createApiApp(config, { shutdownHooks: false });
   await api.listen({ port: config.port, host: '0.0.0.0' });
   const worker = await createWorkerApp(config, { shutdownHooks: false });
-  process.stdout.write(`${banner(config, demo, dataDir)}\n`);
+  process.stdout.write(`${banner(config, demo, dataDir, portal)}\n`);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

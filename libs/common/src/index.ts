@@ -2,6 +2,8 @@ export * from './common.module';
 export * from './redis.module';
 export * from './config';
 export * from './duration';
+export * from './email';
+export * from './http-url';
 export * from './envelope';
 export * from './error-code';
 export * from './logging';

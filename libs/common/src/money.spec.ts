@@ -1,4 +1,4 @@
-import { applyRate, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseRate, parseYuan, storedRateE8 } from './money';
+import { applyRate, computeOrderAmounts, formatCny, formatRate, formatRatePercent, formatYuan, merchantAmount, parseRate, parseYuan, storedRateE8 } from './money';
 
 describe('money', () => {
   it.each([
@@ -69,5 +69,25 @@ describe('money', () => {
   ])('order amounts for %p fen at %p, deposit %p', (cny, rate, deposit, service, dep, actual, merchantAmount) => {
     const a = computeOrderAmounts(cny, parseRate(rate)!, parseRate(deposit)!);
     expect([a.serviceFen, a.depositFen, a.merchantActualFen, formatYuan(a.merchantFen)]).toEqual([service, dep, actual, merchantAmount]);
+  });
+
+  it('writes fen as ¥ with thousands grouped, exactly, for any size', () => {
+    expect(formatCny(0)).toBe('¥0.00');
+    expect(formatCny(5)).toBe('¥0.05');
+    expect(formatCny(99999)).toBe('¥999.99');
+    expect(formatCny(123456)).toBe('¥1,234.56');
+    expect(formatCny(100000000)).toBe('¥1,000,000.00');
+    expect(formatCny(123456789012345)).toBe('¥1,234,567,890,123.45');
+    expect(formatCny(-123456)).toBe('-¥1,234.56');
+    expect(formatCny(9007199254740991n)).toBe('¥90,071,992,547,409.91');
+  });
+
+  it('writes a rate as a percent without float rounding', () => {
+    expect(formatRatePercent(parseRate('0.006')!)).toBe('0.6%');
+    expect(formatRatePercent(parseRate('0.0045')!)).toBe('0.45%');
+    expect(formatRatePercent(parseRate('0.00000001')!)).toBe('0.000001%');
+    expect(formatRatePercent(0)).toBe('0.0%');
+    expect(formatRatePercent(parseRate('1')!)).toBe('100.0%');
+    expect(formatRatePercent(parseRate('0.123')!)).toBe('12.3%');
   });
 });

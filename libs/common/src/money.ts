@@ -27,6 +27,23 @@ export function formatYuan(fen: number | bigint): string {
   return `${sign}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
 }
 
+/** 123456 -> "¥1,234.56": how people read an amount (the portal); digits grouped by thousands. */
+export function formatCny(fen: number | bigint): string {
+  const [whole, cents] = formatYuan(fen).split('.');
+  const negative = whole.startsWith('-');
+  const digits = negative ? whole.slice(1) : whole;
+  const grouped = digits.replace(/\B(?=(\d{3})+$)/g, ',');
+  return `${negative ? '-' : ''}¥${grouped}.${cents}`;
+}
+
+/** 600000 (0.006) -> "0.6%"; at least one decimal, no trailing zeros beyond it. */
+export function formatRatePercent(rateE8: number): string {
+  const hundredths = BigInt(rateE8);
+  const whole = hundredths / 1_000_000n;
+  const fraction = (hundredths % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return `${whole}.${fraction || '0'}%`;
+}
+
 /** "0.006" -> 600000 (units of 1e-8); null unless 0 <= rate < 10 with at most 8 decimals. */
 export function parseRate(value: unknown): number | null {
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;

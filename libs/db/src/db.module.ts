@@ -7,11 +7,25 @@ import { NonceStore } from './nonce.store';
 import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
+import { MerchantUserRepository } from './repositories/merchant-user.repository';
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
 import { OrderRepository } from './repositories/order.repository';
+import { PortalSessionRepository } from './repositories/portal-session.repository';
+import { SignInThrottleRepository } from './repositories/sign-in-throttle.repository';
 
-const REPOSITORIES = [MerchantRepository, ChannelRepository, OrderRepository, OrderEventRepository, LedgerRepository, CallbackDeliveryRepository, NonceStore];
+const REPOSITORIES = [
+  MerchantRepository,
+  ChannelRepository,
+  OrderRepository,
+  OrderEventRepository,
+  LedgerRepository,
+  CallbackDeliveryRepository,
+  NonceStore,
+  MerchantUserRepository,
+  PortalSessionRepository,
+  SignInThrottleRepository,
+];
 
 /** The database connection and every repository. */
 @Global()

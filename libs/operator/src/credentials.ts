@@ -13,3 +13,8 @@ export function newApiKey(): string {
 export function newApiSecret(): string {
   return `sk_${randomBytes(32).toString('base64url')}`;
 }
+
+/** A portal invitation's bearer token: 32 random bytes, URL-safe. */
+export function newInvitationToken(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -17,4 +17,9 @@ export class OperatorModule {
       exports: [OperatorService],
     };
   }
+
+  /** The same service inside an app that already has the global CommonModule and DbModule (the API's portal). */
+  static forFeature(): DynamicModule {
+    return { module: OperatorModule, providers: [OperatorService], exports: [OperatorService] };
+  }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SecretBox, formatRate, parseRate, parseYuan } from '@app/common';
+import { AppConfig, SecretBox, formatRate, isEmailAddress, parseRate, parseYuan } from '@app/common';
 import {
   CHANNEL_ADAPTERS,
   CHANNEL_CATEGORIES,
@@ -8,10 +8,21 @@ import {
   ChannelRepository,
   LedgerRepository,
   MerchantRepository,
+  MerchantUserRepository,
   PAY_METHODS,
 } from '@app/db';
 import { channelConfigContext, parseChannelConfig, withGeneratedSecret } from '@app/channels';
-import { newApiKey, newApiSecret } from './credentials';
+import { newApiKey, newApiSecret, newInvitationToken } from './credentials';
+
+/** SPEC 8a: an invitation link works for 24 hours, once. */
+export const INVITATION_TTL_SECONDS = 24 * 3600;
+
+export interface Invitation {
+  merchant_id: number;
+  email: string;
+  invitation_url: string;
+  expires_at: string;
+}
 
 /** A mistake in an operator's input: printed as one line, exit code 2. */
 export class UsageError extends Error {}
@@ -60,6 +71,8 @@ export class OperatorService {
     private readonly channels: ChannelRepository,
     private readonly ledger: LedgerRepository,
     private readonly secrets: SecretBox,
+    private readonly users: MerchantUserRepository,
+    private readonly config: AppConfig,
   ) {}
 
   async createMerchant(name: string, notifyUrl?: string, depositRate?: string): Promise<Credentials> {
@@ -159,5 +172,36 @@ export class OperatorService {
     const own = linkRate === undefined ? null : rate(linkRate, '--rate');
     await this.channels.link(merchantId, channelId, own);
     return { merchant_id: merchantId, channel_id: channelId, service_rate: own ?? channel.defaultRate };
+  }
+
+  /**
+   * A link where the person sets a password and becomes a portal user of the merchant. For an
+   * existing user of the same merchant it is a password reset (and re-enables a disabled user).
+   */
+  async inviteUser(merchantId: number, email: string): Promise<Invitation> {
+    if (!isEmailAddress(email)) throw new UsageError('--email must be an email address of at most 254 characters');
+    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    const existing = await this.users.findByEmail(email);
+    if (existing && existing.merchantId !== merchantId) throw new UsageError(`${email} is already a user of another merchant`);
+    const token = newInvitationToken();
+    const expiresAt = await this.users.createInvitation(merchantId, existing?.email ?? email, token, INVITATION_TTL_SECONDS);
+    return {
+      merchant_id: merchantId,
+      email: existing?.email ?? email,
+      invitation_url: `${this.config.publicBaseUrl}/portal/invite/${token}`,
+      expires_at: expiresAt.toISOString(),
+    };
+  }
+
+  /** Disables the portal user: every session of it ends at once, and its pending invitations stop working. */
+  async disableUser(email: string): Promise<{ email: string; status: 'disabled'; sessions_ended: number; invitations_revoked: number }> {
+    const result = await this.users.disableByEmail(email);
+    if (!result.userFound && result.invitationsRevoked === 0) throw new UsageError(`no portal user or pending invitation for ${email}`);
+    return { email, status: 'disabled', sessions_ended: result.sessionsEnded, invitations_revoked: result.invitationsRevoked };
+  }
+
+  /** Whether the email has set a password (accepted an invitation): for the embedded demo's banner. */
+  async hasPortalUser(email: string): Promise<boolean> {
+    return (await this.users.findByEmail(email)) !== null;
   }
 }

@@ -7,5 +7,6 @@ import { CallbacksService } from './callbacks.service';
   imports: [AuthModule],
   controllers: [CallbacksController],
   providers: [CallbacksService],
+  exports: [CallbacksService],
 })
 export class CallbacksModule {}

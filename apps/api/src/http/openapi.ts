@@ -62,7 +62,12 @@ Signed the same way with the merchant's secret, plus Standard Webhooks headers (
 export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): void {
   const document = SwaggerModule.createDocument(
     app,
-    new DocumentBuilder().setTitle('merchant-pay').setVersion('1').setDescription(description(config)).build(),
+    new DocumentBuilder()
+      .setTitle('merchant-pay')
+      .setVersion('1')
+      .setDescription(description(config))
+      .addCookieAuth('portal_session', { type: 'apiKey', in: 'cookie', description: 'Set by a sign-in at /portal/login (orderList)' }, 'portal_session')
+      .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
-import { ChannelRepository, type Merchant, type Order, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
+import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
 import { MetricsService } from '../metrics/metrics.service';
@@ -66,6 +66,14 @@ function toView(o: Order): OrderView {
     createtime: unixSeconds(o.createdAt),
     updatetime: unixSeconds(o.updatedAt),
   };
+}
+
+/** orderQueryList's filters as the repository takes them (SPEC 5). */
+function listFilter(params: OrderQueryListDto): Pick<OrderListFilter, 'status' | 'orderType' | 'startTime' | 'endTime'> {
+  if (params.start_time !== undefined && params.end_time !== undefined && params.start_time > params.end_time) {
+    throw DomainError.invalid('start_time', 'must not be after end_time');
+  }
+  return { status: params.status, orderType: params.order_type, startTime: params.start_time, endTime: params.end_time };
 }
 
 const ORDER_NO_ATTEMPTS = 3;
@@ -161,18 +169,20 @@ export class OrdersService {
   async list(merchantId: number, params: OrderQueryListDto): Promise<{ list: OrderView[]; total: number; page: number; limit: number }> {
     const page = params.page ?? 1;
     const limit = params.limit ?? 20;
-    if (params.start_time !== undefined && params.end_time !== undefined && params.start_time > params.end_time) {
-      throw DomainError.invalid('start_time', 'must not be after end_time');
-    }
-    const { rows, total } = await this.orders.list(merchantId, {
-      status: params.status,
-      orderType: params.order_type,
-      startTime: params.start_time,
-      endTime: params.end_time,
-      page,
-      limit,
-    });
+    const { rows, total } = await this.orders.list(merchantId, { ...listFilter(params), page, limit });
     return { list: rows.map(toView), total, page, limit };
+  }
+
+  /** The whole filtered list, newest first, in batches read by keyset (the portal's CSV export); page and limit are ignored. */
+  async *exportList(merchantId: number, params: OrderQueryListDto, batchSize = 500): AsyncGenerator<OrderView[]> {
+    const filter = { ...listFilter(params), limit: batchSize };
+    let after: Order | null = null;
+    for (;;) {
+      const rows: Order[] = await this.orders.listBatch(merchantId, filter, after);
+      if (rows.length > 0) yield rows.map(toView);
+      if (rows.length < batchSize) return;
+      after = rows[rows.length - 1];
+    }
   }
 
   async detail(merchantId: number, orderNo: string): Promise<OrderView> {

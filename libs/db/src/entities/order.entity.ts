@@ -9,6 +9,8 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 // orderQueryList: newest first within a merchant, optionally within one status (SPEC 5).
 @Index('ix_orders_merchant_created', ['merchantId', 'createdAt', 'orderNo'])
 @Index('ix_orders_merchant_status_created', ['merchantId', 'status', 'createdAt', 'orderNo'])
+// The portal's overview: a merchant's paid orders by day.
+@Index('ix_orders_merchant_paid', ['merchantId', 'paidAt'], { where: '"paid_at" IS NOT NULL' })
 @Index('ix_orders_pending_expiry', ['expiresAt'], { where: `"status" = 'pending'` })
 export class Order {
   @PrimaryGeneratedColumn({ type: 'bigint' })

@@ -51,6 +51,24 @@ export interface DueDelivery {
   attemptsMade: number;
 }
 
+/** A delivery with every attempt, as the merchant may see it (the portal's order page). */
+export interface DeliveryWithAttempts {
+  id: string;
+  eventId: string;
+  event: OrderEventType;
+  status: 'pending' | 'succeeded' | 'failed';
+  createdAt: Date;
+  attempts: {
+    number: number;
+    attemptedAt: Date;
+    url: string | null;
+    httpStatus: number | null;
+    durationMs: number;
+    error: string | null;
+    responseExcerpt: string | null;
+  }[];
+}
+
 const INTERRUPTED = 'no outcome recorded: the worker stopped during this attempt';
 
 /**
@@ -170,6 +188,23 @@ export class CallbackDeliveryRepository {
     );
     const row = rows[0];
     return row ? { eventId: row.id, event: row.type, orderId: String(row.order_id) } : null;
+  }
+
+  /** The order's deliveries, newest first, each with its attempts in order, when the order is this merchant's. */
+  async listForOrder(merchantId: number, orderId: string): Promise<DeliveryWithAttempts[]> {
+    const rows: DeliveryWithAttempts[] = await this.dataSource.query(
+      `SELECT d.id, d.event_id AS "eventId", e.type AS "event", d.status, d.created_at AS "createdAt",
+              COALESCE((SELECT json_agg(json_build_object('number', a.number, 'attemptedAt', a.attempted_at, 'url', a.url,
+                                         'httpStatus', a.http_status, 'durationMs', a.duration_ms, 'error', a.error,
+                                         'responseExcerpt', a.response_excerpt) ORDER BY a.number)
+                          FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS "attempts"
+         FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id
+        WHERE d.merchant_id = $1 AND d.order_id = $2
+        ORDER BY d.created_at DESC, d.id DESC`,
+      [merchantId, orderId],
+    );
+    // json_agg carries times as text.
+    return rows.map((d) => ({ ...d, attempts: d.attempts.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt) })) }));
   }
 
   /** A new pending delivery of an existing event, due now; returns its id (the job id). */

@@ -30,6 +30,18 @@ export class ChannelRepository {
     return query.getMany();
   }
 
+  /** The merchant's linked, enabled channels with the rate that applies to it, ordered by id. */
+  async listLinkedEnabledWithRates(merchantId: number): Promise<LinkedChannel[]> {
+    const rows = await this.channels
+      .createQueryBuilder('c')
+      .innerJoin(MerchantChannel, 'mc', 'mc.channelId = c.id AND mc.merchantId = :merchantId', { merchantId })
+      .addSelect('mc.rate', 'link_rate')
+      .where('c.enabled = true')
+      .orderBy('c.id', 'ASC')
+      .getRawAndEntities<{ link_rate: string | null }>();
+    return rows.entities.map((channel, i) => ({ channel, serviceRate: rows.raw[i].link_rate ?? channel.defaultRate }));
+  }
+
   /** The channel when it is linked to the merchant and enabled, with the rate that applies; else null. */
   async findLinkedEnabled(merchantId: number, channelId: number): Promise<LinkedChannel | null> {
     // One round trip on createOrder's hot path, in plain SQL: the link's rate joined onto the channel.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Order, OrderEventType } from '../entities';
 
 export interface RecordedEvent {
@@ -8,9 +9,26 @@ export interface RecordedEvent {
   deliveryId: string;
 }
 
+/** An event as the portal's timeline shows it. */
+export interface OrderEventSummary {
+  id: string;
+  type: OrderEventType;
+  createdAt: Date;
+}
+
 /** The outbox: an order's event and its first callback delivery, written in the transition's transaction. */
 @Injectable()
 export class OrderEventRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The order's events, oldest first, when the order is this merchant's. */
+  listForOrder(merchantId: number, orderId: string): Promise<OrderEventSummary[]> {
+    return this.dataSource.query(
+      `SELECT "id", "type", "created_at" AS "createdAt" FROM "order_events" WHERE "merchant_id" = $1 AND "order_id" = $2 ORDER BY "created_at", "id"`,
+      [merchantId, orderId],
+    );
+  }
+
   async record(em: EntityManager, order: Order, type: OrderEventType, payload: (eventId: string) => Record<string, unknown>): Promise<RecordedEvent> {
     const eventId = randomUUID();
     const deliveryId = randomUUID();

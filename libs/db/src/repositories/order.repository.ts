@@ -92,12 +92,7 @@ export class OrderRepository {
    * or ix_orders_merchant_status_created with a status filter.
    */
   async list(merchantId: number, filter: OrderListFilter): Promise<{ rows: Order[]; total: number }> {
-    const query = this.orders.createQueryBuilder('o').where('o.merchantId = :merchantId', { merchantId });
-    if (filter.status) query.andWhere('o.status = :status', { status: filter.status });
-    if (filter.orderType !== undefined) query.andWhere('o.orderType = :orderType', { orderType: filter.orderType });
-    if (filter.startTime !== undefined) query.andWhere('o.createdAt >= to_timestamp(:startTime)', { startTime: filter.startTime });
-    // createtime is whole seconds: an inclusive end bound takes the whole of its last second.
-    if (filter.endTime !== undefined) query.andWhere('o.createdAt < to_timestamp(:endBefore)', { endBefore: filter.endTime + 1 });
+    const query = this.filtered(merchantId, filter);
     const total = await this.count(merchantId, filter, query);
     if ((filter.page - 1) * filter.limit >= total) return { rows: [], total };
     const rows = await query
@@ -107,6 +102,38 @@ export class OrderRepository {
       .limit(filter.limit)
       .getMany();
     return { rows, total };
+  }
+
+  /**
+   * The next `limit` orders of the filtered list after `after` (same order as list), by keyset
+   * on the list's index, so reading a whole list costs the same per row on the last batch as on
+   * the first (the portal's CSV export).
+   */
+  listBatch(merchantId: number, filter: Omit<OrderListFilter, 'page'>, after: Pick<Order, 'createdAt' | 'orderNo'> | null): Promise<Order[]> {
+    const query = this.filtered(merchantId, filter);
+    if (after) query.andWhere('(o.createdAt, o.orderNo) < (:afterCreated, :afterNo)', { afterCreated: after.createdAt, afterNo: after.orderNo });
+    return query.orderBy('o.createdAt', 'DESC').addOrderBy('o.orderNo', 'DESC').limit(filter.limit).getMany();
+  }
+
+  /** Paid buy orders per day in Asia/Shanghai since `since`: the portal overview's chart. */
+  async paidByDay(merchantId: number, since: Date): Promise<{ day: string; count: number; cnyFen: number }[]> {
+    const rows: { day: string; count: number; fen: string }[] = await this.orders.query(
+      `SELECT to_char("paid_at" AT TIME ZONE 'Asia/Shanghai', 'YYYY-MM-DD') AS "day", count(*)::int AS "count", sum("cny_fen")::text AS "fen"
+         FROM "orders" WHERE "merchant_id" = $1 AND "paid_at" >= $2 AND "order_type" = 1
+        GROUP BY 1 ORDER BY 1`,
+      [merchantId, since],
+    );
+    return rows.map((r) => ({ day: r.day, count: r.count, cnyFen: Number(r.fen) }));
+  }
+
+  private filtered(merchantId: number, filter: Omit<OrderListFilter, 'page' | 'limit'>): SelectQueryBuilder<Order> {
+    const query = this.orders.createQueryBuilder('o').where('o.merchantId = :merchantId', { merchantId });
+    if (filter.status) query.andWhere('o.status = :status', { status: filter.status });
+    if (filter.orderType !== undefined) query.andWhere('o.orderType = :orderType', { orderType: filter.orderType });
+    if (filter.startTime !== undefined) query.andWhere('o.createdAt >= to_timestamp(:startTime)', { startTime: filter.startTime });
+    // createtime is whole seconds: an inclusive end bound takes the whole of its last second.
+    if (filter.endTime !== undefined) query.andWhere('o.createdAt < to_timestamp(:endBefore)', { endBefore: filter.endTime + 1 });
+    return query;
   }
 
   /**

@@ -12,7 +12,7 @@ import {
   registerDecorator,
   type ValidationOptions,
 } from 'class-validator';
-import { parseYuan } from '@app/common';
+import { isHttpUrl, parseYuan } from '@app/common';
 import { PAY_METHODS, type PayMethod } from '@app/db';
 import { emptyToUndefined, toInteger } from './param-transforms';
 
@@ -36,17 +36,7 @@ function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
       target: target.constructor,
       propertyName: propertyName as string,
       options,
-      validator: {
-        validate(value: unknown) {
-          if (typeof value !== 'string' || value.length > 512) return false;
-          try {
-            const url = new URL(value);
-            return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-          } catch {
-            return false;
-          }
-        },
-      },
+      validator: { validate: (value: unknown) => isHttpUrl(value) },
     });
 }
 

@@ -1,0 +1,39 @@
+import { Body, Controller, HttpCode, Get, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DevelopersService } from './developers.service';
+import { PortalExceptionFilter } from './portal-exception.filter';
+import { PortalPageGuard } from './portal-page.guard';
+import { CurrentSession, formText } from './portal-request';
+import type { PortalSession } from './portal-sessions';
+
+/** api_key, secret rotation (the new secret shown once, on the answer to the POST only), notify URL, signing examples. */
+@Controller('portal/developers')
+@UseGuards(PortalPageGuard)
+@UseFilters(PortalExceptionFilter)
+export class DevelopersController {
+  constructor(private readonly developers: DevelopersService) {}
+
+  @Get()
+  async page(@CurrentSession() session: PortalSession, @Query('notice') notice: unknown, @Res() reply: FastifyReply): Promise<void> {
+    return void reply.view('developers', { ...(await this.developers.view(session.merchantId)), notice: notice === 'saved' ? 'notice.notifyUrlSaved' : null, error: null });
+  }
+
+  @Post('rotate-secret')
+  @HttpCode(200)
+  async rotateSecret(@CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
+    if (formText(form, 'confirm') !== 'yes') {
+      return void reply.status(400).view('developers', { ...(await this.developers.view(session.merchantId)), notice: null, error: 'developers.rotateNeedsConfirm' });
+    }
+    const credentials = await this.developers.rotateSecret(session.merchantId);
+    return void reply.view('secret', { apiKey: credentials.api_key, apiSecret: credentials.api_secret });
+  }
+
+  @Post('notify-url')
+  @HttpCode(200)
+  async setNotifyUrl(@CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
+    const url = formText(form, 'notify_url').trim();
+    if (await this.developers.setNotifyUrl(session.merchantId, url)) return void reply.redirect('/portal/developers?notice=saved', 303);
+    const view = await this.developers.view(session.merchantId);
+    return void reply.status(400).view('developers', { ...view, notifyUrlInput: url, notice: null, error: 'developers.notifyUrlInvalid' });
+  }
+}

@@ -1,0 +1,104 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig, DomainError, ErrorCode, isHttpUrl } from '@app/common';
+import { MerchantRepository } from '@app/db';
+import { type Credentials, OperatorService } from '@app/operator';
+
+export interface DevelopersView {
+  apiKey: string;
+  notifyUrl: string | null;
+  baseUrl: string;
+  examples: { curl: string; php: string; typescript: string };
+}
+
+/** Signing examples that list the merchant's orders; the secret comes from the API_SECRET environment variable, never the page. */
+export function signingExamples(apiKey: string, endpoint: string): DevelopersView['examples'] {
+  const curl = `# API_SECRET holds your api_secret, e.g. export API_SECRET='...'
+API_KEY='${apiKey}'
+ts=$(date +%s); nonce=$(openssl rand -hex 12)
+# The canonical string: every parameter but signature, keys sorted, key=value joined by &
+canonical="api_key=$API_KEY&limit=10&nonce=$nonce&page=1&timestamp=$ts"
+sig=$(printf '%s' "$canonical" | openssl dgst -sha256 -hmac "$API_SECRET" | sed 's/^.* //')
+curl -s '${endpoint}' -H 'content-type: application/json' \\
+  -d "{\\"api_key\\":\\"$API_KEY\\",\\"page\\":1,\\"limit\\":10,\\"timestamp\\":$ts,\\"nonce\\":\\"$nonce\\",\\"signature\\":\\"$sig\\"}"
+`;
+  const php = `<?php
+$apiKey = '${apiKey}';
+$apiSecret = getenv('API_SECRET'); // your api_secret, kept out of the code
+
+$params = ['api_key' => $apiKey, 'timestamp' => time(), 'nonce' => bin2hex(random_bytes(12)), 'page' => 1, 'limit' => 10];
+// The canonical string: no null or empty values, keys sorted by bytes, key=value joined by &
+$signed = array_filter($params, fn($v) => $v !== null && $v !== '');
+ksort($signed, SORT_STRING);
+$canonical = implode('&', array_map(fn($k, $v) => "$k=$v", array_keys($signed), $signed));
+$params['signature'] = hash_hmac('sha256', $canonical, $apiSecret);
+
+$ch = curl_init('${endpoint}');
+curl_setopt_array($ch, [
+    CURLOPT_POST => true,
+    CURLOPT_HTTPHEADER => ['Content-Type: application/json'],
+    CURLOPT_POSTFIELDS => json_encode($params),
+    CURLOPT_RETURNTRANSFER => true,
+]);
+echo curl_exec($ch), PHP_EOL;
+`;
+  const typescript = `import { createHmac, randomBytes } from 'node:crypto';
+
+const apiKey = '${apiKey}';
+const apiSecret = process.env.API_SECRET ?? ''; // your api_secret, kept out of the code
+
+async function main(): Promise<void> {
+  const params: Record<string, string | number> = {
+    api_key: apiKey,
+    timestamp: Math.floor(Date.now() / 1000),
+    nonce: randomBytes(12).toString('hex'),
+    page: 1,
+    limit: 10,
+  };
+  // The canonical string: no null or empty values, keys sorted, key=value joined by &
+  const canonical = Object.keys(params)
+    .filter((k) => params[k] !== '')
+    .sort()
+    .map((k) => \`\${k}=\${params[k]}\`)
+    .join('&');
+  const signature = createHmac('sha256', apiSecret).update(canonical).digest('hex');
+  const res = await fetch('${endpoint}', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...params, signature }),
+  });
+  console.log(await res.json());
+}
+
+void main();
+`;
+  return { curl, php, typescript };
+}
+
+/** The developers page: credentials, notify URL and secret rotation, through the operator's own methods. */
+@Injectable()
+export class DevelopersService {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly merchants: MerchantRepository,
+    private readonly operator: OperatorService,
+  ) {}
+
+  async view(merchantId: number): Promise<DevelopersView> {
+    const merchant = await this.merchants.findById(merchantId);
+    if (!merchant) throw new DomainError(ErrorCode.MerchantDisabled);
+    const baseUrl = `${this.config.publicBaseUrl}${this.config.apiPrefix}`;
+    return { apiKey: merchant.apiKey, notifyUrl: merchant.notifyUrl, baseUrl, examples: signingExamples(merchant.apiKey, `${baseUrl}/merchant/orderQueryList`) };
+  }
+
+  /** The one call a grace period for the old secret will change (issue 12). */
+  rotateSecret(merchantId: number): Promise<Credentials> {
+    return this.operator.rotateSecret(merchantId);
+  }
+
+  /** false when the URL is not an http or https URL of at most 512 characters. */
+  async setNotifyUrl(merchantId: number, url: string): Promise<boolean> {
+    if (!isHttpUrl(url)) return false;
+    await this.operator.setNotifyUrl(merchantId, url);
+    return true;
+  }
+}

@@ -1,0 +1,85 @@
+import { Body, Controller, HttpCode, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { EMAIL_MAX_LENGTH } from '@app/common';
+import { PortalAuthService } from './portal-auth.service';
+import { PortalExceptionFilter } from './portal-exception.filter';
+import { PortalPageGuard } from './portal-page.guard';
+import { CurrentSession, type PortalRequest, PublicPage, formText } from './portal-request';
+import { type PortalSession, PortalSessions } from './portal-sessions';
+import { verifyAgainstDummy } from './passwords';
+
+const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Where to go after sign-in: a portal path of this site only, never another origin. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/portal(?:[/?][^\s\\]*)?$/.test(next) && !next.startsWith('//') ? next : '/portal';
+}
+
+/** Sign-in, sign-out and invitations (SPEC 8a). */
+@Controller('portal')
+@UseGuards(PortalPageGuard)
+@UseFilters(PortalExceptionFilter)
+export class SignInController {
+  constructor(
+    private readonly auth: PortalAuthService,
+    private readonly sessions: PortalSessions,
+  ) {}
+
+  @Get('login')
+  @PublicPage()
+  async loginPage(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<void> {
+    if (request.portalSession) return void reply.redirect(safeNext(query.next), 303);
+    const notice = query.signed_out === '1' ? 'login.signedOut' : query.next ? 'login.required' : null;
+    return void reply.view('login', { email: '', error: null, notice, next: safeNext(query.next) });
+  }
+
+  @Post('login')
+  @HttpCode(200)
+  @PublicPage()
+  async login(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Body() form: unknown): Promise<void> {
+    const email = formText(form, 'email').trim();
+    const password = formText(form, 'password');
+    const next = safeNext(formText(form, 'next'));
+    let result;
+    if (email === '' || email.length > EMAIL_MAX_LENGTH) {
+      // Not an email anybody could have: refused like a wrong password, after the same work.
+      await verifyAgainstDummy(password);
+      result = { ok: false as const, reason: 'login.failed' as const };
+    } else {
+      result = await this.auth.signIn(email, password);
+    }
+    if (!result.ok) return void reply.status(result.reason === 'login.locked' ? 429 : 401).view('login', { email, error: result.reason, notice: null, next });
+    await this.sessions.start(request, reply, result.userId);
+    return void reply.redirect(next, 303);
+  }
+
+  @Post('logout')
+  @HttpCode(200)
+  async logout(@CurrentSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
+    await this.sessions.end(reply, session);
+    return void reply.redirect('/portal/login?signed_out=1', 303);
+  }
+
+  @Get('invite/:token')
+  @PublicPage()
+  async invitationPage(@Param('token') token: string, @Res() reply: FastifyReply): Promise<void> {
+    const invitation = INVITATION_TOKEN.test(token) ? await this.auth.findInvitation(token) : null;
+    if (!invitation) return void reply.status(404).view('invite-invalid', {});
+    return void reply.view('invite', { email: invitation.email, token, error: null });
+  }
+
+  @Post('invite/:token')
+  @HttpCode(200)
+  @PublicPage()
+  async acceptInvitation(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Param('token') token: string, @Body() form: unknown): Promise<void> {
+    const invitation = INVITATION_TOKEN.test(token) ? await this.auth.findInvitation(token) : null;
+    if (!invitation) return void reply.status(404).view('invite-invalid', {});
+    const result = await this.auth.acceptInvitation(token, formText(form, 'password'), formText(form, 'password_repeat'));
+    if (!result.ok) {
+      if (result.problem === 'invite.invalid') return void reply.status(404).view('invite-invalid', {});
+      return void reply.status(400).view('invite', { email: invitation.email, token, error: result.problem });
+    }
+    await this.sessions.start(request, reply, result.userId);
+    return void reply.redirect('/portal', 303);
+  }
+}

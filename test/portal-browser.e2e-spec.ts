@@ -1,0 +1,234 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplicationContext } from '@nestjs/common';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import ts from 'typescript';
+import type { Credentials } from '@app/operator';
+import { createWorkerApp } from '../apps/worker/src/create-worker-app';
+import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { CallbackReceiver, waitFor } from './helpers/callbacks';
+import { freePort } from './helpers/free-port';
+import { createOrder, sql } from './helpers/orders';
+import { PASSWORD } from './helpers/portal';
+
+const CHROMIUM = '/usr/bin/chromium';
+const WIDTHS = { desktop: 1280, phone: 390 } as const;
+
+/**
+ * The portal in a real browser (Debian's Chromium driven by playwright-core): the journey of
+ * SPEC 8a from an invitation to sign-out, with screenshots of each page at desktop and phone
+ * width in both languages under the test's temp folder.
+ */
+describe('merchant portal in a browser', () => {
+  jest.setTimeout(180_000);
+  let api: TestApi;
+  let worker: INestApplicationContext;
+  let receiver: CallbackReceiver;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  let shop: Credentials;
+  let orders: { order_no: string }[];
+  const shots = mkdtempSync(join(tmpdir(), 'portal-screens-'));
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium fonts-noto-cjk (.ci/run does)`);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    receiver = await CallbackReceiver.start();
+    // The first attempt of each event fails, so the order page has a failed and a delivered attempt to show.
+    receiver.respond = (_callback, index) => (index === 0 ? { status: 500, body: 'busy, try later' } : { status: 200, body: 'success' });
+    api = await startTestApi({ PUBLIC_BASE_URL: base, CALLBACK_ALLOW_PRIVATE: 'true', CALLBACK_RETRY_SCHEDULE: '1s,1s,1s' });
+    await api.app.listen({ port, host: '127.0.0.1' });
+    worker = await createWorkerApp(api.config, { shutdownHooks: false });
+
+    const made = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
+    shop = made.merchant;
+    orders = [];
+    for (const amount of ['1234.56', '88.00', '5.20']) {
+      const res = await createOrder(api.app, shop, { cny_amount: amount, paychannel_id: made.channels.remotepay });
+      expect(res.body.code).toBe(1);
+      orders.push(res.body.data);
+    }
+    for (const order of orders.slice(0, 2)) {
+      const token = new URL((await sql(api.app).query(`SELECT pay_url FROM orders WHERE order_no = $1`, [order.order_no]))[0].pay_url).searchParams.get('token')!;
+      const paid = await api.app.inject({ method: 'POST', url: `/sandbox/checkout/${order.order_no}/pay`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `token=${token}` });
+      expect(paid.statusCode).toBe(200);
+    }
+    await waitFor(async () => {
+      const rows = await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE merchant_id = $1 AND status = 'succeeded'`, [shop.id]);
+      return rows[0].n >= 4;
+    }, 60_000, 'order.paid and order.completed delivered for both paid orders');
+
+    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'portal-chromium-')), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: WIDTHS.desktop, height: 900 },
+      locale: 'en-US',
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await worker?.close();
+    await api?.close();
+    await receiver?.close();
+    process.stdout.write(`portal screenshots: ${shots}\n`);
+  });
+
+  /** The current page at both widths, full length. */
+  async function shoot(name: string): Promise<void> {
+    const lang = (await page.getAttribute('html', 'lang')) ?? 'xx';
+    for (const [width, px] of Object.entries(WIDTHS)) {
+      await page.setViewportSize({ width: px, height: 900 });
+      mkdirSync(shots, { recursive: true });
+      await page.screenshot({ path: join(shots, `${name}-${lang}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
+  }
+
+  const heading = () => page.locator('h1').first().innerText();
+
+  it('walks a merchant from the invitation to sign-out', async () => {
+    const { invitation_url } = await api.operator.inviteUser(shop.id, 'owner@shop.example');
+    await page.goto(invitation_url);
+    await shoot('invite');
+    await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Repeat the new password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(`${base}/portal`);
+
+    // Sign out, then in with the new password.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/portal\/login\?signed_out=1$/);
+    await page.getByLabel('Email').fill('owner@shop.example');
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect(await page.getByRole('alert').innerText()).toBe('The email or the password is wrong.');
+    await shoot('login');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/portal`);
+
+    // Overview: balances and today's paid orders (1,234.56 + 88.00).
+    expect(await heading()).toBe('Overview');
+    const today = page.locator('section.tile', { hasText: 'Paid today' });
+    expect(await today.locator('.figure').innerText()).toBe('¥1,322.56');
+    expect(await today.locator('.muted').innerText()).toBe('2 orders');
+    expect(await page.locator('svg.chart rect.bar').count()).toBe(14);
+    const credited = (await post(api.app, '/api/merchant/orderQueryList', signed(shop, { status: 'completed' }))).body.data as { list: { merchant_actual_amount: number }[] };
+    expect(credited.list).toHaveLength(2);
+    await shoot('overview');
+
+    // Orders: all three, then only the pending one.
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
+    expect(await page.locator('table.orders tbody tr').count()).toBe(3);
+    await page.getByLabel('Status').selectOption('pending');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/status=pending/);
+    expect(await page.locator('table.orders tbody tr').count()).toBe(1);
+    expect(await page.locator('table.orders tbody tr').innerText()).toContain(orders[2].order_no);
+    await shoot('orders');
+    await page.getByRole('link', { name: 'Reset' }).click();
+
+    // One order: its timeline and every callback attempt, the failed first ones included.
+    await page.getByRole('link', { name: orders[0].order_no }).click();
+    await page.waitForURL(new RegExp(`/portal/orders/${orders[0].order_no}$`));
+    expect(await page.locator('.timeline li').count()).toBe(3);
+    const deliveries = page.locator('article.delivery');
+    expect(await deliveries.count()).toBe(2);
+    const attempts = await page.locator('table.attempts tbody tr').allInnerTexts();
+    expect(attempts.some((row) => row.includes('500') && row.includes('busy, try later'))).toBe(true);
+    expect(attempts.some((row) => row.includes('200') && row.includes('success'))).toBe(true);
+    await shoot('order');
+
+    // Resend: a third delivery of the latest event, with the same event_id.
+    await page.getByRole('button', { name: 'Resend the latest callback' }).click();
+    await page.waitForURL(/notice=resent/);
+    expect(await page.getByRole('status').first().innerText()).toContain('order.completed');
+    await waitFor(async () => (await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.order_no = $1`, [orders[0].order_no]))[0].n === 3, 10_000, 'the resent delivery');
+    await page.reload();
+    expect(await page.locator('article.delivery').count()).toBe(3);
+
+    await page.getByRole('link', { name: 'Channels', exact: true }).click();
+    expect(await page.locator('table tbody tr').count()).toBe(3);
+    expect(await page.locator('table tbody').innerText()).toContain('0.6%');
+    await shoot('channels');
+
+    // Developers: rotate the secret, see it once.
+    await page.getByRole('link', { name: 'Developers', exact: true }).click();
+    expect(await page.locator('#api-key').innerText()).toBe(shop.api_key);
+    await shoot('developers');
+    await page.getByLabel('I understand that the current secret stops working at once.').check();
+    await page.getByRole('button', { name: 'Rotate the secret' }).click();
+    const secret = (await page.locator('#new-secret').innerText()).trim();
+    expect(secret).toMatch(/^sk_/);
+    await shoot('secret');
+    expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop))).body.code).toBe(40102);
+    expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop, api_secret: secret }))).body.code).toBe(1);
+    // The signing examples on the page work as printed, given the secret in API_SECRET.
+    await page.getByRole('link', { name: 'I have saved it' }).click();
+    const env = { ...process.env, API_SECRET: secret };
+    // Asynchronously: this process serves the requests the examples send.
+    const run = promisify(execFile);
+    const curl = await run('bash', ['-c', await page.locator('#example-curl').innerText()], { env, timeout: 20_000 });
+    expect(JSON.parse(curl.stdout)).toMatchObject({ code: 1, data: { total: 3 } });
+    const typescript = ts.transpileModule(await page.locator('#example-typescript').innerText(), { compilerOptions: { module: ts.ModuleKind.CommonJS } }).outputText;
+    expect((await run(process.execPath, ['-e', typescript], { env, timeout: 20_000 })).stdout).toMatch(/code: 1,/);
+    expect(await page.content()).not.toContain(secret);
+
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
+    await shoot('account');
+
+    // Switch the language: every page in Chinese, remembered across pages.
+    await page.getByRole('link', { name: '简体中文' }).click();
+    expect(await heading()).toBe('账户');
+    await shoot('account');
+    for (const [path, title, name] of [
+      ['/portal', '概览', 'overview'],
+      ['/portal/orders', '订单', 'orders'],
+      [`/portal/orders/${orders[0].order_no}`, `订单 ${orders[0].order_no}`, 'order'],
+      ['/portal/channels', '支付通道', 'channels'],
+      ['/portal/developers', '开发者', 'developers'],
+    ]) {
+      await page.goto(`${base}${path}`);
+      expect(await heading()).toBe(title);
+      await shoot(name);
+    }
+    expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+
+    await page.getByRole('button', { name: '退出登录' }).click();
+    await page.waitForURL(/\/portal\/login/);
+    expect(await page.getByRole('status').innerText()).toBe('您已退出登录。');
+    await shoot('login');
+    await page.goto(`${base}/portal/orders`);
+    await page.waitForURL(/\/portal\/login\?next=/);
+  });
+
+  it('shows a second merchant\'s user none of the first merchant\'s data', async () => {
+    const other = await merchantWithChannels(api.operator);
+    const { invitation_url } = await api.operator.inviteUser(other.merchant.id, 'owner@other.example');
+    await context.clearCookies();
+    await page.goto(`${invitation_url}?lang=en`);
+    await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Repeat the new password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(`${base}/portal`);
+    expect(await page.locator('section.tile', { hasText: 'Paid in the last 14 days' }).locator('.figure').innerText()).toBe('¥0.00');
+    await page.goto(`${base}/portal/orders`);
+    expect(await page.getByText('No order matches these filters.').count()).toBe(1);
+    const foreign = await page.goto(`${base}/portal/orders/${orders[0].order_no}`);
+    expect(foreign?.status()).toBe(404);
+    expect(await heading()).toBe('Not found');
+    // The address itself is in the language links; the page shows nothing of the order.
+    const main = await page.locator('main').innerHTML();
+    for (const order of orders) expect(main).not.toContain(order.order_no);
+    await page.goto(`${base}/portal/developers`);
+    expect(await page.content()).not.toContain(shop.api_key);
+  });
+});

@@ -1,0 +1,419 @@
+import { SecretBox } from '@app/common';
+import { channelConfigContext } from '@app/channels';
+import { ChannelRepository } from '@app/db';
+import type { Credentials } from '@app/operator';
+import { runCli } from '../apps/cli/src/main';
+import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { CallbackFixtures } from './helpers/callbacks';
+import { sql } from './helpers/orders';
+import { PASSWORD, PortalClient, csrfToken, inviteAndAccept } from './helpers/portal';
+
+interface Shop {
+  merchant: Credentials;
+  channels: Record<'processor' | 'remotepay' | 'warehouse', number>;
+  email: string;
+}
+
+/** SPEC 8a's security rules of the portal and orderList, against real PostgreSQL. */
+describe('merchant portal security', () => {
+  let api: TestApi;
+  let fixtures: CallbackFixtures;
+  let a: Shop;
+  let b: Shop;
+  let n = 0;
+  const email = (tag: string) => `${tag}-${++n}@shop.example`;
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    fixtures = await CallbackFixtures.connect(api.databaseUrl);
+    a = { ...(await merchantWithChannels(api.operator)), email: email('a') };
+    b = { ...(await merchantWithChannels(api.operator)), email: email('b') };
+  });
+  afterAll(async () => {
+    await fixtures?.close();
+    await api?.close();
+  });
+
+  const signIn = async (client: PortalClient, user: string, password = PASSWORD) => {
+    await client.get('/portal/login');
+    return client.post('/portal/login', { email: user, password });
+  };
+  const errorText = (html: string) => /<p class="error"[^>]*>([^<]*)</.exec(html)?.[1] ?? null;
+
+  describe('invitations', () => {
+    it('the CLI prints one JSON line with a 24 h single-use invitation URL under PUBLIC_BASE_URL', async () => {
+      let out = '';
+      const env = { DATABASE_URL: api.databaseUrl, MASTER_KEY: api.config.masterKey.toString('base64'), PUBLIC_BASE_URL: 'https://pay.example', LOG_LEVEL: 'silent' };
+      const code = await runCli(['merchant:user:invite', '--merchant', String(a.merchant.id), '--email', email('cli')], { env, stdout: (t) => (out += t), stderr: () => undefined });
+      expect(code).toBe(0);
+      const lines = out.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const invitation = JSON.parse(lines[0]) as { invitation_url: string; expires_at: string };
+      expect(invitation.invitation_url).toMatch(/^https:\/\/pay\.example\/portal\/invite\/[A-Za-z0-9_-]{43}$/);
+      const hours = (Date.parse(invitation.expires_at) - Date.now()) / 3_600_000;
+      expect(hours).toBeGreaterThan(23.9);
+      expect(hours).toBeLessThanOrEqual(24);
+      const [row] = await sql(api.app).query(`SELECT token_hash FROM merchant_user_invitations ORDER BY id DESC LIMIT 1`);
+      expect(invitation.invitation_url).not.toContain(row.token_hash);
+
+      const refused = await runCli(['merchant:user:invite', '--merchant', String(a.merchant.id), '--email', 'not an email'], { env, stdout: () => undefined, stderr: () => undefined });
+      expect(refused).toBe(2);
+    });
+
+    it('works once, refuses a short password, and an expired or replaced link shows the invalid page', async () => {
+      const user = email('once');
+      const first = await api.operator.inviteUser(a.merchant.id, user);
+      const second = await api.operator.inviteUser(a.merchant.id, user);
+      const client = new PortalClient(api.app);
+      expect((await client.get(new URL(first.invitation_url).pathname)).status).toBe(404);
+
+      const path = new URL(second.invitation_url).pathname;
+      await client.get(path);
+      const short = await client.post(path, { password: 'short-pass', password_repeat: 'short-pass' });
+      expect(short.status).toBe(400);
+      expect(errorText(short.html)).toBe('The password must be at least 12 characters long.');
+      const differ = await client.post(path, { password: PASSWORD, password_repeat: `${PASSWORD}!` });
+      expect(errorText(differ.html)).toBe('The two new passwords differ.');
+      const accepted = await client.post(path, { password: PASSWORD, password_repeat: PASSWORD });
+      expect([accepted.status, accepted.location]).toEqual([303, '/portal']);
+      expect((await new PortalClient(api.app).get(path)).status).toBe(404);
+
+      const late = await api.operator.inviteUser(a.merchant.id, email('late'));
+      await sql(api.app).query(`UPDATE merchant_user_invitations SET expires_at = now() - interval '1 second' WHERE email = $1`, [late.email]);
+      expect((await new PortalClient(api.app).get(new URL(late.invitation_url).pathname)).status).toBe(404);
+    });
+
+    it('refuses an email of another merchant\'s user', async () => {
+      const user = email('taken');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      await expect(api.operator.inviteUser(b.merchant.id, user.toUpperCase())).rejects.toThrow('already a user of another merchant');
+    });
+  });
+
+  describe('sessions', () => {
+    let session: string;
+    it('the session cookie is HttpOnly, SameSite=Lax, path /, not Secure over http, and stores only a hash', async () => {
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, a.email);
+      const signedIn = await signIn(new PortalClient(api.app), a.email.toUpperCase());
+      const cookie = signedIn.setCookies.find((c) => c.startsWith('portal_session='))!;
+      expect(cookie).toMatch(/; HttpOnly/);
+      expect(cookie).toMatch(/; SameSite=Lax/);
+      expect(cookie).toMatch(/; Path=\//);
+      expect(cookie).not.toMatch(/; Secure/);
+      session = client.cookies.get('portal_session')!;
+      const rows = await sql(api.app).query(`SELECT id_hash FROM portal_sessions`);
+      expect(rows.map((r: { id_hash: string }) => r.id_hash)).not.toContain(session);
+    });
+
+    it('is Secure under an https PUBLIC_BASE_URL', async () => {
+      const https = await startTestApi({ PUBLIC_BASE_URL: 'https://pay.example' });
+      try {
+        const shop = await merchantWithChannels(https.operator);
+        const user = email('https');
+        await inviteAndAccept(https.app, https.operator, shop.merchant.id, user);
+        const client = new PortalClient(https.app);
+        const page = await client.get('/portal/login');
+        expect(page.setCookies.find((c) => c.startsWith('portal_csrf='))).toMatch(/; Secure/);
+        const signedIn = await client.post('/portal/login', { email: user, password: PASSWORD });
+        expect(signedIn.setCookies.find((c) => c.startsWith('portal_session='))).toMatch(/; HttpOnly; SameSite=Lax; Secure|; Secure/);
+      } finally {
+        await https.close();
+      }
+    });
+
+    it('rotates the id at sign-in: a planted id is never adopted and the previous session ends', async () => {
+      const client = new PortalClient(api.app);
+      const planted = 'A'.repeat(43);
+      client.cookies.set('portal_session', planted);
+      const loginPage = await client.get('/portal/login');
+      const anonymousToken = csrfToken(loginPage.html)!;
+      await client.post('/portal/login', { email: a.email, password: PASSWORD });
+      const first = client.cookies.get('portal_session')!;
+      expect(first).not.toBe(planted);
+
+      await client.post('/portal/login', { _csrf: anonymousToken, email: a.email, password: PASSWORD });
+      const second = client.cookies.get('portal_session')!;
+      expect(second).not.toBe(first);
+      const stale = new PortalClient(api.app);
+      stale.cookies.set('portal_session', first);
+      expect((await stale.get('/portal')).location).toBe('/portal/login');
+      expect((await client.get('/portal')).status).toBe(200);
+    });
+
+    it('every page without a session redirects to sign-in; an idled-out session counts as none', async () => {
+      for (const path of ['/portal', '/portal/orders', '/portal/orders/20250101000000123', '/portal/channels', '/portal/developers', '/portal/account', '/portal/orders/export.csv']) {
+        const res = await new PortalClient(api.app).get(path);
+        expect([path, res.status, res.location?.startsWith('/portal/login')]).toEqual([path, 303, true]);
+      }
+      const client = new PortalClient(api.app);
+      await signIn(client, a.email);
+      expect((await client.get('/portal')).status).toBe(200);
+      await sql(api.app).query(`UPDATE portal_sessions SET expires_at = now() - interval '1 second'`);
+      expect((await client.get('/portal')).location).toBe('/portal/login');
+    });
+
+    it('sign out everywhere ends every session of the user, on every device', async () => {
+      const user = email('everywhere');
+      const phone = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const laptop = new PortalClient(api.app);
+      await signIn(laptop, user);
+      await laptop.get('/portal/account');
+      const out = await laptop.post('/portal/account/sign-out-everywhere');
+      expect(out.location).toBe('/portal/login?signed_out=1');
+      expect((await phone.get('/portal')).location).toBe('/portal/login');
+      expect((await laptop.get('/portal')).location).toBe('/portal/login');
+    });
+
+    it('a disabled user is out at once: pages, orderList and sign-in', async () => {
+      const user = email('disabled');
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      expect((await client.get('/portal')).status).toBe(200);
+      const disabled = await api.operator.disableUser(user);
+      expect(disabled.sessions_ended).toBe(1);
+      expect((await client.get('/portal')).location).toBe('/portal/login');
+      const again = await signIn(new PortalClient(api.app), user);
+      expect([again.status, errorText(again.html)]).toEqual([401, 'The email or the password is wrong.']);
+
+      // Even a session row left behind is refused on the next request, since the user is read every time.
+      const other = email('disabled-late');
+      const late = await inviteAndAccept(api.app, api.operator, a.merchant.id, other);
+      await sql(api.app).query(`UPDATE merchant_users SET status = 'disabled' WHERE email = $1`, [other]);
+      const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: late.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
+      expect(list.json().code).toBe(40100);
+      expect((await late.get('/portal')).location).toBe('/portal/login');
+    });
+
+    it('a changed password signs out the other sessions; a wrong current password changes nothing', async () => {
+      const user = email('pw');
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const other = new PortalClient(api.app);
+      await signIn(other, user);
+      await client.get('/portal/account');
+      const wrong = await client.post('/portal/account/password', { current_password: 'not the password', new_password: 'a brand new password', new_password_repeat: 'a brand new password' });
+      expect([wrong.status, errorText(wrong.html)]).toEqual([400, 'The current password is wrong.']);
+      await client.get('/portal/account');
+      const changed = await client.post('/portal/account/password', { current_password: PASSWORD, new_password: 'a brand new password', new_password_repeat: 'a brand new password' });
+      expect(changed.location).toBe('/portal/account?notice=password');
+      expect((await client.get('/portal')).status).toBe(200);
+      expect((await other.get('/portal')).location).toBe('/portal/login');
+      expect((await signIn(new PortalClient(api.app), user, 'a brand new password')).location).toBe('/portal');
+      expect((await signIn(new PortalClient(api.app), user)).status).toBe(401);
+    });
+  });
+
+  describe('sign-in lockout', () => {
+    /** Five wrong passwords, then the right one: each answer's status and message. */
+    async function attempts(user: string, rightPassword: string): Promise<[number, string | null][]> {
+      const client = new PortalClient(api.app);
+      const answers: [number, string | null][] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await signIn(client, user, `wrong password ${i}`);
+        answers.push([res.status, errorText(res.html)]);
+      }
+      const last = await signIn(client, user, rightPassword);
+      answers.push([last.status, errorText(last.html)]);
+      return answers;
+    }
+
+    it('locks an email after 5 failures within 15 minutes, even for the right password, and an unknown email answers the same', async () => {
+      const user = email('lock');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const known = await attempts(user, PASSWORD);
+      const failed: [number, string] = [401, 'The email or the password is wrong.'];
+      const locked: [number, string] = [429, 'Too many failed attempts: sign-in for this email is locked for 15 minutes.'];
+      expect(known).toEqual([failed, failed, failed, failed, locked, locked]);
+      expect(await attempts(email('nobody'), PASSWORD)).toEqual(known);
+
+      // 15 minutes later (the lock's end moved into the past) the right password works again.
+      await sql(api.app).query(`UPDATE portal_sign_in_locks SET locked_until = now() - interval '1 second' WHERE email = lower($1)`, [user]);
+      expect((await signIn(new PortalClient(api.app), user)).location).toBe('/portal');
+    });
+
+    it('failures older than 15 minutes do not count', async () => {
+      const user = email('old-failures');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const client = new PortalClient(api.app);
+      for (let i = 0; i < 4; i++) await signIn(client, user, 'wrong password!');
+      await sql(api.app).query(`UPDATE portal_sign_in_failures SET failed_at = now() - interval '16 minutes' WHERE email = lower($1)`, [user]);
+      expect((await signIn(client, user, 'wrong password!')).status).toBe(401);
+      expect((await signIn(client, user)).location).toBe('/portal');
+    });
+  });
+
+  describe('CSRF', () => {
+    it('refuses every state-changing form without a token, or with a token of another session, and changes nothing', async () => {
+      const user = email('csrf');
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const intruder = await inviteAndAccept(api.app, api.operator, a.merchant.id, email('intruder'));
+      const foreignToken = csrfToken((await intruder.get('/portal/account')).html)!;
+      const { orderNo, orderId } = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
+      await fixtures.insertEvent(orderId);
+      const invitation = await api.operator.inviteUser(a.merchant.id, email('csrf-invite'));
+      const invitePath = new URL(invitation.invitation_url).pathname;
+      const deliveriesBefore = (await fixtures.deliveriesOfOrder(orderId)).length;
+
+      const forms: [string, Record<string, string>][] = [
+        ['/portal/login', { email: user, password: PASSWORD }],
+        [invitePath, { password: PASSWORD, password_repeat: PASSWORD }],
+        ['/portal/logout', {}],
+        [`/portal/orders/${orderNo}/resend`, {}],
+        ['/portal/developers/rotate-secret', { confirm: 'yes' }],
+        ['/portal/developers/notify-url', { notify_url: 'https://evil.example/hook' }],
+        ['/portal/account/password', { current_password: PASSWORD, new_password: 'an attacker password', new_password_repeat: 'an attacker password' }],
+        ['/portal/account/sign-out-everywhere', {}],
+      ];
+      for (const [path, form] of forms) {
+        for (const token of [null, foreignToken, 'x'.repeat(40)]) {
+          await client.get('/portal/account');
+          const res = await client.post(path, { ...form, _csrf: token });
+          expect([path, token === foreignToken, res.status]).toEqual([path, token === foreignToken, 403]);
+          expect(res.html).toContain('This form has expired');
+        }
+      }
+      // Nothing happened: still signed in with the same password and secret, no new delivery, invitation unused.
+      expect((await client.get('/portal')).status).toBe(200);
+      expect((await post(api.app, '/api/merchant/getPayChannels', signed(a.merchant))).body.code).toBe(1);
+      expect((await fixtures.deliveriesOfOrder(orderId)).length).toBe(deliveriesBefore);
+      expect((await sql(api.app).query(`SELECT notify_url FROM merchants WHERE id = $1`, [a.merchant.id]))[0].notify_url).toBeNull();
+      expect((await new PortalClient(api.app).get(invitePath)).status).toBe(200);
+      expect((await signIn(new PortalClient(api.app), user)).location).toBe('/portal');
+    });
+  });
+
+  describe('pages', () => {
+    it('answer with the security headers: CSP without inline scripts, no framing, nosniff, a referrer policy', async () => {
+      const client = new PortalClient(api.app);
+      await signIn(client, a.email);
+      for (const path of ['/portal/login', '/portal', '/portal/orders', '/portal/developers', '/portal/nope', '/portal/static/portal.css']) {
+        const res = await client.get(path);
+        const csp = String(res.headers['content-security-policy']);
+        expect([path, csp]).toEqual([path, expect.stringContaining("frame-ancestors 'none'")]);
+        expect(csp).toContain("script-src 'self'");
+        expect(csp).not.toContain('unsafe-inline');
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['referrer-policy']).toBe('same-origin');
+      }
+      const anonymous = await new PortalClient(api.app).get('/portal');
+      expect(anonymous.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    });
+
+    it('never show the api_secret or a channel config value, and show none of another merchant\'s data', async () => {
+      const client = new PortalClient(api.app);
+      await signIn(client, a.email);
+      const mine = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
+      await fixtures.insertEvent(mine.orderId);
+      const theirs = await fixtures.insertOrder(b.merchant.id, b.channels.processor);
+      await fixtures.insertEvent(theirs.orderId);
+
+      const box = api.app.get(SecretBox);
+      const configValues: string[] = [];
+      for (const id of [...Object.values(a.channels), ...Object.values(b.channels)]) {
+        const channel = (await api.app.get(ChannelRepository).findById(id))!;
+        const config = JSON.parse(box.open(channel.configEnc, channelConfigContext(id))) as Record<string, string>;
+        configValues.push(...Object.values(config));
+      }
+      expect(configValues.length).toBeGreaterThan(0);
+
+      const pages = ['/portal', '/portal/orders', `/portal/orders/${mine.orderNo}`, '/portal/channels', '/portal/developers', '/portal/account'];
+      for (const path of pages) {
+        const { status, html } = await client.get(path);
+        expect([path, status]).toEqual([path, 200]);
+        for (const secret of [a.merchant.api_secret, b.merchant.api_secret, b.merchant.api_key, theirs.orderNo, ...configValues]) {
+          expect([path, html.includes(secret)]).toEqual([path, false]);
+        }
+      }
+      const csv = await client.get('/portal/orders/export.csv');
+      expect(csv.html).toContain(mine.orderNo);
+      expect(csv.html).not.toContain(theirs.orderNo);
+
+      // Another merchant's order is a 404, like an unknown one; its Resend queues nothing.
+      for (const orderNo of [theirs.orderNo, '20250101000000999999', '<script>']) {
+        expect((await client.get(`/portal/orders/${encodeURIComponent(orderNo)}`)).status).toBe(404);
+      }
+      const before = (await fixtures.deliveriesOfOrder(theirs.orderId)).length;
+      await client.get(`/portal/orders/${mine.orderNo}`);
+      expect((await client.post(`/portal/orders/${theirs.orderNo}/resend`)).status).toBe(404);
+      expect((await fixtures.deliveriesOfOrder(theirs.orderId)).length).toBe(before);
+    });
+
+    it('Resend queues a delivery of the latest event through the callbackResend service', async () => {
+      const client = new PortalClient(api.app);
+      await signIn(client, a.email);
+      const order = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
+      const { eventId } = await fixtures.insertEvent(order.orderId);
+      await client.get(`/portal/orders/${order.orderNo}`);
+      const res = await client.post(`/portal/orders/${order.orderNo}/resend`);
+      expect(res.location).toBe(`/portal/orders/${order.orderNo}?notice=resent&event=order.paid`);
+      expect((await fixtures.deliveriesOfEvent(eventId)).length).toBe(2);
+      const page = await client.get(res.location!);
+      expect(page.html).toContain('The latest event (order.paid) was queued again with the same event_id.');
+    });
+
+    it('the rotated secret is shown once, on the answer to the rotation only, and the old one stops working', async () => {
+      const shop = await merchantWithChannels(api.operator);
+      const client = await inviteAndAccept(api.app, api.operator, shop.merchant.id, email('rotate'));
+      await client.get('/portal/developers');
+      const unconfirmed = await client.post('/portal/developers/rotate-secret', {});
+      expect(unconfirmed.status).toBe(400);
+      const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes' });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['cache-control']).toBe('no-store');
+      const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)![1];
+      expect(secret).not.toBe(shop.merchant.api_secret);
+      expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(40102);
+      expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code).toBe(1);
+      for (const path of ['/portal', '/portal/developers', '/portal/account']) expect((await client.get(path)).html).not.toContain(secret);
+    });
+
+    it('the notify URL is changed only to an http(s) URL of at most 512 characters', async () => {
+      const client = new PortalClient(api.app);
+      await signIn(client, a.email);
+      for (const bad of ['ftp://x.example/cb', 'not a url', `https://x.example/${'a'.repeat(500)}`]) {
+        await client.get('/portal/developers');
+        const res = await client.post('/portal/developers/notify-url', { notify_url: bad });
+        expect([bad, res.status]).toEqual([bad, 400]);
+      }
+      await client.get('/portal/developers');
+      expect((await client.post('/portal/developers/notify-url', { notify_url: 'https://shop.example/notify' })).location).toBe('/portal/developers?notice=saved');
+      expect((await sql(api.app).query(`SELECT notify_url FROM merchants WHERE id = $1`, [a.merchant.id]))[0].notify_url).toBe('https://shop.example/notify');
+    });
+  });
+
+  describe('orderList', () => {
+    const orderList = (cookie: string | null, body: Record<string, unknown> = {}) =>
+      api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, payload: JSON.stringify(body) });
+
+    it('is 40100 without a session, with a made-up one and with an expired one', async () => {
+      expect((await orderList(null)).json()).toMatchObject({ code: 40100, data: null });
+      expect((await orderList(`portal_session=${'B'.repeat(43)}`)).json().code).toBe(40100);
+      const client = new PortalClient(api.app);
+      await inviteAndAccept(api.app, api.operator, b.merchant.id, b.email);
+      await signIn(client, b.email);
+      expect((await orderList(client.cookieHeader())).json().code).toBe(1);
+      await sql(api.app).query(`UPDATE portal_sessions SET expires_at = now() - interval '1 second'`);
+      const expired = await orderList(client.cookieHeader());
+      expect([expired.statusCode, expired.json().code]).toEqual([401, 40100]);
+    });
+
+    it('answers the same data as orderQueryList for the same filters, and the same 40000 for bad ones', async () => {
+      const client = new PortalClient(api.app);
+      await signIn(client, a.email);
+      for (let i = 0; i < 3; i++) await fixtures.insertOrder(a.merchant.id, a.channels.remotepay, { status: i === 0 ? 'pending' : 'paid' });
+      for (const filters of [{}, { status: 'paid', page: 1, limit: 2 }, { page: '2', limit: '2' }, { order_type: 1, start_time: 0, end_time: 4102444800 }]) {
+        const session = (await orderList(client.cookieHeader(), filters)).json();
+        const signedAnswer = (await post(api.app, '/api/merchant/orderQueryList', signed(a.merchant, filters))).body;
+        expect(session.code).toBe(1);
+        expect(session.data).toEqual(signedAnswer.data);
+      }
+      const bad = (await orderList(client.cookieHeader(), { limit: 500 })).json();
+      expect(bad.code).toBe(40000);
+      expect(bad.data.errors[0].field).toBe('limit');
+    });
+
+    it('is in the OpenAPI document with a cookie security scheme', async () => {
+      const doc = (await api.app.inject({ method: 'GET', url: '/docs-json' })).json();
+      expect(doc.components.securitySchemes.portal_session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'portal_session' });
+      expect(doc.paths['/api/merchant/orderList'].post.security).toEqual([{ portal_session: [] }]);
+    });
+  });
+});
