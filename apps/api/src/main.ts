@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { loadConfigOrExit } from '@app/common';
+import { loadConfigOrExit, registerRunningBuild } from '@app/common';
 import { createApiApp } from './create-api-app';
 
 async function main(): Promise<void> {
+  registerRunningBuild();
   const config = loadConfigOrExit();
   const app = await createApiApp(config);
   await app.listen({ port: config.port, host: '0.0.0.0' });

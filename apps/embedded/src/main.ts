@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { type AppConfig, loadConfigOrExit } from '@app/common';
+import { type AppConfig, loadConfigOrExit, registerRunningBuild } from '@app/common';
 import { runMigrations } from '@app/db';
 import { createApiApp } from '../../api/src/create-api-app';
 import { OperatorModule, OperatorService } from '@app/operator';
@@ -74,6 +74,7 @@ function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string): 
  * process. With DATABASE_URL (and REDIS_URL) set, the same runs against those instead.
  */
 async function main(): Promise<void> {
+  registerRunningBuild();
   const env = { ...process.env };
   const embedded = !env.DATABASE_URL;
   const dataDir = dataDirOf(env);

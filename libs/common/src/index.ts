@@ -7,5 +7,6 @@ export * from './error-code';
 export * from './logging';
 export * from './money';
 export * from './queues';
+export * from './running-build';
 export * from './secret-box';
 export * from './time';
