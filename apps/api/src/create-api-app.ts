@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -11,6 +11,8 @@ import { mountQueueDashboard } from './http/queue-dashboard';
 import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
+/** How long a stopping API lets requests in flight finish before it cuts their connections. */
+export const API_DRAIN_MS = 10_000;
 
 export interface ApiAppOptions {
   /** Nest's own SIGINT/SIGTERM handling; off when a launcher stops several apps and a database itself. */
@@ -43,4 +45,19 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   await mountQueueDashboard(app, config);
   await app.init();
   return app;
+}
+
+/**
+ * The graceful stop: refuses new connections, lets requests in flight answer (for up to
+ * `drainMs`, then cuts them), and only then closes the database, Redis and queue connections
+ * they were using.
+ */
+export async function closeApiApp(app: NestFastifyApplication, drainMs = API_DRAIN_MS): Promise<void> {
+  const server = app.getHttpServer() as Server;
+  const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
 }

@@ -1,13 +1,10 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { loadConfigOrExit, registerRunningBuild } from '@app/common';
-import { createWorkerApp } from './create-worker-app';
+import { loadConfigOrExit } from '@app/common/config';
 
 async function main(): Promise<void> {
-  registerRunningBuild();
   const config = loadConfigOrExit();
-  await createWorkerApp(config);
-  new Logger('Worker').log(`taking jobs (queue ${config.redisUrl ? 'on Redis' : 'on PostgreSQL'}, prefix ${config.queuePrefix})`);
+  const { runWorker } = await import('./run-worker.js');
+  await runWorker(config);
 }
 
 main().catch((err: Error) => {

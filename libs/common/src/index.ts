@@ -8,5 +8,6 @@ export * from './logging';
 export * from './money';
 export * from './queues';
 export * from './running-build';
+export * from './stop-on-signals';
 export * from './secret-box';
 export * from './time';
