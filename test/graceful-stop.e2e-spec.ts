@@ -1,14 +1,14 @@
 import { randomInt } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, type Socket, connect } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { OrderLifecycle } from '@app/orders';
-import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
-import { type Running, launch, stopProcess } from './helpers/processes';
+import { type Running, launch, runHealthCheck, stopProcess } from './helpers/processes';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
@@ -96,6 +96,7 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
   let db: CallbackFixtures;
   let env: Record<string, string>;
   const processes: Running[] = [];
+  const healthDir = mkdtempSync(join(tmpdir(), 'mp-graceful-'));
 
   beforeAll(async () => {
     for (const main of [API_MAIN, WORKER_MAIN]) if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm test does)`);
@@ -116,6 +117,7 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
     await db?.close();
     await api?.close();
     if (api) await flushQueueKeys(api.config.queuePrefix);
+    rmSync(healthDir, { recursive: true, force: true });
   }, 30_000);
 
   function start(name: string, main: string, extra: Record<string, string> = {}): Running {
@@ -155,8 +157,11 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
     const receiver = await SlowReceiver.start();
     try {
       const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
-      const first = start('worker-1', WORKER_MAIN);
+      const healthFile = { WORKER_HEALTH_FILE: join(healthDir, 'worker-1.health') };
+      const first = start('worker-1', WORKER_MAIN, healthFile);
       await waitFor(() => first.output().includes('taking jobs'), 30_000, 'the first worker taking jobs');
+      // Its container healthcheck passes once it beats.
+      await waitFor(async () => (await runHealthCheck(WORKER_MAIN, { ...env, ...healthFile })).code === 0, 15_000, 'the worker healthy');
 
       // 200 cancellations, each writing its order.cancelled event and callback delivery as the API does.
       const lifecycle = api.app.get(OrderLifecycle);
@@ -177,8 +182,9 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
       const pendingLeft = await pendingDeliveries(orderIds);
       // Otherwise the second worker has nothing to prove.
       expect(pendingLeft).toBeGreaterThan(0);
+      expect(await runHealthCheck(WORKER_MAIN, { ...env, ...healthFile })).toMatchObject({ code: 1, stdout: expect.stringMatching(/no heartbeat/) });
 
-      start('worker-2', WORKER_MAIN);
+      start('worker-2', WORKER_MAIN, { WORKER_HEALTH_FILE: join(healthDir, 'worker-2.health') });
       await waitFor(async () => (await pendingDeliveries(orderIds)) === 0, 60_000, 'every delivery settled');
       // A duplicate, if any, would come now.
       await sleep(2_500);

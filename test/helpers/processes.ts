@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 
 export interface Exit {
   code: number | null;
@@ -34,4 +34,13 @@ export async function stopProcess(running: Running, killAfterMs = 10_000): Promi
     clearTimeout(timer);
   }
   return running.exited;
+}
+
+/** `node <main> --health`, as the worker's container healthcheck runs it: its exit code and what it printed. */
+export function runHealthCheck(main: string, env: Record<string, string>): Promise<{ code: number; stdout: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [main, '--health'], { env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout) => {
+      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout });
+    });
+  });
 }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
-import { API_DRAIN_MS, closeApiApp, createApiApp } from './create-api-app';
+import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from './create-api-app';
 
 async function main(): Promise<void> {
   registerRunningBuild();
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
       await closeApiApp(app);
       logger.log('stopped');
     },
-    { deadlineMs: API_DRAIN_MS + 10_000, report: (line) => logger.error(line) },
+    { deadlineMs: API_STOP_DEADLINE_MS, report: (line) => logger.error(line) },
   );
   await app.listen({ port: config.port, host: '0.0.0.0' });
   logger.log(`listening on port ${config.port}, merchant API under ${config.apiPrefix}`);

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseDurationList } from './duration';
 
 /** SPEC 7's retry delays after the first attempt. */
@@ -32,6 +34,8 @@ export class AppConfig {
   logFormat: 'json' | 'pretty';
   /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
   queuePrefix: string;
+  /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
+  workerHealthFile: string;
   /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind a load balancer), for the per-IP limit. */
   trustProxy: boolean;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
@@ -141,6 +145,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel,
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
+    workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,

@@ -73,6 +73,11 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     }
   }
 
+  /** Every queue has a consumer taking jobs (false once closing, or when one gave up). */
+  consuming(): boolean {
+    return this.workers.length > 0 && this.workers.every((w) => w.isRunning() && !w.closing);
+  }
+
   /** Lets running jobs finish (a callback attempt is bounded by its timeout) before the queues close. */
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(this.workers.splice(0).map((w) => w.close()));
