@@ -11,10 +11,6 @@ import { mountQueueDashboard } from './http/queue-dashboard';
 import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
-/** How long a stopping API lets requests in flight finish before it cuts their connections. */
-export const API_DRAIN_MS = 10_000;
-/** The whole stop: the drain, then closing the pools; past it the process exits 1. */
-export const API_STOP_DEADLINE_MS = API_DRAIN_MS + 10_000;
 
 export interface ApiAppOptions {
   /** Nest's own SIGINT/SIGTERM handling; off when a launcher stops several apps and a database itself. */
@@ -48,6 +44,11 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   await app.init();
   return app;
 }
+
+/** How long a stopping API lets requests in flight finish before it cuts their connections. */
+export const API_DRAIN_MS = 10_000;
+/** The whole stop: the drain, then closing the pools; past it the process exits 1. */
+export const API_STOP_DEADLINE_MS = API_DRAIN_MS + 10_000;
 
 /**
  * The graceful stop: refuses new connections, lets requests in flight answer (for up to

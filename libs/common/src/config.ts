@@ -1,6 +1,6 @@
+import { parseDurationList } from './duration';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDurationList } from './duration';
 
 /** SPEC 7's retry delays after the first attempt. */
 export const DEFAULT_CALLBACK_RETRY_SCHEDULE = '15s,15s,30s,3m,10m,20m,30m,30m,30m,1h,3h,3h,3h,6h,6h';
@@ -26,6 +26,8 @@ export class AppConfig {
   orderExpireSeconds: number;
   callbackRetryScheduleMs: number[];
   callbackAllowPrivate: boolean;
+  /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
+  workerHealthFile: string;
   rateLimitMerchantPerSecond: number;
   rateLimitMerchantBurst: number;
   rateLimitIpPerSecond: number;
@@ -34,8 +36,6 @@ export class AppConfig {
   logFormat: 'json' | 'pretty';
   /** BullMQ key prefix (QUEUE_PREFIX, default "mp"): lets tests and deployments share one Redis. */
   queuePrefix: string;
-  /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
-  workerHealthFile: string;
   /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind a load balancer), for the per-IP limit. */
   trustProxy: boolean;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
@@ -139,13 +139,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     orderExpireSeconds: integer(env, 'ORDER_EXPIRE_SECONDS', 1800, 1, 30 * 86_400),
     callbackRetryScheduleMs: schedule,
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
+    workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
     logLevel,
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
-    workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,
