@@ -7,9 +7,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
+import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
 import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
-import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
 import { claimDataDir, dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
 
@@ -81,14 +81,13 @@ async function main(): Promise<void> {
   const embedded = !env.DATABASE_URL;
   const dataDir = dataDirOf(env);
   let database: EmbeddedDatabase | null = null;
-  let api: NestFastifyApplication | null = null;
-  let worker: INestApplicationContext | null = null;
+  const running: { api?: NestFastifyApplication; worker?: INestApplicationContext } = {};
   // The database runs in a session of its own (Ctrl-C reaches only this process): it stops last,
   // once the API has answered its requests in flight and the worker has finished its attempts.
   stopOnSignals(
     async (signal) => {
       logger.log(`${signal}: stopping`);
-      await Promise.allSettled([api && closeApiApp(api), worker?.close()]);
+      await Promise.allSettled([running.api && closeApiApp(running.api), running.worker?.close()]);
       await database?.stop();
     },
     { deadlineMs: Math.max(API_STOP_DEADLINE_MS, WORKER_STOP_DEADLINE_MS) + 5_000, report: (line) => logger.error(line) },
@@ -109,10 +108,12 @@ async function main(): Promise<void> {
   await runMigrations(config.databaseUrl);
   const demo = embedded ? await demoMerchant(config, dataDir) : null;
 
-  api = await createApiApp(config, { shutdownHooks: false });
+  const api = await createApiApp(config, { shutdownHooks: false });
   await api.listen({ port: config.port, host: '0.0.0.0' });
-  worker = await createWorkerApp(config, { shutdownHooks: false });
+  const worker = await createWorkerApp(config, { shutdownHooks: false });
   process.stdout.write(`${banner(config, demo, dataDir)}\n`);
+
+  Object.assign(running, { api, worker });
 }
 
 main().catch((err: unknown) => {
