@@ -10,7 +10,8 @@ COPY libs ./libs
 COPY migrations ./migrations
 COPY scripts ./scripts
 COPY bench ./bench
-RUN npm run build && npm prune --omit=dev
+# dist is a symlink to the build's own folder under .build/: the image takes the folder itself.
+RUN npm run build && npm prune --omit=dev && cp -RL dist /app/dist.image
 
 # Runtime stage: production dependencies and the compiled output only, as a non-root user.
 FROM node:20-bookworm-slim AS runtime
@@ -18,7 +19,7 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /app/dist ./dist
+COPY --from=build --chown=node:node /app/dist.image ./dist
 COPY --from=build --chown=node:node /app/libs/region/data ./libs/region/data
 USER node
 EXPOSE 3000

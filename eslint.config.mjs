@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'libs/region/data/**'] },
+  { ignores: ['dist/**', '.build/**', 'node_modules/**', '.data/**', 'coverage/**', 'libs/region/data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

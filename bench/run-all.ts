@@ -60,7 +60,8 @@ async function main(): Promise<void> {
   }
   const report = `# Benchmark results\n\nMeasured by \`npm run bench\` on this machine, all in one run:\n\n${machine.join('\n')}\n\n${sections.join('\n\n')}\n`;
   if (!process.env.BENCH_NO_WRITE) {
-    const target = resolve(__dirname, '../../bench/RESULTS.md');
+    // npm runs scripts from the project root; the compiled file sits in a build folder of its own (.build/).
+    const target = resolve(process.cwd(), 'bench/RESULTS.md');
     const previous = existsSync(target) ? readFileSync(target, 'utf8') : '';
     const notes = previous.indexOf('\n## Notes');
     writeFileSync(target, notes >= 0 ? `${report}${previous.slice(notes)}` : report);

@@ -15,10 +15,13 @@ interface Running {
   output: () => string;
 }
 
-/** `npm start`'s entry point in `dir`, with nothing configured; resolves once the banner is printed. */
+/**
+ * `npm start`'s entry point in `dir`, with nothing configured, in a process group of its own as
+ * in a terminal; resolves once the banner is printed.
+ */
 function start(dir: string, port: number, pgPort: number): Promise<Running> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, PORT: String(port), EMBEDDED_PG_PORT: String(pgPort) };
-  const child = spawn(process.execPath, [MAIN], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -39,13 +42,31 @@ function start(dir: string, port: number, pgPort: number): Promise<Running> {
   });
 }
 
-/** Ctrl-C: resolves with the time it took the process to exit. */
+/** Ctrl-C, which a terminal sends to its whole foreground process group: resolves with the time it took the process to exit. */
 async function stop(running: Running): Promise<number> {
   const started = Date.now();
   const exited = new Promise<void>((done) => running.child.once('exit', () => done()));
-  running.child.kill('SIGINT');
+  process.kill(-running.child.pid!, 'SIGINT');
   await exited;
   return Date.now() - started;
+}
+
+/** What a newcomer would find alarming in the terminal: a warning, an error, a stack trace. */
+function alarming(output: string): string[] {
+  // eslint-disable-next-line no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  return plain.split('\n').filter((line) => /\b(WARN|ERROR|FATAL)\b|^error:|^\s+at /i.test(line));
+}
+
+/** A PostgreSQL left running on `pgDir` (a failed test): stopped, as it runs in a session of its own. */
+function stopLeftOverPostgres(pgDir: string): void {
+  const pidFile = join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  try {
+    process.kill(Number(readFileSync(pidFile, 'utf8').split('\n')[0]), 'SIGINT');
+  } catch {
+    // Already gone.
+  }
 }
 
 describe('embedded default (npm start with nothing configured)', () => {
@@ -60,7 +81,11 @@ describe('embedded default (npm start with nothing configured)', () => {
     port = await freePort();
     pgPort = await freePort();
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(async () => {
+    stopLeftOverPostgres(join(dir, '.data/pg'));
+    await new Promise((r) => setTimeout(r, 1500));
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   async function getPayChannels(demo: { api_key: string; api_secret: string }) {
     const res = await fetch(`http://127.0.0.1:${port}/api/merchant/getPayChannels`, {
@@ -135,6 +160,8 @@ describe('embedded default (npm start with nothing configured)', () => {
     try {
       demo = JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'));
       expect(Object.keys(demo).sort()).toEqual(['api_key', 'api_secret', 'channel_ids']);
+      // A clean start: the banner is the first thing printed.
+      expect(first.output().trimStart()).toMatch(/^merchant-pay is running/);
       expect(first.output()).toContain(demo.api_key);
       expect(first.output()).toContain(demo.api_secret);
       expect(first.output()).toContain('CALLBACK_ALLOW_PRIVATE=true');
@@ -152,6 +179,10 @@ describe('embedded default (npm start with nothing configured)', () => {
     } finally {
       expect(await stop(first)).toBeLessThan(10_000);
     }
+    // A clean stop: the apps first, then the database, with nothing alarming on the way.
+    expect(first.child.exitCode).toBe(0);
+    expect(alarming(first.output())).toEqual([]);
+    expect(existsSync(join(dir, '.data/pg/postmaster.pid'))).toBe(false);
 
     const second = await start(dir, port, pgPort);
     try {
@@ -163,5 +194,7 @@ describe('embedded default (npm start with nothing configured)', () => {
     } finally {
       await stop(second);
     }
+    expect(second.child.exitCode).toBe(0);
+    expect(alarming(second.output())).toEqual([]);
   }, 240_000);
 });

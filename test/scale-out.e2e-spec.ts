@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -13,34 +12,11 @@ import { CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/call
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
+import { type Running, launch, stopProcess } from './helpers/processes';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
 
-
-interface Running {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** One compiled app (`npm run start:api` / `start:worker` without the rebuild), on the shared database and Redis. */
-function launch(name: string, main: string, env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [main], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  return { name, child, output: () => output };
-}
-
-async function stop(running: Running): Promise<void> {
-  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
-  const exited = new Promise<void>((done) => running.child.once('exit', () => done()));
-  running.child.kill('SIGTERM');
-  const timer = setTimeout(() => running.child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 interface Envelope<T = Record<string, unknown>> {
   code: number;
@@ -116,7 +92,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(processes.map(stop));
+    await Promise.all(processes.map((p) => stopProcess(p)));
     await receiver?.close();
     await db?.end();
     await cli?.close();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -54,4 +54,24 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   await mountQueueDashboard(app, config);
   await app.init();
   return app;
+}
+
+/** How long a stopping API lets requests in flight finish before it cuts their connections. */
+export const API_DRAIN_MS = 10_000;
+/** The whole stop: the drain, then closing the pools; past it the process exits 1. */
+export const API_STOP_DEADLINE_MS = API_DRAIN_MS + 10_000;
+
+/**
+ * The graceful stop: refuses new connections, lets requests in flight answer (for up to
+ * `drainMs`, then cuts them), and only then closes the database, Redis and queue connections
+ * they were using.
+ */
+export async function closeApiApp(app: NestFastifyApplication, drainMs = API_DRAIN_MS): Promise<void> {
+  const server = app.getHttpServer() as Server;
+  const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
 }

@@ -1,13 +1,23 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { loadConfigOrExit } from '@app/common';
-import { createApiApp } from './create-api-app';
+import { loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
+import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from './create-api-app';
 
 async function main(): Promise<void> {
+  registerRunningBuild();
   const config = loadConfigOrExit();
-  const app = await createApiApp(config);
+  const logger = new Logger('Api');
+  const app = await createApiApp(config, { shutdownHooks: false });
+  stopOnSignals(
+    async (signal) => {
+      logger.log(`${signal}: refusing new connections, finishing the requests in flight`);
+      await closeApiApp(app);
+      logger.log('stopped');
+    },
+    { deadlineMs: API_STOP_DEADLINE_MS, report: (line) => logger.error(line) },
+  );
   await app.listen({ port: config.port, host: '0.0.0.0' });
-  new Logger('Api').log(`listening on port ${config.port}, merchant API under ${config.apiPrefix}`);
+  logger.log(`listening on port ${config.port}, merchant API under ${config.apiPrefix}`);
 }
 
 void main();

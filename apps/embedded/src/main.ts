@@ -1,16 +1,18 @@
 import 'reflect-metadata';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Logger } from '@nestjs/common';
+import { type INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { type AppConfig, loadConfigOrExit } from '@app/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
 import { runMigrations } from '@app/db';
-import { createApiApp } from '../../api/src/create-api-app';
+import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
+import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
 import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { demoPortalLine } from './demo-portal-user';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
-import { dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
+import { claimDataDir, dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
 
 const logger = new Logger('Start');
 
@@ -76,14 +78,27 @@ function banner(config: AppConfig, demo: DemoMerchant | null, dataDir: string, p
  * process. With DATABASE_URL (and REDIS_URL) set, the same runs against those instead.
  */
 async function main(): Promise<void> {
+  registerRunningBuild();
   const env = { ...process.env };
   const embedded = !env.DATABASE_URL;
   const dataDir = dataDirOf(env);
   let database: EmbeddedDatabase | null = null;
+  const running: { api?: NestFastifyApplication; worker?: INestApplicationContext } = {};
+  // The database runs in a session of its own (Ctrl-C reaches only this process): it stops last,
+  // once the API has answered its requests in flight and the worker has finished its attempts.
+  stopOnSignals(
+    async (signal) => {
+      logger.log(`${signal}: stopping`);
+      await Promise.allSettled([running.api && closeApiApp(running.api), running.worker?.close()]);
+      await database?.stop();
+    },
+    { deadlineMs: Math.max(API_STOP_DEADLINE_MS, WORKER_STOP_DEADLINE_MS) + 5_000, report: (line) => logger.error(line) },
+  );
   if (embedded) {
     mkdirSync(dataDir, { recursive: true });
+    claimDataDir(dataDir);
     const secrets = readOrCreateSecrets(dataDir);
-    database = await startEmbeddedPostgres(dataDir, embeddedPgPort(env), secrets.pg_password, (l) => logger.warn(l));
+    database = await startEmbeddedPostgres(dataDir, embeddedPgPort(env), secrets.pg_password);
     env.DATABASE_URL = database.url;
     env.MASTER_KEY ??= secrets.master_key;
     // A local demo calls back to localhost.
@@ -101,26 +116,7 @@ async function main(): Promise<void> {
   const worker = await createWorkerApp(config, { shutdownHooks: false });
   process.stdout.write(`${banner(config, demo, dataDir, portal)}\n`);
 
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.log(`${signal}: stopping`);
-    // A second Ctrl-C, or a stop that hangs, must not leave the user waiting.
-    setTimeout(() => process.exit(1), 10_000).unref();
-    await Promise.allSettled([worker.close(), api.close()]);
-    await database?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  // Ctrl-C reaches the embedded PostgreSQL too (same process group), so connections drop while
-  // the apps close: errors from them then are the shutdown itself, not a failure.
-  process.on('uncaughtException', (err) => {
-    if (stopping) return;
-    logger.error(err.stack ?? err.message);
-    process.exit(1);
-  });
+  Object.assign(running, { api, worker });
 }
 
 main().catch((err: unknown) => {

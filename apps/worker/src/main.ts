@@ -1,12 +1,19 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { loadConfigOrExit } from '@app/common';
-import { createWorkerApp } from './create-worker-app';
+import { loadConfigOrExit } from '@app/common/config';
+import { heartbeatProblem } from './health/heartbeat-file';
+
+/** `--health`, the container healthcheck: it runs every few seconds, so it loads the config and reads one file. */
+function reportHealth(heartbeatFile: string): never {
+  const problem = heartbeatProblem(heartbeatFile, Date.now());
+  process.stdout.write(problem ? `worker unhealthy: ${problem}\n` : 'worker healthy\n');
+  process.exit(problem ? 1 : 0);
+}
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  await createWorkerApp(config);
-  new Logger('Worker').log(`taking jobs (queue ${config.redisUrl ? 'on Redis' : 'on PostgreSQL'}, prefix ${config.queuePrefix})`);
+  if (process.argv.includes('--health')) reportHealth(config.workerHealthFile);
+  const { runWorker } = await import('./run-worker.js');
+  await runWorker(config);
 }
 
 main().catch((err: Error) => {

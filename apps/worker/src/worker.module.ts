@@ -6,6 +6,7 @@ import { QueueModule } from '@app/queue';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
 import { CallbackSender } from './callbacks/callback-sender';
 import { CallbackSweeper } from './callbacks/callback-sweeper';
+import { WorkerHeartbeat } from './health/worker-heartbeat';
 import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
 import { QueueWorkers } from './jobs/queue-workers';
 import { OrdersProcessor } from './orders/orders.processor';
@@ -29,6 +30,7 @@ export class WorkerModule {
         OrdersProcessor,
         QueueWorkers,
         MaintenanceScheduler,
+        WorkerHeartbeat,
       ],
     };
   }

@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
 import { parseDurationList } from './duration';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** SPEC 7's retry delays after the first attempt. */
 export const DEFAULT_CALLBACK_RETRY_SCHEDULE = '15s,15s,30s,3m,10m,20m,30m,30m,30m,1h,3h,3h,3h,6h,6h';
@@ -25,6 +27,8 @@ export class AppConfig {
   orderExpireSeconds: number;
   callbackRetryScheduleMs: number[];
   callbackAllowPrivate: boolean;
+  /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
+  workerHealthFile: string;
   rateLimitMerchantPerSecond: number;
   rateLimitMerchantBurst: number;
   rateLimitIpPerSecond: number;
@@ -167,6 +171,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     orderExpireSeconds: integer(env, 'ORDER_EXPIRE_SECONDS', 1800, 1, 30 * 86_400),
     callbackRetryScheduleMs: schedule,
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
+    workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),

@@ -9,5 +9,7 @@ export * from './error-code';
 export * from './logging';
 export * from './money';
 export * from './queues';
+export * from './running-build';
+export * from './stop-on-signals';
 export * from './secret-box';
 export * from './time';

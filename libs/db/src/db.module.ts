@@ -1,5 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule, getDataSourceToken, getRepositoryToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/common';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
@@ -27,22 +28,32 @@ const REPOSITORIES = [
   SignInThrottleRepository,
 ];
 
+let instances = 0;
+
 /** The database connection and every repository. */
 @Global()
 @Module({})
 export class DbModule {
   static forRoot(poolSize = 10): DynamicModule {
+    // @nestjs/typeorm wants one name per DataSource per process, and npm start runs the API and the
+    // worker, each with its own, in one: each gets a name, and is injected under the default tokens.
+    const name = `db${++instances}`;
+    const entityRepositories = ENTITIES.map((entity) => ({
+      provide: getRepositoryToken(entity),
+      useFactory: (dataSource: DataSource) => dataSource.getRepository(entity),
+      inject: [DataSource],
+    }));
     return {
       module: DbModule,
       imports: [
         TypeOrmModule.forRootAsync({
+          name,
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, poolSize), retryAttempts: 3, retryDelay: 1000 }),
         }),
-        TypeOrmModule.forFeature(ENTITIES),
       ],
-      providers: REPOSITORIES,
-      exports: [...REPOSITORIES, TypeOrmModule],
+      providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES],
+      exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES],
     };
   }
 }

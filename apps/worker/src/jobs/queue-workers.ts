@@ -18,6 +18,7 @@ import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-
 export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('QueueWorkers');
   private readonly workers: Worker[] = [];
+  private stopping = false;
   private readonly handlerMap: JobHandlers;
 
   constructor(
@@ -65,7 +66,12 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
         lockDuration: this.tuning.lockDurationMs,
         ...perQueue[name],
       } as WorkerOptions);
-      worker.on('error', (err) => this.logger.error(`${name} worker: ${err.message}`));
+      worker.on('error', (err) => {
+        // Once stopping, BullMQ's PostgreSQL backend can still report a LISTEN connection it
+        // opened during the close being cut when the embedded database stops after us: the stop, not a fault.
+        if (this.stopping) this.logger.debug(`${name} worker, stopping: ${err.message}`);
+        else this.logger.error(`${name} worker: ${err.message}`);
+      });
       worker.on('failed', (job, err) => {
         if (job && err.name === 'UnrecoverableError') this.logger.warn(`${job.name} ${job.id} failed for good: ${err.message}`);
       });
@@ -73,8 +79,14 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     }
   }
 
+  /** Every queue has a consumer taking jobs (false once closing, or when one gave up). */
+  consuming(): boolean {
+    return this.workers.length > 0 && this.workers.every((w) => w.isRunning() && !w.closing);
+  }
+
   /** Lets running jobs finish (a callback attempt is bounded by its timeout) before the queues close. */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     await Promise.all(this.workers.splice(0).map((w) => w.close()));
     await this.sender.close();
   }

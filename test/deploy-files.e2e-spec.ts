@@ -1,0 +1,85 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { API_STOP_DEADLINE_MS } from '../apps/api/src/create-api-app';
+import { HEARTBEAT_STALE_MS, writeHeartbeat } from '../apps/worker/src/health/heartbeat-file';
+import { WORKER_STOP_DEADLINE_MS } from '../apps/worker/src/run-worker';
+import { runHealthCheck } from './helpers/processes';
+
+/**
+ * There is no Docker engine here: these check that docker-compose.yml and the Dockerfile agree
+ * with the code and with what the build puts in dist/ (npm test builds first).
+ */
+const ROOT = resolve(__dirname, '..');
+const WORKER_MAIN = join(ROOT, 'dist/apps/worker/src/main.js');
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  healthcheck?: { test: string[] };
+  stop_grace_period?: string;
+}
+
+const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const APP_SERVICES = ['migrate', 'api', 'worker'];
+
+function seconds(duration: string | undefined): number {
+  const match = /^(\d+)s$/.exec(duration ?? '');
+  if (!match) throw new Error(`not a duration in seconds: ${duration}`);
+  return Number(match[1]);
+}
+
+describe('docker-compose.yml and the Dockerfile', () => {
+  it('the migration, the API and the worker run one image, which one service builds', () => {
+    const images = new Set(APP_SERVICES.map((name) => compose.services[name].image));
+    expect(images.size).toBe(1);
+    expect([...images][0]).toBeTruthy();
+    expect(Object.entries(compose.services).filter(([, s]) => s.build !== undefined).map(([name]) => name)).toEqual(['migrate']);
+  });
+
+  it('every file a command or a healthcheck runs is in the build output', () => {
+    const files = APP_SERVICES.flatMap((name) => [...(compose.services[name].command ?? []), ...(compose.services[name].healthcheck?.test ?? [])]).filter((arg) =>
+      arg.startsWith('dist/'),
+    );
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]) as string[];
+    files.push(...cmd.filter((arg) => arg.startsWith('dist/')));
+    expect(files).toEqual(expect.arrayContaining(['dist/apps/api/src/main.js', 'dist/apps/worker/src/main.js', 'dist/apps/cli/src/main.js']));
+    for (const file of files) expect(existsSync(join(ROOT, file)) ? file : `${file} is missing`).toBe(file);
+  });
+
+  it('what the Dockerfile copies from the checkout exists', () => {
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+)$/gm)].flatMap((m) => m[1].trim().split(/\s+/).slice(0, -1));
+    expect(sources).toEqual(expect.arrayContaining(['apps', 'libs', 'scripts']));
+    for (const source of sources) expect(existsSync(join(ROOT, source)) ? source : `${source} is missing`).toBe(source);
+  });
+
+  it('compose waits longer than the API and the worker take to drain before it kills them', () => {
+    expect(seconds(compose.services.api.stop_grace_period) * 1000).toBeGreaterThan(API_STOP_DEADLINE_MS);
+    expect(seconds(compose.services.worker.stop_grace_period) * 1000).toBeGreaterThan(WORKER_STOP_DEADLINE_MS);
+  });
+
+  it('the worker healthcheck (main.js --health) passes on a fresh heartbeat and fails on a stale one or none', async () => {
+    expect(compose.services.worker.healthcheck?.test).toEqual(['CMD', 'node', 'dist/apps/worker/src/main.js', '--health']);
+    const dir = mkdtempSync(join(tmpdir(), 'mp-health-'));
+    const file = join(dir, 'worker.health');
+    const env = {
+      // Only the configuration is loaded: nothing connects to these.
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+      MASTER_KEY: Buffer.alloc(32, 1).toString('base64'),
+      WORKER_HEALTH_FILE: file,
+    };
+    const health = () => runHealthCheck(WORKER_MAIN, env);
+    try {
+      expect(await health()).toMatchObject({ code: 1, stdout: expect.stringMatching(/no heartbeat/) });
+      writeHeartbeat(file, Date.now());
+      expect(await health()).toEqual({ code: 0, stdout: 'worker healthy\n' });
+      writeHeartbeat(file, Date.now() - HEARTBEAT_STALE_MS - 1000);
+      expect(await health()).toMatchObject({ code: 1, stdout: expect.stringMatching(/last heartbeat 31 s ago/) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

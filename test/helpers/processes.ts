@@ -1,0 +1,46 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Date.now() when it exited. */
+  at: number;
+}
+
+export interface Running {
+  name: string;
+  child: ChildProcess;
+  /** Everything it wrote on stdout and stderr so far. */
+  output: () => string;
+  exited: Promise<Exit>;
+}
+
+/** A compiled app from dist/ as its own process (`npm run start:api` / `start:worker` without the build step). */
+export function launch(name: string, main: string, env: Record<string, string>, args: string[] = []): Running {
+  const child = spawn(process.execPath, [main, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<Exit>((done) => child.once('exit', (code, signal) => done({ code, signal, at: Date.now() })));
+  return { name, child, output: () => output, exited };
+}
+
+/** SIGTERM, as compose and Kubernetes stop a container; SIGKILL if it is still there after `killAfterMs`. */
+export async function stopProcess(running: Running, killAfterMs = 10_000): Promise<Exit> {
+  if (running.child.exitCode === null && running.child.signalCode === null) {
+    running.child.kill('SIGTERM');
+    const timer = setTimeout(() => running.child.kill('SIGKILL'), killAfterMs);
+    await running.exited;
+    clearTimeout(timer);
+  }
+  return running.exited;
+}
+
+/** `node <main> --health`, as the worker's container healthcheck runs it: its exit code and what it printed. */
+export function runHealthCheck(main: string, env: Record<string, string>): Promise<{ code: number; stdout: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [main, '--health'], { env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout) => {
+      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout });
+    });
+  });
+}
