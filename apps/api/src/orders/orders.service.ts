@@ -82,14 +82,6 @@ export class OrdersService {
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
   async create(merchant: Merchant, params: CreateOrderDto): Promise<{ order: CreatedOrderView; repeat: boolean }> {
     const cnyFen = parseYuan(params.cny_amount) as number;
-    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id);
-    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
-    const { channel } = linked;
-    if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
-    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
-      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
-    }
-
     // What defines the order: a repeat of merchant_order_no must match it exactly.
     const requestHash = createHash('sha256')
       .update(
@@ -104,9 +96,18 @@ export class OrdersService {
       )
       .digest('hex');
     const merchantOrderNo = params.merchant_order_no ?? null;
+    // SPEC 5: a repeat is answered from the first order, even if its channel was disabled since.
     if (merchantOrderNo) {
       const existing = await this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo);
       if (existing) return this.repeat(existing, requestHash);
+    }
+
+    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id);
+    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
+    const { channel } = linked;
+    if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
+    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
+      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
     }
 
     const serviceRateE8 = parseRate(linked.serviceRate) ?? 0;
