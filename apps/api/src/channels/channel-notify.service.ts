@@ -3,6 +3,7 @@ import { DomainError, ErrorCode } from '@app/common';
 import { ChannelAdapters } from '@app/channels';
 import { ChannelRepository, OrderRepository } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
+import { MetricsService } from '../metrics/metrics.service';
 
 /**
  * A payment channel's notification (SPEC 6): verified by the channel's adapter, then the
@@ -18,6 +19,7 @@ export class ChannelNotifyService {
     private readonly orders: OrderRepository,
     private readonly adapters: ChannelAdapters,
     private readonly lifecycle: OrderLifecycle,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** Returns the body the channel expects on acceptance. */
@@ -40,7 +42,10 @@ export class ChannelNotifyService {
       return adapter.acknowledgement;
     }
     const result = await this.lifecycle.markPaid(order.id, notification);
-    if (result === 'amount_mismatch') throw DomainError.invalid('amount', 'does not equal the order amount');
+    if (result === 'amount_mismatch') {
+      this.metrics.paymentAmountMismatches.inc();
+      throw DomainError.invalid('amount', 'does not equal the order amount');
+    }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     this.logger.log(`order ${order.orderNo}: success notification, ${result}`);
     return adapter.acknowledgement;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { OrderEventType } from '../entities';
+import { CALLBACK_EVENT_TYPES, type OrderEventType } from '../entities';
 
 /** What the worker needs for one attempt, read in the statement that claims it. */
 export interface ClaimedAttempt {
@@ -157,16 +157,16 @@ export class CallbackDeliveryRepository {
     );
   }
 
-  /** The order's latest event, when the order is this merchant's and has one. */
+  /** The order's latest callback event, when the order is this merchant's and has one. */
   async findLatestEvent(merchantId: number, orderNo: string): Promise<LatestEvent | null> {
     const rows: { id: string; type: OrderEventType; order_id: string }[] = await this.dataSource.query(
       `SELECT e.id, e.type, e.order_id
          FROM orders o JOIN order_events e ON e.order_id = o.id
-        WHERE o.merchant_id = $1 AND o.order_no = $2 AND e.merchant_id = $1
+        WHERE o.merchant_id = $1 AND o.order_no = $2 AND e.merchant_id = $1 AND e.type = ANY($3)
         ORDER BY e.created_at DESC,
                  CASE e.type WHEN 'order.completed' THEN 2 WHEN 'order.paid' THEN 1 ELSE 0 END DESC
         LIMIT 1`,
-      [merchantId, orderNo],
+      [merchantId, orderNo, CALLBACK_EVENT_TYPES],
     );
     const row = rows[0];
     return row ? { eventId: row.id, event: row.type, orderId: String(row.order_id) } : null;
