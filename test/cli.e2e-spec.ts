@@ -64,6 +64,20 @@ describe('operator CLI', () => {
     expect(res.err).toMatch(/^error: /);
   });
 
+  it('refuses an http gateway_url unless CHANNEL_ALLOW_HTTP=true: the epay key would travel in clear', async () => {
+    const args = ['channel:create', '--category', 'remotepay', '--name', 'epay', '--pay-method', 'alipay', '--adapter', 'epay'];
+    const config = JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'http://pay.example/' });
+    const refused = await cli(...args, '--config', config);
+    expect([refused.code, refused.out]).toEqual([2, '']);
+    expect(refused.err).toMatch(/^error: --config: config\.gateway_url must be https .*CHANNEL_ALLOW_HTTP=true/);
+    expect((await cli(...args, '--config', JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'https://pay.example/' }))).code).toBe(0);
+
+    let out = '';
+    const allowed = await runCli([...args, '--config', config], { env: { ...env, CHANNEL_ALLOW_HTTP: 'true' }, stdout: (t) => (out += t), stderr: () => undefined });
+    expect(allowed).toBe(0);
+    expect(Object.keys(JSON.parse(out))).toEqual(['id']);
+  });
+
   it('names the variable when the configuration is bad', async () => {
     let err = '';
     const code = await runCli(['merchant:create', '--name', 'x'], { env: { ...env, MASTER_KEY: 'short' }, stdout: () => undefined, stderr: (t) => (err += t) });

@@ -104,7 +104,8 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
   }
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // The fake gateway speaks plain http on localhost.
+    api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true' });
     epay = new FakeEpay();
     gateway = await epay.start();
     proxy = await startProxy();

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SecretBox, formatRate, parseRate, parseYuan } from '@app/common';
+import { AppConfig, SecretBox, formatRate, parseRate, parseYuan } from '@app/common';
 import {
   CHANNEL_ADAPTERS,
   CHANNEL_CATEGORIES,
@@ -60,6 +60,7 @@ export class OperatorService {
     private readonly channels: ChannelRepository,
     private readonly ledger: LedgerRepository,
     private readonly secrets: SecretBox,
+    private readonly config: AppConfig,
   ) {}
 
   async createMerchant(name: string, notifyUrl?: string, depositRate?: string): Promise<Credentials> {
@@ -125,7 +126,7 @@ export class OperatorService {
     if (maxFen === null || maxFen < minFen) throw new UsageError('--max must be a yuan amount not below --min');
     let config;
     try {
-      config = parseChannelConfig(JSON.parse(input.config ?? '{}'));
+      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp });
     } catch (err) {
       throw new UsageError(`--config: ${(err as Error).message}`);
     }
