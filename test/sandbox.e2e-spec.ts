@@ -65,6 +65,21 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(res.body).not.toContain((await secretKey()).slice(0, 16));
   });
 
+  it('cannot be framed and sends the security headers of an HTML page, on every answer of its routes', async () => {
+    const order = await newOrder('3.00');
+    for (const res of [await page(order.order_no, order.token), await page(order.order_no, 'x'), await press(order.order_no, 'fail', order.token)]) {
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("form-action 'self'");
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      // The page's URL carries its token: no Referer may take it elsewhere.
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+  });
+
   it('answers a wrong token, another order or a bad order number with a 404 page, not a 500 or an envelope', async () => {
     const a = await newOrder();
     const b = await newOrder();
