@@ -134,6 +134,8 @@ describe('embedded default (npm start with nothing configured)', () => {
     try {
       demo = JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'));
       expect(Object.keys(demo).sort()).toEqual(['api_key', 'api_secret', 'channel_ids']);
+      // A test merchant: its sandbox money never counts as live (SPEC 5).
+      expect(demo.api_key).toMatch(/^mk_test_[0-9A-Za-z]{24}$/);
       expect(first.output()).toContain(demo.api_key);
       expect(first.output()).toContain(demo.api_secret);
       expect(first.output()).toContain('CALLBACK_ALLOW_PRIVATE=true');

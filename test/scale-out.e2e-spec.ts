@@ -74,7 +74,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     db = new Client({ connectionString: config.databaseUrl });
     await db.connect();
     receiver = await CallbackReceiver.start();
-    merchant = await operator.createMerchant('scale-out', receiver.url);
+    merchant = await operator.createMerchant({ name: 'scale-out', mode: 'test', notifyUrl: receiver.url });
     ({ id: channelId } = await operator.createChannel({
       category: 'processor',
       name: 'sandbox',
@@ -91,6 +91,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
       MASTER_KEY: config.masterKey.toString('base64'),
       QUEUE_PREFIX: config.queuePrefix,
       CALLBACK_ALLOW_PRIVATE: 'true',
+      SANDBOX_ENABLED: 'true',
       CALLBACK_RETRY_SCHEDULE: '1s,1s,2s',
       LOG_LEVEL: 'warn',
     };

@@ -34,6 +34,8 @@ export class AppConfig {
   queuePrefix: string;
   /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind a load balancer), for the per-IP limit. */
   trustProxy: boolean;
+  /** SANDBOX_ENABLED: the sandbox channel works (checkout pages, orders); off in production unless set. */
+  sandboxEnabled: boolean;
   /** CHANNEL_ALLOW_HTTP: a channel's gateway_url may be http (local test gateways); else https only (SPEC 6). */
   channelAllowHttp: boolean;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    sandboxEnabled: bool(env, 'SANDBOX_ENABLED', false),
     channelAllowHttp: bool(env, 'CHANNEL_ALLOW_HTTP', false),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,

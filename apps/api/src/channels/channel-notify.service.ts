@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError, ErrorCode } from '@app/common';
 import { ChannelAdapters } from '@app/channels';
 import { ChannelRepository, OrderRepository } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
@@ -20,13 +20,15 @@ export class ChannelNotifyService {
     private readonly adapters: ChannelAdapters,
     private readonly lifecycle: OrderLifecycle,
     private readonly metrics: MetricsService,
+    private readonly config: AppConfig,
   ) {}
 
   /** Returns the body the channel expects on acceptance. */
   async handle(channelIdParam: string, params: Record<string, unknown>): Promise<string> {
     const channelId = /^\d{1,9}$/.test(channelIdParam) ? Number(channelIdParam) : null;
     const channel = channelId === null ? null : await this.channels.findById(channelId);
-    if (!channel) throw DomainError.invalid('channelId', 'unknown payment channel');
+    // With SANDBOX_ENABLED off the sandbox does not exist, not even for orders made before.
+    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', 'unknown payment channel');
     const adapter = this.adapters.forChannel(channel);
     const notification = adapter.verifyNotification(params);
     if (!notification) {

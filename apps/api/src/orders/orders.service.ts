@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan, unixSeconds } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, parseRate, parseYuan, unixSeconds } from '@app/common';
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
+import { adaptersForMode } from '@app/channels';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
 import { MetricsService } from '../metrics/metrics.service';
@@ -77,6 +78,7 @@ export class OrdersService {
     private readonly channels: ChannelRepository,
     private readonly lifecycle: OrderLifecycle,
     private readonly metrics: MetricsService,
+    private readonly config: AppConfig,
   ) {}
 
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
@@ -102,7 +104,8 @@ export class OrdersService {
       if (existing) return this.repeat(existing, requestHash);
     }
 
-    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id);
+    // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
+    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
     if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
     const { channel } = linked;
     if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
