@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
+import { NonceStore } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
@@ -196,6 +197,55 @@ describe('callbacks (SPEC 7)', () => {
       expect(receiver.forEvent(eventId)).toHaveLength(0);
     } finally {
       await other.close();
+    }
+  });
+
+  it('a callback is never a merchant request: every attempt and every resend, sent back as is, is 40104 on every operation', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 500, body: 'try again' } : { status: 200, body: 'success' });
+    const { orderId, orderNo } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
+    expect(await workers[0].get(OrderLifecycle).markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-NONCE' })).toBe('paid');
+    await waitFor(async () => {
+      const rows = await db.deliveriesOfOrder(orderId);
+      return rows.length === 2 && rows.every((r) => r.status === 'succeeded');
+    }, 15_000, 'order.paid and order.completed delivered');
+    const resend = await post<{ event_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+    expect(resend.body.code).toBe(1);
+    await waitFor(async () => (await db.deliveriesOfOrder(orderId)).filter((r) => r.status === 'succeeded').length === 3, 10_000, 'the resend delivered');
+
+    const captured = receiver.received.filter((c) => c.body.order_no === orderNo);
+    // order.paid twice (a 500, then success), order.completed twice, and the resend.
+    expect(captured.map((c) => [c.body.event, c.headers['x-delivery-attempt']]).sort()).toEqual([
+      ['order.completed', '1'],
+      ['order.completed', '1'],
+      ['order.completed', '2'],
+      ['order.paid', '1'],
+      ['order.paid', '2'],
+    ]);
+    for (const callback of captured) {
+      // Signed exactly like a request with the merchant's secret: only the spent nonce refuses it.
+      expectVerified(callback, merchant);
+      for (const op of ['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend']) {
+        const res = await post(api.app, `/api/merchant/${op}`, callback.raw);
+        expect([op, res.status, res.body.code]).toEqual([op, 401, 40104]);
+      }
+    }
+  });
+
+  it('a callback whose nonce cannot be recorded is not sent: the attempt fails and the next one goes out', async () => {
+    // The nonce store (Redis here) failing once, whichever worker asks, as when it is unreachable.
+    const spy = jest.spyOn(NonceStore.prototype, 'claim').mockRejectedValueOnce(new Error('Connection is closed.'));
+    try {
+      const { eventId, deliveryId } = await paidOrderEvent();
+      const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+      expect(row.status).toBe('succeeded');
+      const attempts = await db.attempts(deliveryId);
+      expect(attempts.map((a) => [a.number, a.http_status, a.error])).toEqual([
+        [1, null, 'not sent: its nonce could not be recorded (Connection is closed.)'],
+        [2, 200, null],
+      ]);
+      expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
+    } finally {
+      spy.mockRestore();
     }
   });
 

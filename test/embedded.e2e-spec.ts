@@ -113,6 +113,15 @@ describe('embedded default (npm start with nothing configured)', () => {
       while (!received.some((c) => c.event === 'order.completed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       expect(received.map((c) => c.event)).toEqual(expect.arrayContaining(['order.paid', 'order.completed']));
       expect(received.every((c) => c.order_no === created.data.order_no)).toBe(true);
+      // Without Redis the callbacks' nonces are spent in the nonces table: a callback sent back is no request.
+      for (const callback of received) {
+        const replayed = await fetch(`http://127.0.0.1:${port}/api/merchant/orderQueryList`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(callback),
+        });
+        expect([replayed.status, ((await replayed.json()) as { code: number }).code]).toEqual([401, 40104]);
+      }
 
       // The operator CLI beside a running `npm start` finds the embedded database by itself.
       let out = '';
