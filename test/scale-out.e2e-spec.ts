@@ -175,11 +175,12 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     );
     expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
 
-    // A resend is a new delivery of the latest event, through instance B.
-    expect((await call(1, 'callbackResend', signed(merchant, { order_no: orderNo }))).data).toEqual({ event_id: events[1].id, event: 'order.completed' });
-
     const deliveriesOf = async (eventId: string): Promise<number> =>
       (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM callback_deliveries WHERE event_id = $1 AND status = 'succeeded'`, [eventId])).rows[0].n;
+    // A resend is a new delivery of the latest event, through instance B, once the first is no longer pending.
+    await waitFor(async () => (await deliveriesOf(events[1].id)) === 1, 20_000, 'order.completed delivered');
+    const resent = await call<{ delivery_id: string }>(1, 'callbackResend', signed(merchant, { order_no: orderNo }));
+    expect(resent.data).toEqual({ event_id: events[1].id, event: 'order.completed', delivery_id: expect.any(String) });
     await waitFor(async () => (await deliveriesOf(events[0].id)) === 1 && (await deliveriesOf(events[1].id)) === 2, 20_000, 'three deliveries succeeded');
     // Two workers compete for every job: a duplicate would arrive about now, if at all.
     await sleep(1_500);
