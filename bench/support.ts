@@ -44,6 +44,7 @@ export async function benchDatabase(tag: string): Promise<BenchDatabase> {
     REDIS_URL: REDIS,
     MASTER_KEY: randomBytes(32).toString('base64'),
     QUEUE_PREFIX: name,
+    SANDBOX_ENABLED: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     // One client sends everything: the per-api_key limit would turn the measurement into 42900s.
     RATE_LIMIT_MERCHANT_PER_SECOND: '1000000',
@@ -52,7 +53,7 @@ export async function benchDatabase(tag: string): Promise<BenchDatabase> {
   const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
   try {
     const operator = cli.get(OperatorService);
-    const merchant = await operator.createMerchant(`bench-${tag}`);
+    const merchant = await operator.createMerchant({ name: `bench-${tag}`, mode: 'test' });
     const { id: channelId } = await operator.createChannel({ category: 'processor', name: 'bench sandbox', payMethod: 'alipay,wxpay', adapter: 'sandbox', rate: '0.006' });
     await operator.link(merchant.id, channelId);
     return { name, url, env, merchant, channelId, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };

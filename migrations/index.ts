@@ -2,6 +2,16 @@ import type { MigrationInterface } from 'typeorm';
 import { InitialSchema1763700000000 } from './1763700000000-initial-schema';
 import { OrderCounts1763800000000 } from './1763800000000-order-counts';
 import { PortalUsers1764100000000 } from './1764100000000-portal-users';
+import { AmountMismatchEvent1764000000000 } from './1764000000000-amount-mismatch-event';
+import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
+import { DeliveryOrigin1764000200000 } from './1764000200000-delivery-origin';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
-export const MIGRATIONS: (new () => MigrationInterface)[] = [InitialSchema1763700000000, OrderCounts1763800000000, PortalUsers1764100000000];
+export const MIGRATIONS: (new () => MigrationInterface)[] = [
+  InitialSchema1763700000000,
+  OrderCounts1763800000000,
+  AmountMismatchEvent1764000000000,
+  MerchantMode1764000100000,
+  DeliveryOrigin1764000200000,
+  PortalUsers1764100000000,
+];

@@ -174,6 +174,7 @@ async function main(): Promise<number> {
       QUEUE_PREFIX: 'chaos',
       PORT: String(apiPort),
       CALLBACK_ALLOW_PRIVATE: 'true',
+      SANDBOX_ENABLED: 'true',
       CALLBACK_RETRY_SCHEDULE: '1s,2s,3s,5s,5s,10s,10s,10s,10s,10s,10s,10s,10s',
       RATE_LIMIT_MERCHANT_PER_SECOND: '100000',
       RATE_LIMIT_MERCHANT_BURST: '100000',
@@ -182,7 +183,7 @@ async function main(): Promise<number> {
     const secretKey = randomBytes(24).toString('hex');
     const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
     const operator = cli.get(OperatorService);
-    const merchant = await operator.createMerchant('chaos', receiverUrl);
+    const merchant = await operator.createMerchant({ name: 'chaos', mode: 'test', notifyUrl: receiverUrl });
     const { id: channelId } = await operator.createChannel({
       category: 'processor',
       name: 'chaos sandbox',

@@ -90,7 +90,7 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
 
   it('does not count 40300: a disabled merchant sends its real key, it is not guessing', async () => {
     const ip = '198.51.100.14';
-    const disabled = await api.operator.createMerchant('disabled');
+    const disabled = await api.operator.createMerchant({ name: 'disabled' });
     await api.operator.setMerchantStatus(disabled.id, 'disabled');
     for (let i = 0; i < 3 * BURST; i++) expect((await from(api.app, ip, signed(disabled))).body.code).toBe(40300);
     expect((await from(api.app, ip, signed(merchant))).body.code).toBe(1);

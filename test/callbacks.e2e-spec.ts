@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
+import { NonceStore } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
@@ -263,31 +264,131 @@ describe('callbacks (SPEC 7)', () => {
     }
   });
 
+  it('a callback is never a merchant request: every attempt and every resend, sent back as is, is 40104 on every operation', async () => {
+    receiver.respond = (_c, i) => (i === 0 ? { status: 500, body: 'try again' } : { status: 200, body: 'success' });
+    const { orderId, orderNo } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
+    expect(await workers[0].get(OrderLifecycle).markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-NONCE' })).toBe('paid');
+    await waitFor(async () => {
+      const rows = await db.deliveriesOfOrder(orderId);
+      return rows.length === 2 && rows.every((r) => r.status === 'succeeded');
+    }, 15_000, 'order.paid and order.completed delivered');
+    const resend = await post<{ event_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+    expect(resend.body.code).toBe(1);
+    await waitFor(async () => (await db.deliveriesOfOrder(orderId)).filter((r) => r.status === 'succeeded').length === 3, 10_000, 'the resend delivered');
+
+    const captured = receiver.received.filter((c) => c.body.order_no === orderNo);
+    // order.paid twice (a 500, then success), order.completed twice, and the resend.
+    expect(captured.map((c) => [c.body.event, c.headers['x-delivery-attempt']]).sort()).toEqual([
+      ['order.completed', '1'],
+      ['order.completed', '1'],
+      ['order.completed', '2'],
+      ['order.paid', '1'],
+      ['order.paid', '2'],
+    ]);
+    for (const callback of captured) {
+      // Signed exactly like a request with the merchant's secret: only the spent nonce refuses it.
+      expectVerified(callback, merchant);
+      for (const op of ['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend']) {
+        const res = await post(api.app, `/api/merchant/${op}`, callback.raw);
+        expect([op, res.status, res.body.code]).toEqual([op, 401, 40104]);
+      }
+    }
+  });
+
+  it('a callback whose nonce cannot be recorded is not sent: the attempt fails and the next one goes out', async () => {
+    // The nonce store (Redis here) failing once, whichever worker asks, as when it is unreachable.
+    const spy = jest.spyOn(NonceStore.prototype, 'claim').mockRejectedValueOnce(new Error('Connection is closed.'));
+    try {
+      const { eventId, deliveryId } = await paidOrderEvent();
+      const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+      expect(row.status).toBe('succeeded');
+      const attempts = await db.attempts(deliveryId);
+      expect(attempts.map((a) => [a.number, a.http_status, a.error])).toEqual([
+        [1, null, 'not sent: its nonce could not be recorded (Connection is closed.)'],
+        [2, 200, null],
+      ]);
+      expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   describe('callbackResend', () => {
     it('queues a new delivery of the latest event with the same event_id', async () => {
       const { orderNo, eventId, deliveryId } = await paidOrderEvent();
       await waitFor(() => db.settled(deliveryId), 10_000, 'first delivery');
-      const res = await post<{ event_id: string; event: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      const res = await post<{ event_id: string; event: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
       expect(res.status).toBe(200);
       expect(res.body.code).toBe(1);
-      expect(res.body.data).toEqual({ event_id: eventId, event: 'order.paid' });
       const deliveries = await waitFor(async () => {
         const rows = await db.deliveriesOfEvent(eventId);
         return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
       }, 10_000, 'the resent delivery');
       expect(deliveries[1].id).not.toBe(deliveryId);
+      expect(res.body.data).toEqual({ event_id: eventId, event: 'order.paid', delivery_id: deliveries[1].id });
       const got = receiver.forEvent(eventId);
       expect(got).toHaveLength(2);
       expect(got[1].headers['webhook-id']).toBe(eventId);
       expectVerified(got[1], merchant);
     });
 
-    it('resends the latest event when there are several', async () => {
+    it('resends the latest event when there are several; while its delivery is pending, names that one', async () => {
       const { orderId, orderNo } = await paidOrderEvent();
       await sleep(5);
+      // Written by the outbox but not yet sent: still pending.
       const later = await db.insertEvent(orderId, 'order.completed');
-      const res = await post<{ event_id: string; event: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
-      expect(res.body.data).toEqual({ event_id: later.eventId, event: 'order.completed' });
+      const res = await post<{ event_id: string; event: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      expect(res.body.data).toEqual({ event_id: later.eventId, event: 'order.completed', delivery_id: later.deliveryId });
+      expect(await db.deliveriesOfEvent(later.eventId)).toHaveLength(1);
+    });
+
+    it('cannot be turned into a flood: 20 concurrent resends while one is pending queue exactly one delivery', async () => {
+      // A merchant endpoint that never answers in time: the resent delivery stays pending, retrying.
+      const slow = await CallbackReceiver.start();
+      slow.respond = () => ({ status: 200, body: 'success', delayMs: 5_000 });
+      try {
+        const order = await db.insertOrder(merchant.id, channelId, { notifyUrl: slow.url });
+        const { eventId, deliveryId } = await db.insertEvent(order.orderId);
+        await db.db.query(`UPDATE callback_deliveries SET status = 'succeeded' WHERE id = $1`, [deliveryId]);
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => post<{ event_id: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.orderNo }))),
+        );
+        expect(answers.map((a) => a.body.code)).toEqual(Array(20).fill(1));
+        const rows = await db.deliveriesOfEvent(eventId);
+        expect(rows).toHaveLength(2);
+        expect(new Set(answers.map((a) => a.body.data.delivery_id))).toEqual(new Set([rows[1].id]));
+        expect(answers.every((a) => a.body.data.event_id === eventId)).toBe(true);
+      } finally {
+        await slow.close();
+      }
+    });
+
+    it('at most 10 resends per order per hour: then 42900 with Retry-After until the oldest leaves the hour', async () => {
+      const { orderId, orderNo, eventId, deliveryId } = await paidOrderEvent();
+      await waitFor(() => db.settled(deliveryId), 10_000, 'first delivery');
+      const resend = () => post<{ delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      for (let i = 0; i < 10; i++) {
+        const res = await resend();
+        expect(res.body.code).toBe(1);
+        await waitFor(() => db.settled(res.body.data.delivery_id), 10_000, `resend ${i + 1} delivered`);
+      }
+      const refused = await resend();
+      expect([refused.status, refused.body.code]).toEqual([429, 42900]);
+      const retryAfter = Number(refused.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(3500);
+      expect(retryAfter).toBeLessThanOrEqual(3600);
+      expect(await db.deliveriesOfEvent(eventId)).toHaveLength(11);
+
+      // An hour later the oldest resend no longer counts: one more, then the limit again.
+      await db.db.query(
+        `UPDATE callback_deliveries SET created_at = now() - interval '61 minutes'
+          WHERE id = (SELECT id FROM callback_deliveries WHERE order_id = $1 AND id <> $2 ORDER BY created_at LIMIT 1)`,
+        [orderId, deliveryId],
+      );
+      const again = await resend();
+      expect(again.body.code).toBe(1);
+      await waitFor(() => db.settled(again.body.data.delivery_id), 10_000, 'the freed resend delivered');
+      expect((await resend()).body.code).toBe(42900);
     });
 
     it('40400 for an unknown order, another merchant\'s order, or an order with no event yet', async () => {

@@ -138,6 +138,15 @@ describe('embedded default (npm start with nothing configured)', () => {
       while (!received.some((c) => c.event === 'order.completed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       expect(received.map((c) => c.event)).toEqual(expect.arrayContaining(['order.paid', 'order.completed']));
       expect(received.every((c) => c.order_no === created.data.order_no)).toBe(true);
+      // Without Redis the callbacks' nonces are spent in the nonces table: a callback sent back is no request.
+      for (const callback of received) {
+        const replayed = await fetch(`http://127.0.0.1:${port}/api/merchant/orderQueryList`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(callback),
+        });
+        expect([replayed.status, ((await replayed.json()) as { code: number }).code]).toEqual([401, 40104]);
+      }
 
       // The operator CLI beside a running `npm start` finds the embedded database by itself.
       let out = '';
@@ -162,6 +171,8 @@ describe('embedded default (npm start with nothing configured)', () => {
       expect(Object.keys(demo).sort()).toEqual(['api_key', 'api_secret', 'channel_ids']);
       // A clean start: the banner is the first thing printed.
       expect(first.output().trimStart()).toMatch(/^merchant-pay is running/);
+      // A test merchant: its sandbox money never counts as live (SPEC 5).
+      expect(demo.api_key).toMatch(/^mk_test_[0-9A-Za-z]{24}$/);
       expect(first.output()).toContain(demo.api_key);
       expect(first.output()).toContain(demo.api_secret);
       expect(first.output()).toContain('CALLBACK_ALLOW_PRIVATE=true');

@@ -4,7 +4,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { ChannelAdapters, type ChannelAdapter } from '@app/channels';
 import { OrderLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
-import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
+import { type TestApi, startTestApi } from './helpers/api';
 import { createOrder, eventsOf, orderRow } from './helpers/orders';
 
 const PID = '1001';
@@ -104,11 +104,13 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
   }
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // The fake gateway speaks plain http on localhost.
+    api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true' });
     epay = new FakeEpay();
     gateway = await epay.start();
     proxy = await startProxy();
-    ({ merchant } = await merchantWithChannels(api.operator));
+    // epay moves real money: a live merchant (SPEC 5).
+    merchant = await api.operator.createMerchant({ name: 'epay shop' });
     channel = await epayChannel({ merchant_no: PID, secret_key: KEY, gateway_url: `${gateway}/` });
     proxiedChannel = await epayChannel({ merchant_no: PID, secret_key: KEY, gateway_url: gateway, proxy_url: proxy.url });
   });

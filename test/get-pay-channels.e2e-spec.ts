@@ -16,8 +16,8 @@ describe('getPayChannels', () => {
 
   beforeAll(async () => {
     api = await startTestApi();
-    merchant = await api.operator.createMerchant('shop');
-    const other = await api.operator.createMerchant('other shop');
+    merchant = await api.operator.createMerchant({ name: 'shop' });
+    const other = await api.operator.createMerchant({ name: 'other shop' });
     const make = async (key: string, category: string, payMethod: string, link: Credentials | null) => {
       const { id } = await api.operator.createChannel({
         category,
@@ -80,7 +80,7 @@ describe('getPayChannels', () => {
   });
 
   it('answers an empty list when the merchant has no channel in that category', async () => {
-    const lonely = await api.operator.createMerchant('lonely');
+    const lonely = await api.operator.createMerchant({ name: 'lonely' });
     const res = await post<{ list: unknown[]; total: number }>(api.app, URL, signed(lonely));
     expect(res.body).toMatchObject({ code: 1, data: { list: [], total: 0 } });
   });

@@ -156,7 +156,7 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   });
 
   it('checks in the contract order: a disabled merchant is 40300 even with a bad signature and timestamp', async () => {
-    const other = await api.operator.createMerchant('to-disable');
+    const other = await api.operator.createMerchant({ name: 'to-disable' });
     await api.operator.setMerchantStatus(other.id, 'disabled');
     const stale = { api_key: other.api_key, timestamp: now() - 10_000, nonce: newNonce(), signature: '0'.repeat(64) };
     const res = await post(api.app, URL, stale);
@@ -168,7 +168,7 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   });
 
   it('stops accepting the old secret after a rotation', async () => {
-    const m = await api.operator.createMerchant('rotating');
+    const m = await api.operator.createMerchant({ name: 'rotating' });
     const rotated = await api.operator.rotateSecret(m.id);
     expect(rotated.api_key).toBe(m.api_key);
     expect((await post(api.app, URL, signed(m))).body.code).toBe(40102);
@@ -220,8 +220,8 @@ describe('per api_key rate limit', () => {
   afterAll(() => api.close());
 
   it('answers 42900 with Retry-After past the burst, for that api_key only', async () => {
-    const a = await api.operator.createMerchant('busy');
-    const b = await api.operator.createMerchant('quiet');
+    const a = await api.operator.createMerchant({ name: 'busy' });
+    const b = await api.operator.createMerchant({ name: 'quiet' });
     const answers = [];
     for (let i = 0; i < 8; i++) answers.push(await post(api.app, URL, signed(a)));
     const limited = answers.filter((r) => r.body.code === 42900);

@@ -124,6 +124,14 @@ describe('OpenAPI document', () => {
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('swagger');
   });
+
+  it('/docs keeps working: its inline scripts are not under the HTML pages\' policy', async () => {
+    for (const url of ['/docs', '/docs/swagger-ui-init.js', '/docs/swagger-ui-bundle.js']) {
+      const res = await api.app.inject({ method: 'GET', url });
+      expect([url, res.statusCode]).toEqual([url, 200]);
+      expect(res.headers['content-security-policy']).toBeUndefined();
+    }
+  });
 });
 
 describe('TRUST_PROXY', () => {

@@ -248,6 +248,22 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect((await createOrder(api.app, other, { ...params, paychannel_id: channels.remotepay })).body.code).toBe(1);
     });
 
+    it('a repeat is answered before the channel checks: the first order even after its channel was disabled', async () => {
+      const { id } = await api.operator.createChannel({ category: 'processor', name: 'soon disabled', payMethod: 'alipay', adapter: 'sandbox', max: '50.00' });
+      await api.operator.link(merchant.id, id);
+      const params = { cny_amount: '30.00', paychannel_id: id, merchant_order_no: 'before-disable' };
+      const first = await createOrder(api.app, merchant, params);
+      expect(first.body.code).toBe(1);
+      await api.operator.setChannelEnabled(id, false);
+      const again = await createOrder(api.app, merchant, params);
+      expect([again.status, again.body.code]).toEqual([200, 1]);
+      expect(again.body.data).toEqual(first.body.data);
+      // Different parameters on a disabled channel still say which rule was broken: the repeat.
+      expect((await createOrder(api.app, merchant, { ...params, cny_amount: '31.00' })).body.code).toBe(40900);
+      // Without a merchant_order_no the channel check applies as before.
+      expect((await createOrder(api.app, merchant, { cny_amount: '30.00', paychannel_id: id })).body.code).toBe(40301);
+    });
+
     it('ten concurrent repeats create exactly one order', async () => {
       const params = { cny_amount: '33.00', paychannel_id: channel, merchant_order_no: 'race-1' };
       const answers = await Promise.all(Array.from({ length: 10 }, () => createOrder(api.app, merchant, params)));

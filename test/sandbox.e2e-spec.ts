@@ -7,7 +7,7 @@ import { OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import type { Credentials } from '@app/operator';
 import { WorkerTuning } from '../apps/worker/src/worker-tuning';
-import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
+import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { type CreatedOrder, createOrder, eventsOf, orderDetail, orderRow, sql } from './helpers/orders';
 
 describe('sandbox checkout, notifications and the order state machine (real PostgreSQL and Redis)', () => {
@@ -63,6 +63,21 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       expect(res.body).toMatch(form);
     }
     expect(res.body).not.toContain((await secretKey()).slice(0, 16));
+  });
+
+  it('cannot be framed and sends the security headers of an HTML page, on every answer of its routes', async () => {
+    const order = await newOrder('3.00');
+    for (const res of [await page(order.order_no, order.token), await page(order.order_no, 'x'), await press(order.order_no, 'fail', order.token)]) {
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("form-action 'self'");
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      // The page's URL carries its token: no Referer may take it elsewhere.
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
   });
 
   it('answers a wrong token, another order or a bad order number with a 404 page, not a 500 or an envelope', async () => {
@@ -193,7 +208,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     const unsigned: Record<string, unknown> = { ...signSandboxNotification(await secretKey(), order.order_no, 800, 'paid') };
     delete unsigned.sign;
     expect((await notify(unsigned)).json().code).toBe(40102);
-    // Signed by the channel but for another amount: refused.
+    // Signed by the channel but for another amount: refused (and recorded, see the next test).
     const wrongAmount = signSandboxNotification(await secretKey(), order.order_no, 799, 'paid');
     expect((await notify(wrongAmount)).json().code).toBe(40000);
     // Signed with this channel's secret but sent to another channel's route.
@@ -201,7 +216,45 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 800, 'paid'), other)).json().code).toBe(40102);
     expect((await notify({}, 999999)).json().code).toBe(40000);
     expect((await orderRow(api.app, order.order_no)).status).toBe('pending');
-    expect(await eventsOf(api.app, order.order_no)).toEqual([]);
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['payment.amount_mismatch']);
+  });
+
+  it('a verified notification with another amount changes nothing, is recorded as payment.amount_mismatch and counted', async () => {
+    const mismatches = async (): Promise<number> => {
+      const text = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+      return Number(/^merchant_pay_payment_amount_mismatch_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+    };
+    const before = await mismatches();
+    const order = await newOrder('12.00');
+    const res = await notify(signSandboxNotification(await secretKey(), order.order_no, 1199, 'paid'));
+    expect([res.statusCode, res.json().code]).toEqual([400, 40000]);
+
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null });
+    const events = await eventsOf(api.app, order.order_no);
+    expect(events).toHaveLength(1);
+    expect(events[0].type).toBe('payment.amount_mismatch');
+    expect(events[0].payload).toMatchObject({
+      event: 'payment.amount_mismatch',
+      order_no: order.order_no,
+      cny_amount: '12.00',
+      notified_amount: '11.99',
+      channel_trade_no: `SBX${order.order_no}`,
+    });
+    // Not a callback event: no delivery row, and callbackResend has nothing to send.
+    const [{ count }] = await sql(api.app).query(
+      `SELECT count(*)::int AS count FROM "callback_deliveries" d JOIN "orders" o ON o."id" = d."order_id" WHERE o."order_no" = $1`,
+      [order.order_no],
+    );
+    expect(count).toBe(0);
+    const resend = await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.order_no }));
+    expect([resend.status, resend.body.code]).toEqual([404, 40400]);
+    expect(await mismatches()).toBe(before + 1);
+
+    // The right amount still pays it; the mismatch stays on record beside order.paid.
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1200, 'paid'))).body).toBe('success');
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['payment.amount_mismatch', 'order.paid']);
+    const latest = await post<{ event: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.order_no }));
+    expect(latest.body.data.event).toBe('order.paid');
   });
 
   it('a notification for an unknown order is 40400', async () => {

@@ -50,7 +50,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     db = new Client({ connectionString: config.databaseUrl });
     await db.connect();
     receiver = await CallbackReceiver.start();
-    merchant = await operator.createMerchant('scale-out', receiver.url);
+    merchant = await operator.createMerchant({ name: 'scale-out', mode: 'test', notifyUrl: receiver.url });
     ({ id: channelId } = await operator.createChannel({
       category: 'processor',
       name: 'sandbox',
@@ -67,6 +67,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
       MASTER_KEY: config.masterKey.toString('base64'),
       QUEUE_PREFIX: config.queuePrefix,
       CALLBACK_ALLOW_PRIVATE: 'true',
+      SANDBOX_ENABLED: 'true',
       CALLBACK_RETRY_SCHEDULE: '1s,1s,2s',
       LOG_LEVEL: 'warn',
     };
@@ -150,11 +151,12 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     );
     expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
 
-    // A resend is a new delivery of the latest event, through instance B.
-    expect((await call(1, 'callbackResend', signed(merchant, { order_no: orderNo }))).data).toEqual({ event_id: events[1].id, event: 'order.completed' });
-
     const deliveriesOf = async (eventId: string): Promise<number> =>
       (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM callback_deliveries WHERE event_id = $1 AND status = 'succeeded'`, [eventId])).rows[0].n;
+    // A resend is a new delivery of the latest event, through instance B, once the first is no longer pending.
+    await waitFor(async () => (await deliveriesOf(events[1].id)) === 1, 20_000, 'order.completed delivered');
+    const resent = await call<{ delivery_id: string }>(1, 'callbackResend', signed(merchant, { order_no: orderNo }));
+    expect(resent.data).toEqual({ event_id: events[1].id, event: 'order.completed', delivery_id: expect.any(String) });
     await waitFor(async () => (await deliveriesOf(events[0].id)) === 1 && (await deliveriesOf(events[1].id)) === 2, 20_000, 'three deliveries succeeded');
     // Two workers compete for every job: a duplicate would arrive about now, if at all.
     await sleep(1_500);

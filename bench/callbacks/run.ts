@@ -64,11 +64,12 @@ async function main(): Promise<void> {
     MASTER_KEY: randomBytes(32).toString('base64'),
     QUEUE_PREFIX: `mp-bench-${randomBytes(4).toString('hex')}`,
     CALLBACK_ALLOW_PRIVATE: 'true',
+    SANDBOX_ENABLED: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
   });
   const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
   const operator = cli.get(OperatorService);
-  const merchant = await operator.createMerchant('bench', notifyUrl);
+  const merchant = await operator.createMerchant({ name: 'bench', mode: 'test', notifyUrl });
   const { id: channelId } = await operator.createChannel({ category: 'remotepay', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' });
   await operator.link(merchant.id, channelId);
   await cli.close();

@@ -69,12 +69,12 @@ export async function post<T = unknown>(
   return { status: res.statusCode, headers: res.headers, body: res.json(), raw: res.body };
 }
 
-/** A merchant with one linked sandbox channel per category, created through the operator service. */
+/** A test merchant with one linked sandbox channel per category, created through the operator service. */
 export async function merchantWithChannels(
   operator: OperatorService,
   options: { rate?: string; depositRate?: string; notifyUrl?: string } = {},
 ): Promise<{ merchant: Credentials; channels: Record<'processor' | 'remotepay' | 'warehouse', number> }> {
-  const merchant = await operator.createMerchant(`m-${newNonce().slice(0, 8)}`, options.notifyUrl, options.depositRate);
+  const merchant = await operator.createMerchant({ name: `m-${newNonce().slice(0, 8)}`, mode: 'test', notifyUrl: options.notifyUrl, depositRate: options.depositRate });
   const channels = {} as Record<'processor' | 'remotepay' | 'warehouse', number>;
   for (const category of ['processor', 'remotepay', 'warehouse'] as const) {
     const { id } = await operator.createChannel({

@@ -3,7 +3,7 @@ import { type AppConfig, loadConfig } from '@app/common';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** A configuration for one spec file: its own database, a queue prefix of its own, quiet logs. */
+/** A configuration for one spec file: its own database, a queue prefix of its own, quiet logs, the sandbox on. */
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): AppConfig {
   return loadConfig({
     DATABASE_URL: databaseUrl,
@@ -11,6 +11,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'silent',
     QUEUE_PREFIX: `mp-test-${randomBytes(4).toString('hex')}`,
+    SANDBOX_ENABLED: 'true',
     ...env,
   });
 }

@@ -69,6 +69,13 @@ export async function prepareTemplateDatabase(): Promise<void> {
   }
 }
 
+/** An empty database (no migration applied), for tests of a migration over existing rows. */
+export async function createEmptyTestDatabase(): Promise<string> {
+  const name = `${runPrefix()}${randomBytes(4).toString('hex')}`;
+  await admin((client) => client.query(`CREATE DATABASE "${name}"`));
+  return databaseUrl(name);
+}
+
 /** A database of its own for one spec file, cloned from the migrated template. */
 export async function createTestDatabase(): Promise<string> {
   const name = `${runPrefix()}${randomBytes(4).toString('hex')}`;

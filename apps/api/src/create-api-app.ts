@@ -6,6 +6,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { AppConfig } from '@app/common';
 import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
+import { registerHtmlPageHeaders } from './http/html-page';
 import { mountOpenApi } from './http/openapi';
 import { mountQueueDashboard } from './http/queue-dashboard';
 import { mountPortal } from './portal/portal-http';
@@ -49,6 +50,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  await registerHtmlPageHeaders(app);
   await mountPortal(app, config);
   mountOpenApi(app, config);
   await mountQueueDashboard(app, config);

@@ -18,9 +18,9 @@ function id(flags: Flags, name: string): number {
 /** Every operator command, by the exact names operators and scripts depend on. */
 export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Command }> = {
   'merchant:create': {
-    usage: '--name N [--notify-url URL] [--deposit-rate R]',
-    flags: ['name', 'notify-url', 'deposit-rate'],
-    run: (ops, f) => ops.createMerchant(required(f, 'name'), f['notify-url'], f['deposit-rate']),
+    usage: '--name N [--mode live|test] [--notify-url URL] [--deposit-rate R]',
+    flags: ['name', 'mode', 'notify-url', 'deposit-rate'],
+    run: (ops, f) => ops.createMerchant({ name: required(f, 'name'), mode: f.mode, notifyUrl: f['notify-url'], depositRate: f['deposit-rate'] }),
   },
   'merchant:disable': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.setMerchantStatus(id(f, 'merchant'), 'disabled') },
   'merchant:enable': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.setMerchantStatus(id(f, 'merchant'), 'active') },

@@ -22,14 +22,14 @@ interface DemoMerchant {
   channel_ids: number[];
 }
 
-/** A demo merchant with one sandbox channel per category, made on the first start only. */
+/** A test-mode demo merchant with one sandbox channel per category, made on the first start only. */
 async function demoMerchant(config: AppConfig, dataDir: string): Promise<DemoMerchant> {
   const file = join(dataDir, 'demo-merchant.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoMerchant;
   const ctx = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
   try {
     const ops = ctx.get(OperatorService);
-    const merchant = await ops.createMerchant('Demo merchant');
+    const merchant = await ops.createMerchant({ name: 'Demo merchant', mode: 'test' });
     const channelIds: number[] = [];
     for (const [category, name] of [
       ['processor', 'Sandbox processor'],
@@ -101,8 +101,9 @@ async function main(): Promise<void> {
     database = await startEmbeddedPostgres(dataDir, embeddedPgPort(env), secrets.pg_password);
     env.DATABASE_URL = database.url;
     env.MASTER_KEY ??= secrets.master_key;
-    // A local demo calls back to localhost.
+    // A local demo calls back to localhost and pays on the sandbox.
     env.CALLBACK_ALLOW_PRIVATE ??= 'true';
+    env.SANDBOX_ENABLED ??= 'true';
     env.LOG_FORMAT ??= 'pretty';
     env.LOG_LEVEL ??= 'warn';
   }

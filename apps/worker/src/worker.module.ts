@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { type AppConfig, CommonModule, loggingModule } from '@app/common';
+import { type AppConfig, CommonModule, RedisModule, loggingModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { OrdersCoreModule } from '@app/orders';
 import { QueueModule } from '@app/queue';
@@ -18,7 +18,8 @@ export class WorkerModule {
   static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CommonModule.forRoot(config), loggingModule(config), DbModule.forRoot(tuning.callbackConcurrency + tuning.ordersConcurrency + 2), QueueModule.forRoot(config), OrdersCoreModule],
+      // Redis (when REDIS_URL is set) holds the nonces the callbacks claim, shared with the API.
+      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.callbackConcurrency + tuning.ordersConcurrency + 2), QueueModule.forRoot(config), OrdersCoreModule],
       providers: [
         { provide: WorkerTuning, useValue: tuning },
         {

@@ -1,4 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ChannelError } from './channel-adapter';
+import { parseChannelConfig } from './channel-config';
 import { EpayAdapter, epaySign } from './epay.adapter';
 import { SandboxAdapter, sandboxCheckoutToken, signSandboxNotification, verifySandboxCheckoutToken } from './sandbox.adapter';
 
@@ -14,6 +18,49 @@ describe('epaySign', () => {
     expect(adapter.verifyNotification({ ...params, sign, sign_type: 'MD5' })).toEqual({ orderNo: 'A1', channelTradeNo: 'T1', amountFen: 150, outcome: 'paid' });
     expect(adapter.verifyNotification({ ...params, money: '1.51', sign })).toBeNull();
     expect(adapter.verifyNotification({ ...params, sign: sign.toUpperCase() })).not.toBeNull();
+  });
+});
+
+// SPEC 6: the epay key travels in the query string of api.php, so the gateway must be https.
+describe('epay gateway_url over http', () => {
+  let server: Server;
+  let requests = 0;
+  let gateway: string;
+  const query = { orderNo: '20260101000000123456789', amountFen: 100, channelTradeNo: null, paidAt: null };
+
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      requests++;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ code: 1, status: 1, money: '1.00', trade_no: 'T1' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    gateway = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it('is never called without CHANNEL_ALLOW_HTTP: no query, no pay_url', async () => {
+    const adapter = new EpayAdapter({ merchant_no: '7', secret_key: 'k', gateway_url: gateway }, undefined);
+    const before = requests;
+    await expect(adapter.queryPayment(query, AbortSignal.timeout(2000))).rejects.toThrow(ChannelError);
+    await expect(adapter.queryPayment(query, AbortSignal.timeout(2000))).rejects.toThrow(/https/);
+    await expect(adapter.createPayment({ orderNo: query.orderNo, amountFen: 100, payMethod: 'alipay', subject: 's', notifyUrl: 'https://x/n', returnUrl: 'https://x' })).rejects.toThrow(/https/);
+    expect(requests).toBe(before);
+  });
+
+  it('is called when CHANNEL_ALLOW_HTTP=true (local test gateways)', async () => {
+    const adapter = new EpayAdapter({ merchant_no: '7', secret_key: 'k', gateway_url: gateway }, undefined, true);
+    const before = requests;
+    expect(await adapter.queryPayment(query, AbortSignal.timeout(2000))).toMatchObject({ state: 'paid', amountFen: 100 });
+    expect(requests).toBe(before + 1);
+  });
+
+  it('is refused in a channel config unless allowed; https always passes', () => {
+    expect(() => parseChannelConfig({ gateway_url: 'http://pay.example/' })).toThrow(/gateway_url must be https.*CHANNEL_ALLOW_HTTP=true/);
+    expect(parseChannelConfig({ gateway_url: 'http://pay.example/' }, { allowHttpGateway: true })).toEqual({ gateway_url: 'http://pay.example/' });
+    expect(parseChannelConfig({ gateway_url: 'https://pay.example/' })).toEqual({ gateway_url: 'https://pay.example/' });
+    // A CONNECT proxy is plain http; the tunnel to the gateway is TLS.
+    expect(parseChannelConfig({ proxy_url: 'http://proxy.internal:3128' })).toEqual({ proxy_url: 'http://proxy.internal:3128' });
   });
 });
 

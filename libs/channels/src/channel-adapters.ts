@@ -37,7 +37,7 @@ export class ChannelAdapters implements OnApplicationShutdown {
       case 'sandbox':
         return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl);
       case 'epay':
-        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined);
+        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
       default:
         throw new ChannelError(`channel ${channel.id} has an unknown adapter`);
     }

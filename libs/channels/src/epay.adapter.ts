@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
 import { sameText } from '@app/signature';
 import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
-import type { ChannelConfig } from './channel-config';
+import { type ChannelConfig, assertGatewayProtocol } from './channel-config';
 import { channelGet } from './channel-http';
 
 /**
@@ -38,6 +38,8 @@ export class EpayAdapter implements ChannelAdapter {
   constructor(
     private readonly config: ChannelConfig,
     private readonly dispatcher: Dispatcher | undefined,
+    /** CHANNEL_ALLOW_HTTP: a channel stored with an http gateway_url is still refused at run time without it. */
+    private readonly allowHttpGateway = false,
   ) {}
 
   private settings(): { pid: string; key: string; gateway: URL } {
@@ -45,6 +47,11 @@ export class EpayAdapter implements ChannelAdapter {
     if (!pid || !key || !gatewayUrl) throw new ChannelError('epay channel needs merchant_no, secret_key and gateway_url');
     // "https://pay.example.com" and "https://pay.example.com/" both mean the gateway's root.
     const gateway = new URL(gatewayUrl.endsWith('/') ? gatewayUrl : `${gatewayUrl}/`);
+    try {
+      assertGatewayProtocol(gateway, this.allowHttpGateway);
+    } catch (err) {
+      throw new ChannelError(`epay ${(err as Error).message}`);
+    }
     return { pid, key, gateway };
   }
 

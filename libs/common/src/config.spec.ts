@@ -25,6 +25,7 @@ describe('loadConfig', () => {
     expect(c.callbackRetryScheduleMs).toHaveLength(15);
     expect(c.callbackRetryScheduleMs[4]).toBe(10 * 60_000);
     expect(c.callbackAllowPrivate).toBe(false);
+    expect([c.sandboxEnabled, c.channelAllowHttp]).toEqual([false, false]);
     expect([c.rateLimitMerchantPerSecond, c.rateLimitMerchantBurst, c.rateLimitIpPerSecond]).toEqual([50, 100, 200]);
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
     expect(c.redisUrl).toBeNull();
@@ -38,6 +39,8 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: '' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ MASTER_KEY: '' }, 'MASTER_KEY'],
+    [{ SANDBOX_ENABLED: 'yes' }, 'SANDBOX_ENABLED'],
+    [{ CHANNEL_ALLOW_HTTP: 'maybe' }, 'CHANNEL_ALLOW_HTTP'],
     [{ MASTER_KEY: Buffer.alloc(16).toString('base64') }, 'MASTER_KEY'],
     [{ MASTER_KEY: 'not base64 at all!' }, 'MASTER_KEY'],
     [{ PORT: 'eighty' }, 'PORT'],

@@ -43,6 +43,10 @@ export class AppConfig {
   trustProxy: false | number | string[];
   /** METRICS_TOKEN: when set, /metrics wants it as a bearer token. */
   metricsToken: string | null;
+  /** SANDBOX_ENABLED: the sandbox channel works (checkout pages, orders); off in production unless set. */
+  sandboxEnabled: boolean;
+  /** CHANNEL_ALLOW_HTTP: a channel's gateway_url may be http (local test gateways); else https only (SPEC 6). */
+  channelAllowHttp: boolean;
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
   adminUser: string | null;
   adminPassword: string | null;
@@ -181,6 +185,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
     trustProxy: trustProxy(env),
     metricsToken: env.METRICS_TOKEN || null,
+    sandboxEnabled: bool(env, 'SANDBOX_ENABLED', false),
+    channelAllowHttp: bool(env, 'CHANNEL_ALLOW_HTTP', false),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,
   });

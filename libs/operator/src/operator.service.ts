@@ -7,11 +7,13 @@ import {
   type ChannelCategory,
   ChannelRepository,
   LedgerRepository,
+  MERCHANT_MODES,
+  type MerchantMode,
   MerchantRepository,
   MerchantUserRepository,
   PAY_METHODS,
 } from '@app/db';
-import { channelConfigContext, parseChannelConfig, withGeneratedSecret } from '@app/channels';
+import { channelConfigContext, channelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
 import { newApiKey, newApiSecret, newInvitationToken } from './credentials';
 
 /** SPEC 8a: an invitation link works for 24 hours, once. */
@@ -31,6 +33,15 @@ export interface Credentials {
   id: number;
   api_key: string;
   api_secret: string;
+  mode: MerchantMode;
+}
+
+export interface NewMerchantInput {
+  name: string;
+  /** Fixed for the merchant's life; live by default. */
+  mode?: string;
+  notifyUrl?: string;
+  depositRate?: string;
 }
 
 export interface NewChannelInput {
@@ -75,18 +86,21 @@ export class OperatorService {
     private readonly config: AppConfig,
   ) {}
 
-  async createMerchant(name: string, notifyUrl?: string, depositRate?: string): Promise<Credentials> {
+  async createMerchant({ name, mode = 'live', notifyUrl, depositRate }: NewMerchantInput): Promise<Credentials> {
     if (!name || name.length > 128) throw new UsageError('--name is required (at most 128 characters)');
-    const apiKey = newApiKey();
+    if (!(MERCHANT_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be ${MERCHANT_MODES.join(' or ')}`);
+    const merchantMode = mode as MerchantMode;
+    const apiKey = newApiKey(merchantMode);
     const apiSecret = newApiSecret();
     const merchant = await this.merchants.create({
       name,
+      mode: merchantMode,
       apiKey,
       apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${apiKey}`),
       notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, '--notify-url'),
       depositRate: rate(depositRate, '--deposit-rate'),
     });
-    return { id: merchant.id, api_key: apiKey, api_secret: apiSecret };
+    return { id: merchant.id, api_key: apiKey, api_secret: apiSecret, mode: merchantMode };
   }
 
   async setMerchantStatus(id: number, status: 'active' | 'disabled'): Promise<{ id: number; status: string }> {
@@ -111,7 +125,7 @@ export class OperatorService {
     if (!merchant) throw new UsageError(`no merchant ${id}`);
     const apiSecret = newApiSecret();
     await this.merchants.update(id, { apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${merchant.apiKey}`) });
-    return { id, api_key: merchant.apiKey, api_secret: apiSecret };
+    return { id, api_key: merchant.apiKey, api_secret: apiSecret, mode: merchant.mode };
   }
 
   async balance(id: number): Promise<{ available_fen: number; deposit_fen: number }> {
@@ -138,7 +152,7 @@ export class OperatorService {
     if (maxFen === null || maxFen < minFen) throw new UsageError('--max must be a yuan amount not below --min');
     let config;
     try {
-      config = parseChannelConfig(JSON.parse(input.config ?? '{}'));
+      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp });
     } catch (err) {
       throw new UsageError(`--config: ${(err as Error).message}`);
     }
@@ -166,9 +180,16 @@ export class OperatorService {
   }
 
   async link(merchantId: number, channelId: number, linkRate?: string): Promise<{ merchant_id: number; channel_id: number; service_rate: string }> {
-    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    const merchant = await this.merchants.findById(merchantId);
+    if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
     const channel = await this.channels.findById(channelId);
     if (!channel) throw new UsageError(`no channel ${channelId}`);
+    if (channelMode(channel.adapter) !== merchant.mode) {
+      throw new UsageError(
+        `channel ${channelId} (${channel.adapter}) moves ${channelMode(channel.adapter)} money and merchant ${merchantId} is a ${merchant.mode} merchant: ` +
+          'sandbox channels link only to test merchants, other channels only to live merchants (merchant:create --mode test|live)',
+      );
+    }
     const own = linkRate === undefined ? null : rate(linkRate, '--rate');
     await this.channels.link(merchantId, channelId, own);
     return { merchant_id: merchantId, channel_id: channelId, service_rate: own ?? channel.defaultRate };

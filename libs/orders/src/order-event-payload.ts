@@ -22,3 +22,17 @@ export function orderEventPayload(eventId: string, type: OrderEventType, order: 
     paid_at: order.paidAt ? unixSeconds(order.paidAt) : null,
   };
 }
+
+/** SPEC 6: what reconciliation needs of a verified notification whose amount differs from the order's. */
+export function amountMismatchPayload(eventId: string, order: Order, notification: { amountFen: number; channelTradeNo: string | null }): Record<string, unknown> {
+  return {
+    event_id: eventId,
+    event: 'payment.amount_mismatch',
+    order_no: order.orderNo,
+    merchant_order_no: order.merchantOrderNo,
+    status: order.status,
+    cny_amount: formatYuan(order.cnyFen),
+    notified_amount: formatYuan(notification.amountFen),
+    channel_trade_no: notification.channelTradeNo,
+  };
+}

@@ -11,7 +11,7 @@ import {
   ORDER_TRANSITIONS,
   type Order, OrderEventRepository, type OrderEventType, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobQueue } from '@app/queue';
-import { orderEventPayload } from './order-event-payload';
+import { amountMismatchPayload, orderEventPayload } from './order-event-payload';
 
 /** What a verified success notification did to its order. */
 export type MarkPaidResult = 'paid' | 'late_paid' | 'unchanged' | 'amount_mismatch' | 'not_found';
@@ -107,6 +107,9 @@ export class OrderLifecycle {
     if (!order) return 'not_found';
     if (notification.amountFen !== order.cnyFen) {
       this.logger.warn(`order ${order.orderNo}: notification amount ${notification.amountFen} fen differs from ${order.cnyFen} fen; refused`);
+      await this.dataSource.transaction((em) =>
+        this.events.recordWithoutCallback(em, order, 'payment.amount_mismatch', (eventId) => amountMismatchPayload(eventId, order, notification)),
+      );
       return 'amount_mismatch';
     }
     const recorded = await this.transit(order.id, PAY, 'order.paid', { paid: true, channelTradeNo: notification.channelTradeNo });

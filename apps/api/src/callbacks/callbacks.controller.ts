@@ -12,7 +12,11 @@ export class CallbacksController {
   constructor(private readonly callbacks: CallbacksService) {}
 
   @Post('callbackResend')
-  @MerchantOperation('Send the order\'s latest callback event again (same event_id)', CallbackResendDto)
+  @MerchantOperation(
+    'Send the order\'s latest callback event again (same event_id)',
+    CallbackResendDto,
+    'While a delivery of that event is pending, answers it and queues nothing; at most 10 resends per order per hour (42900 with Retry-After).',
+  )
   @HttpCode(200)
   async callbackResend(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackResendDto): Promise<Envelope<ResendView>> {
     return ok(await this.callbacks.resend(merchant.id, params.order_no));

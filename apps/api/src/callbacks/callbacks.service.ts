@@ -1,12 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError, ErrorCode } from '@app/common';
-import { CallbackDeliveryRepository } from '@app/db';
+import { CallbackDeliveryRepository, type ResendLimit } from '@app/db';
 import { JobQueue } from '@app/queue';
 
 export interface ResendView {
   event_id: string;
   event: string;
+  delivery_id: string;
 }
+
+/** SPEC 7: a resend is a merchant's repair tool, not a way to make the worker flood an endpoint. */
+export const RESEND_LIMIT: ResendLimit = { max: 10, windowSeconds: 3600 };
 
 @Injectable()
 export class CallbacksService {
@@ -18,18 +22,21 @@ export class CallbacksService {
   ) {}
 
   /**
-   * SPEC 7 callbackResend: a new delivery of the order's latest event, same event_id. The row is
-   * the truth: if the enqueue fails the sweeper sends it, so the merchant still gets an answer.
+   * SPEC 7 callbackResend: a new delivery of the order's latest event, same event_id; or the
+   * delivery still pending, with nothing queued. The row is the truth: if the enqueue fails the
+   * sweeper sends it, so the merchant still gets an answer.
    */
   async resend(merchantId: number, orderNo: string): Promise<ResendView> {
-    const event = await this.deliveries.findLatestEvent(merchantId, orderNo);
-    if (!event) throw new DomainError(ErrorCode.OrderNotFound);
-    const deliveryId = await this.deliveries.createDelivery(merchantId, event);
-    try {
-      await this.jobs.add('callback.deliver', { deliveryId }, { jobId: deliveryId });
-    } catch (err) {
-      this.logger.error(`enqueue callback.deliver ${deliveryId} failed, the sweeper will send it: ${(err as Error).message}`);
+    const result = await this.deliveries.resendLatestEvent(merchantId, orderNo, RESEND_LIMIT);
+    if (result.kind === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
+    if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
+    if (result.kind === 'queued') {
+      try {
+        await this.jobs.add('callback.deliver', { deliveryId: result.deliveryId }, { jobId: result.deliveryId });
+      } catch (err) {
+        this.logger.error(`enqueue callback.deliver ${result.deliveryId} failed, the sweeper will send it: ${(err as Error).message}`);
+      }
     }
-    return { event_id: event.eventId, event: event.event };
+    return { event_id: result.eventId, event: result.event, delivery_id: result.deliveryId };
   }
 }

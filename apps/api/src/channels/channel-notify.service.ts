@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError, ErrorCode } from '@app/common';
 import { ChannelAdapters } from '@app/channels';
 import { ChannelRepository, OrderRepository } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
+import { MetricsService } from '../metrics/metrics.service';
 
 /**
  * A payment channel's notification (SPEC 6): verified by the channel's adapter, then the
@@ -18,13 +19,16 @@ export class ChannelNotifyService {
     private readonly orders: OrderRepository,
     private readonly adapters: ChannelAdapters,
     private readonly lifecycle: OrderLifecycle,
+    private readonly metrics: MetricsService,
+    private readonly config: AppConfig,
   ) {}
 
   /** Returns the body the channel expects on acceptance. */
   async handle(channelIdParam: string, params: Record<string, unknown>): Promise<string> {
     const channelId = /^\d{1,9}$/.test(channelIdParam) ? Number(channelIdParam) : null;
     const channel = channelId === null ? null : await this.channels.findById(channelId);
-    if (!channel) throw DomainError.invalid('channelId', 'unknown payment channel');
+    // With SANDBOX_ENABLED off the sandbox does not exist, not even for orders made before.
+    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', 'unknown payment channel');
     const adapter = this.adapters.forChannel(channel);
     const notification = adapter.verifyNotification(params);
     if (!notification) {
@@ -40,7 +44,10 @@ export class ChannelNotifyService {
       return adapter.acknowledgement;
     }
     const result = await this.lifecycle.markPaid(order.id, notification);
-    if (result === 'amount_mismatch') throw DomainError.invalid('amount', 'does not equal the order amount');
+    if (result === 'amount_mismatch') {
+      this.metrics.paymentAmountMismatches.inc();
+      throw DomainError.invalid('amount', 'does not equal the order amount');
+    }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     this.logger.log(`order ${order.orderNo}: success notification, ${result}`);
     return adapter.acknowledgement;

@@ -18,6 +18,6 @@ export class ChannelsController {
     @CurrentMerchant() merchant: Merchant,
     @MerchantParams() params: GetPayChannelsDto,
   ): Promise<Envelope<{ list: PayChannelView[]; total: number }>> {
-    return ok(await this.channels.listForMerchant(merchant.id, params.category));
+    return ok(await this.channels.listForMerchant(merchant, params.category));
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { unixSeconds } from '@app/common';
-import { type Channel, type ChannelCategory, ChannelRepository } from '@app/db';
+import { AppConfig, unixSeconds } from '@app/common';
+import { adaptersForMode } from '@app/channels';
+import { type Channel, type ChannelCategory, ChannelRepository, type Merchant } from '@app/db';
 import { CATEGORY_TEXT, payMethodText } from './channel-texts';
 
 /** A channel as getPayChannels shows it: exactly the interface's fields, nothing from the config. */
@@ -30,10 +31,15 @@ function toView(c: Channel): PayChannelView {
 
 @Injectable()
 export class ChannelsService {
-  constructor(private readonly channels: ChannelRepository) {}
+  constructor(
+    private readonly channels: ChannelRepository,
+    private readonly config: AppConfig,
+  ) {}
 
-  async listForMerchant(merchantId: number, category?: ChannelCategory): Promise<{ list: PayChannelView[]; total: number }> {
-    const list = (await this.channels.listLinkedEnabled(merchantId, category)).map(toView);
+  /** Only channels of the merchant's own mode (SPEC 5), even where an older link says otherwise. */
+  async listForMerchant(merchant: Merchant, category?: ChannelCategory): Promise<{ list: PayChannelView[]; total: number }> {
+    const adapters = adaptersForMode(merchant.mode, this.config.sandboxEnabled);
+    const list = (await this.channels.listLinkedEnabled(merchant.id, adapters, category)).map(toView);
     return { list, total: list.length };
   }
 }

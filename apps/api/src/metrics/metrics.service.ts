@@ -30,6 +30,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly paymentAmountMismatches = new Counter({
+    name: 'merchant_pay_payment_amount_mismatch_total',
+    help: 'Verified channel notifications refused because their amount differs from the order (order event payment.amount_mismatch)',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'merchant_pay_' });
   }

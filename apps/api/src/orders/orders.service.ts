@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
 import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
+import { adaptersForMode } from '@app/channels';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
 import { MetricsService } from '../metrics/metrics.service';
@@ -85,19 +86,12 @@ export class OrdersService {
     private readonly channels: ChannelRepository,
     private readonly lifecycle: OrderLifecycle,
     private readonly metrics: MetricsService,
+    private readonly config: AppConfig,
   ) {}
 
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
   async create(merchant: Merchant, params: CreateOrderDto): Promise<{ order: CreatedOrderView; repeat: boolean }> {
     const cnyFen = parseYuan(params.cny_amount) as number;
-    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id);
-    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
-    const { channel } = linked;
-    if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
-    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
-      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
-    }
-
     // What defines the order: a repeat of merchant_order_no must match it exactly.
     const requestHash = createHash('sha256')
       .update(
@@ -112,9 +106,19 @@ export class OrdersService {
       )
       .digest('hex');
     const merchantOrderNo = params.merchant_order_no ?? null;
+    // SPEC 5: a repeat is answered from the first order, even if its channel was disabled since.
     if (merchantOrderNo) {
       const existing = await this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo);
       if (existing) return this.repeat(existing, requestHash);
+    }
+
+    // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
+    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
+    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
+    const { channel } = linked;
+    if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
+    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
+      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
     }
 
     const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);

@@ -25,6 +25,6 @@ export class OverviewController {
   @Get('channels')
   @Render('channels')
   async channelList(@CurrentSession() session: PortalSession): Promise<object> {
-    return { channels: await this.channels.list(session.merchantId) };
+    return { channels: await this.channels.list(session.merchantId, session.merchantMode) };
   }
 }

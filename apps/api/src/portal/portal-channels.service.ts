@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { storedRateE8 } from '@app/common';
-import { type ChannelCategory, ChannelRepository } from '@app/db';
+import { AppConfig, storedRateE8 } from '@app/common';
+import { adaptersForMode } from '@app/channels';
+import { type ChannelCategory, ChannelRepository, type MerchantMode } from '@app/db';
 
 /** A channel as the portal shows it: what a merchant needs to use it, never anything from its config. */
 export interface PortalChannel {
@@ -15,10 +16,14 @@ export interface PortalChannel {
 
 @Injectable()
 export class PortalChannelsService {
-  constructor(private readonly channels: ChannelRepository) {}
+  constructor(
+    private readonly channels: ChannelRepository,
+    private readonly config: AppConfig,
+  ) {}
 
-  async list(merchantId: number): Promise<PortalChannel[]> {
-    const linked = await this.channels.listLinkedEnabledWithRates(merchantId);
+  /** The channels createOrder would accept for this merchant: linked, enabled, of its mode (SPEC 5). */
+  async list(merchantId: number, mode: MerchantMode): Promise<PortalChannel[]> {
+    const linked = await this.channels.listLinkedEnabledWithRates(merchantId, adaptersForMode(mode, this.config.sandboxEnabled));
     return linked.map(({ channel, serviceRate }) => ({
       id: channel.id,
       name: channel.name,

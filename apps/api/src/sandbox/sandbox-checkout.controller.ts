@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { HtmlPage } from '../http/html-page';
 import { type HtmlAnswer, SandboxCheckoutService } from './sandbox-checkout.service';
 
 function send(reply: FastifyReply, answer: HtmlAnswer): void {
@@ -7,28 +8,30 @@ function send(reply: FastifyReply, answer: HtmlAnswer): void {
     .status(answer.status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
     .send(answer.html);
 }
 
 type Form = Record<string, unknown> | undefined;
 
-/** `/sandbox/checkout/:orderNo`: pages for a person, not envelopes. */
+/** `/sandbox/checkout/:orderNo`: pages for a person, not envelopes; never framed (SPEC 6). */
 @Controller('sandbox/checkout')
 export class SandboxCheckoutController {
   constructor(private readonly checkout: SandboxCheckoutService) {}
 
   @Get(':orderNo')
+  @HtmlPage()
   async page(@Param('orderNo') orderNo: string, @Query() query: Form, @Res() reply: FastifyReply): Promise<void> {
     send(reply, await this.checkout.page(orderNo, query?.token));
   }
 
   @Post(':orderNo/pay')
+  @HtmlPage()
   async pay(@Param('orderNo') orderNo: string, @Body() form: Form, @Res() reply: FastifyReply): Promise<void> {
     send(reply, await this.checkout.submit(orderNo, form?.token, 'paid'));
   }
 
   @Post(':orderNo/fail')
+  @HtmlPage()
   async fail(@Param('orderNo') orderNo: string, @Body() form: Form, @Res() reply: FastifyReply): Promise<void> {
     send(reply, await this.checkout.submit(orderNo, form?.token, 'failed'));
   }

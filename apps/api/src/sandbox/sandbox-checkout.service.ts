@@ -39,12 +39,11 @@ export class SandboxCheckoutService {
   async page(orderNo: string, token: unknown): Promise<HtmlAnswer> {
     const found = await this.resolve(orderNo, token);
     if (!found) return NOT_FOUND;
-    const merchant = await this.merchants.findById(found.order.merchantId);
     return {
       status: 200,
       html: checkoutPage({
         orderNo: found.order.orderNo,
-        merchantName: merchant?.name ?? 'Merchant',
+        merchantName: found.merchantName,
         amount: formatYuan(found.order.cnyFen),
         payMethod: found.order.paymentMethod,
         status: found.order.status,
@@ -77,15 +76,21 @@ export class SandboxCheckoutService {
       : { status: 200, html: resultPage('Payment failed', `Order ${order.orderNo} is cancelled. The merchant is notified.`, back) };
   }
 
-  /** The order, when it exists on a sandbox channel and the token is that order's. */
-  private async resolve(orderNo: string, token: unknown): Promise<{ order: Order; secretKey: string } | null> {
-    if (!/^\d{22}$/.test(orderNo)) return null;
+  /**
+   * The order, when the sandbox is on, the order is on a sandbox channel, the token is that
+   * order's and its merchant is a test merchant: an order a live merchant made on the sandbox
+   * before modes existed is never paid here (SPEC 5).
+   */
+  private async resolve(orderNo: string, token: unknown): Promise<{ order: Order; secretKey: string; merchantName: string } | null> {
+    if (!this.config.sandboxEnabled || !/^\d{22}$/.test(orderNo)) return null;
     const order = await this.orders.findForCheckout(orderNo);
     if (!order) return null;
     const channel = await this.channels.findById(order.channelId);
     if (!channel || channel.adapter !== 'sandbox') return null;
     const secretKey = this.adapters.channelConfig(channel).secret_key;
     if (!secretKey || !verifySandboxCheckoutToken(secretKey, order.orderNo, token)) return null;
-    return { order, secretKey };
+    const merchant = await this.merchants.findById(order.merchantId);
+    if (merchant?.mode !== 'test') return null;
+    return { order, secretKey, merchantName: merchant.name };
   }
 }

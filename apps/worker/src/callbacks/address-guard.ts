@@ -1,73 +1,79 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { IPv4, IPv6 } from 'ipaddr.js';
 
-/** Why an address may not receive a callback. */
-export type BlockedRange =
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'cgnat'
-  | 'multicast'
-  | 'metadata'
-  | 'unique-local'
-  | 'reserved';
+/** Names for the refusal message; ipaddr.js's own range name otherwise (reserved, multicast, teredo...). */
+const RANGE_WORDS: Record<string, string> = {
+  linkLocal: 'link-local',
+  carrierGradeNat: 'cgnat',
+  uniqueLocal: 'unique-local',
+  deprecatedSiteLocal: 'site-local',
+  rfc6052: 'local-use NAT64',
+};
 
-// Most specific first: the first list that matches names the reason.
-const RANGES: [BlockedRange, [string, number, 'ipv4' | 'ipv6'][]][] = [
-  ['metadata', [['169.254.169.254', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6'], ['100.100.100.200', 32, 'ipv4']]],
-  ['unspecified', [['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]],
-  ['loopback', [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']]],
-  ['private', [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4']]],
-  ['link-local', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]],
-  ['cgnat', [['100.64.0.0', 10, 'ipv4']]],
-  ['multicast', [['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]],
-  ['unique-local', [['fc00::', 7, 'ipv6'], ['fec0::', 10, 'ipv6']]],
-  [
-    'reserved',
-    [
-      ['192.0.0.0', 24, 'ipv4'],
-      ['192.0.2.0', 24, 'ipv4'],
-      ['198.18.0.0', 15, 'ipv4'],
-      ['198.51.100.0', 24, 'ipv4'],
-      ['203.0.113.0', 24, 'ipv4'],
-      ['240.0.0.0', 4, 'ipv4'],
-      ['100::', 64, 'ipv6'],
-      ['2001:db8::', 32, 'ipv6'],
-      // IPv4-compatible (deprecated) addresses: no legitimate merchant uses them.
-      ['::', 96, 'ipv6'],
-    ],
-  ],
-];
+// Cloud metadata endpoints are link-local, CGNAT or unique-local already: the name only makes the log clearer.
+const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
 
-const LISTS: [BlockedRange, BlockList][] = RANGES.map(([reason, subnets]) => {
-  const list = new BlockList();
-  for (const [address, prefix, type] of subnets) list.addSubnet(address, prefix, type);
-  return [reason, list];
-});
+const GLOBAL_UNICAST_V6: [IPv6, number] = [IPv6.parse('2000::'), 3];
+const WELL_KNOWN_NAT64: [IPv6, number] = [IPv6.parse('64:ff9b::'), 96];
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address, else null. */
-export function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(lower);
-  if (!m) return null;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2], 16);
-  const lo = parseInt(m[3], 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+function word(range: string): string {
+  return RANGE_WORDS[range] ?? range;
 }
 
-/** The blocked range an IP address falls in, or null when it is a public unicast address. Not an IP: 'reserved'. */
-export function blockedRange(address: string): BlockedRange | null {
+function ipv4FromWords(high: number, low: number): IPv4 {
+  return new IPv4([high >> 8, high & 255, low >> 8, low & 255]);
+}
+
+/**
+ * The IPv4 address inside an IPv6 transition form whose position the standard fixes: mapped
+ * (::ffff:0:0/96), translated (::ffff:0:0:0/96), well-known NAT64 (64:ff9b::/96) and 6to4
+ * (2002::/16). Teredo and local-use NAT64 (64:ff9b:1::/48, any prefix length) are not read:
+ * they are refused.
+ */
+function embeddedIpv4Of(ip: IPv6): IPv4 | null {
+  const p = ip.parts;
+  switch (ip.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return ipv4FromWords(p[6], p[7]);
+    case 'rfc6052':
+      return ip.match(...WELL_KNOWN_NAT64) ? ipv4FromWords(p[6], p[7]) : null;
+    case '6to4':
+      return ipv4FromWords(p[1], p[2]);
+    default:
+      return null;
+  }
+}
+
+/** The IPv4 address an IPv6 address carries (see embeddedIpv4Of), as text; null for any other address. */
+export function embeddedIpv4(address: string): string | null {
+  return isIP(address) === 6 ? (embeddedIpv4Of(IPv6.parse(address))?.toString() ?? null) : null;
+}
+
+function ipv4Verdict(ip: IPv4): string | null {
+  if (METADATA.has(ip.toString())) return 'metadata';
+  const range = ip.range();
+  return range === 'unicast' ? null : word(range);
+}
+
+/**
+ * Why an IP address may not receive a callback, or null when it is global unicast (SPEC 7).
+ * ipaddr.js classifies; an IPv6 transition form is judged by the IPv4 address it embeds, and
+ * IPv6 must also lie in 2000::/3, so anything not yet allocated is refused too. Not an IP: 'reserved'.
+ */
+export function blockedRange(address: string): string | null {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const family = isIP(bare);
   if (family === 0) return 'reserved';
-  const inner = family === 6 ? embeddedIpv4(bare) : null;
-  const [ip, type] = inner ? [inner, 'ipv4' as const] : [bare, family === 4 ? ('ipv4' as const) : ('ipv6' as const)];
-  for (const [reason, list] of LISTS) {
-    if (list.check(ip, type)) return reason;
-  }
-  return null;
+  if (family === 4) return ipv4Verdict(IPv4.parse(bare));
+  const ip = IPv6.parse(bare);
+  const inner = embeddedIpv4Of(ip);
+  if (inner) return ipv4Verdict(inner);
+  if (METADATA.has(ip.toString())) return 'metadata';
+  const range = ip.range();
+  if (range !== 'unicast') return word(range);
+  return ip.match(...GLOBAL_UNICAST_V6) ? null : 'non-global';
 }
 
 /** A callback address refused before any connection was made. */
@@ -75,7 +81,7 @@ export class BlockedAddressError extends Error {
   constructor(
     readonly host: string,
     readonly address: string,
-    readonly range: BlockedRange,
+    readonly range: string,
   ) {
     super(
       host === address
@@ -86,7 +92,7 @@ export class BlockedAddressError extends Error {
   }
 }
 
-/** Throws when a literal IP host is in a blocked range; net.connect skips the lookup for literals. */
+/** Throws when a literal IP host is not global unicast; net.connect skips the lookup for literals. */
 export function assertLiteralAllowed(hostname: string): void {
   const bare = hostname.replace(/^\[|\]$/g, '');
   if (isIP(bare) === 0) return;
@@ -95,8 +101,8 @@ export function assertLiteralAllowed(hostname: string): void {
 }
 
 /**
- * A DNS lookup for net.connect that answers only with addresses outside the blocked ranges. The
- * socket connects to exactly the address checked here, so a second resolution cannot rebind it.
+ * A DNS lookup for net.connect that answers only with global unicast addresses. The socket
+ * connects to exactly the address checked here, so a second resolution cannot rebind it.
  */
 export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {

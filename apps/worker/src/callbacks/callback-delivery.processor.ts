@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig, type JobPayloads, SecretBox, callbackAttemptsLimit } from '@app/common';
-import { type ClaimedAttempt, CallbackDeliveryRepository } from '@app/db';
-import { buildSignedCallback } from './callback-payload';
+import { type ClaimedAttempt, CallbackDeliveryRepository, NonceStore } from '@app/db';
+import { buildSignedCallback, newCallbackNonce } from './callback-payload';
 import { type SendOutcome, CallbackSender } from './callback-sender';
 import { CallbackAttemptError, retryDelayMs } from './retry-policy';
 
@@ -29,6 +29,7 @@ export class CallbackDeliveryProcessor {
     private readonly deliveries: CallbackDeliveryRepository,
     private readonly secrets: SecretBox,
     private readonly sender: CallbackSender,
+    private readonly nonces: NonceStore,
   ) {}
 
   /** Every attempt a delivery gets: the first plus one per scheduled delay. */
@@ -85,13 +86,30 @@ export class CallbackDeliveryProcessor {
         retryAfterMs: null,
       };
     }
+    let nonce: string;
+    try {
+      nonce = await this.claimNonce(attempt.merchantApiKey);
+    } catch (err) {
+      return { ok: false, httpStatus: null, durationMs: 0, excerpt: null, error: `not sent: its nonce could not be recorded (${(err as Error).message})`, retryAfterMs: null };
+    }
     const apiSecret = this.secrets.open(attempt.merchantSecretEnc, `merchant:${attempt.merchantApiKey}`);
     const { body, headers } = buildSignedCallback(
       { id: attempt.eventId, type: attempt.eventType, payload: attempt.payload },
       { apiKey: attempt.merchantApiKey, apiSecret },
       attempt.number,
+      nonce,
     );
     return this.sender.send(attempt.notifyUrl, body, headers);
+  }
+
+  /**
+   * SPEC 3: a callback is signed like a request, so its nonce is spent in the merchants' nonce
+   * store before it leaves: its body sent back to the API is 40104, never answered as the merchant.
+   */
+  private async claimNonce(apiKey: string): Promise<string> {
+    const nonce = newCallbackNonce();
+    if (!(await this.nonces.claim(apiKey, nonce))) throw new Error('a fresh random nonce was already used');
+    return nonce;
   }
 
   private logRow(attempt: ClaimedAttempt, outcome: SendOutcome) {

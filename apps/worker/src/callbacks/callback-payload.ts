@@ -36,14 +36,21 @@ export function webhookSignature(secret: string, id: string, timestamp: number, 
   return `v1,${createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
 }
 
+/** A fresh nonce for one callback: 16 characters of the request alphabet [A-Za-z0-9_-]. */
+export function newCallbackNonce(): string {
+  return randomBytes(12).toString('base64url');
+}
+
 /**
- * The callback of SPEC 7 for one attempt: the event's facts plus api_key, timestamp, nonce and
- * the request-style `signature`, then the Standard Webhooks headers over the exact body bytes.
+ * The callback of SPEC 7 for one attempt: the event's facts plus api_key, timestamp, `nonce`
+ * (already claimed in the nonce store by the caller, SPEC 3) and the request-style
+ * `signature`, then the Standard Webhooks headers over the exact body bytes.
  */
 export function buildSignedCallback(
   event: CallbackEvent,
   merchant: { apiKey: string; apiSecret: string },
   attemptNumber: number,
+  nonce: string,
   now = Date.now(),
 ): SignedCallback {
   const facts: Record<string, unknown> = { ...event.payload, event_id: event.id, event: event.type };
@@ -55,7 +62,7 @@ export function buildSignedCallback(
   const timestamp = Math.floor(now / 1000);
   params.api_key = merchant.apiKey;
   params.timestamp = timestamp;
-  params.nonce = randomBytes(12).toString('base64url');
+  params.nonce = nonce;
   params.signature = sign(params, merchant.apiSecret);
   const body = JSON.stringify(params);
   return {

@@ -1,11 +1,14 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+/** `event`: the outbox row of a transition; `resend`: asked for by callbackResend (limited per order and hour). */
+export type DeliveryOrigin = 'event' | 'resend';
 
 /** One attempt series to send one event to the merchant (the outbox row; job id = id). */
 @Entity('callback_deliveries')
 @Index('ix_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('ix_deliveries_event', ['eventId'])
+@Index('ix_deliveries_order_resends', ['orderId', 'createdAt'], { where: `"origin" = 'resend'` })
 export class CallbackDelivery {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
@@ -21,6 +24,9 @@ export class CallbackDelivery {
 
   @Column({ type: 'varchar', length: 16, default: 'pending' })
   status: DeliveryStatus;
+
+  @Column({ type: 'varchar', length: 8, default: 'event' })
+  origin: DeliveryOrigin;
 
   @Column({ name: 'attempts_made', type: 'integer', default: 0 })
   attemptsMade: number;

@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 export type MerchantStatus = 'active' | 'disabled';
+/** SPEC 5: a test merchant pays only through the sandbox, a live one never does; fixed at creation. */
+export const MERCHANT_MODES = ['live', 'test'] as const;
+export type MerchantMode = (typeof MERCHANT_MODES)[number];
 
 @Entity('merchants')
 export class Merchant {
@@ -12,6 +15,9 @@ export class Merchant {
 
   @Column({ type: 'varchar', length: 16, default: 'active' })
   status: MerchantStatus;
+
+  @Column({ type: 'varchar', length: 8, default: 'live' })
+  mode: MerchantMode;
 
   @Index('uq_merchants_api_key', { unique: true })
   @Column({ name: 'api_key', type: 'varchar', length: 64 })

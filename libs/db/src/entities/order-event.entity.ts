@@ -1,6 +1,10 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
-export const ORDER_EVENT_TYPES = ['order.paid', 'order.completed', 'order.cancelled'] as const;
+/** The events merchants receive as callbacks (SPEC 7). */
+export const CALLBACK_EVENT_TYPES = ['order.paid', 'order.completed', 'order.cancelled'] as const;
+export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
+/** Every event an order's history records; the others are kept for reconciliation, never sent. */
+export const ORDER_EVENT_TYPES = [...CALLBACK_EVENT_TYPES, 'payment.amount_mismatch'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /**

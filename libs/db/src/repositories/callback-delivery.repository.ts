@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { OrderEventType } from '../entities';
+import { CALLBACK_EVENT_TYPES, type OrderEventType } from '../entities';
 
 /** What the worker needs for one attempt, read in the statement that claims it. */
 export interface ClaimedAttempt {
@@ -40,11 +40,20 @@ export interface DeliveryUpdate {
   nextAttemptAt: Date | null;
 }
 
-export interface LatestEvent {
-  eventId: string;
-  event: OrderEventType;
-  orderId: string;
+/** callbackResend's allowance: at most `max` resend deliveries per order within `windowSeconds`. */
+export interface ResendLimit {
+  max: number;
+  windowSeconds: number;
 }
+
+export type ResendResult =
+  /** Not this merchant's order, or it has no callback event yet. */
+  | { kind: 'not_found' }
+  /** A delivery of the latest event is still pending: it answers, nothing new is queued. */
+  | { kind: 'pending'; eventId: string; event: OrderEventType; deliveryId: string }
+  /** A new delivery of the latest event, due now: enqueue it. */
+  | { kind: 'queued'; eventId: string; event: OrderEventType; deliveryId: string }
+  | { kind: 'limited'; retryAfterMs: number };
 
 export interface DueDelivery {
   id: string;
@@ -175,21 +184,6 @@ export class CallbackDeliveryRepository {
     );
   }
 
-  /** The order's latest event, when the order is this merchant's and has one. */
-  async findLatestEvent(merchantId: number, orderNo: string): Promise<LatestEvent | null> {
-    const rows: { id: string; type: OrderEventType; order_id: string }[] = await this.dataSource.query(
-      `SELECT e.id, e.type, e.order_id
-         FROM orders o JOIN order_events e ON e.order_id = o.id
-        WHERE o.merchant_id = $1 AND o.order_no = $2 AND e.merchant_id = $1
-        ORDER BY e.created_at DESC,
-                 CASE e.type WHEN 'order.completed' THEN 2 WHEN 'order.paid' THEN 1 ELSE 0 END DESC
-        LIMIT 1`,
-      [merchantId, orderNo],
-    );
-    const row = rows[0];
-    return row ? { eventId: row.id, event: row.type, orderId: String(row.order_id) } : null;
-  }
-
   /** The order's deliveries, newest first, each with its attempts in order, when the order is this merchant's. */
   async listForOrder(merchantId: number, orderId: string): Promise<DeliveryWithAttempts[]> {
     const rows: DeliveryWithAttempts[] = await this.dataSource.query(
@@ -207,14 +201,44 @@ export class CallbackDeliveryRepository {
     return rows.map((d) => ({ ...d, attempts: d.attempts.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt) })) }));
   }
 
-  /** A new pending delivery of an existing event, due now; returns its id (the job id). */
-  async createDelivery(merchantId: number, event: LatestEvent): Promise<string> {
-    const id = randomUUID();
-    await this.dataSource.query(
-      `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at)
-       VALUES ($1, $2, $3, $4, 'pending', 0, now())`,
-      [id, event.eventId, event.orderId, merchantId],
-    );
-    return id;
+  /**
+   * callbackResend (SPEC 7) in one transaction, serialised per order by a lock on the order row,
+   * so concurrent resends make one delivery: the order's latest callback event; a pending
+   * delivery of it when there is one (nothing new); else, within `limit`, a new delivery due now.
+   */
+  async resendLatestEvent(merchantId: number, orderNo: string, limit: ResendLimit): Promise<ResendResult> {
+    return this.dataSource.transaction(async (em) => {
+      const [order]: { id: string }[] = await em.query(`SELECT id FROM orders WHERE merchant_id = $1 AND order_no = $2 FOR NO KEY UPDATE`, [merchantId, orderNo]);
+      if (!order) return { kind: 'not_found' };
+      const [latest]: { id: string; type: OrderEventType }[] = await em.query(
+        `SELECT id, type FROM order_events
+          WHERE order_id = $1 AND type = ANY($2)
+          ORDER BY created_at DESC, CASE type WHEN 'order.completed' THEN 2 WHEN 'order.paid' THEN 1 ELSE 0 END DESC
+          LIMIT 1`,
+        [order.id, CALLBACK_EVENT_TYPES],
+      );
+      if (!latest) return { kind: 'not_found' };
+      const event = { eventId: latest.id, event: latest.type };
+      const [pending]: { id: string }[] = await em.query(
+        `SELECT id FROM callback_deliveries WHERE event_id = $1 AND status = 'pending' ORDER BY created_at DESC LIMIT 1`,
+        [latest.id],
+      );
+      if (pending) return { kind: 'pending', ...event, deliveryId: pending.id };
+      const [recent]: { count: number; retry_after_ms: number | null }[] = await em.query(
+        `SELECT count(*)::int AS count,
+                ceil(extract(epoch FROM min(created_at) + make_interval(secs => $2) - now()) * 1000)::int AS retry_after_ms
+           FROM callback_deliveries
+          WHERE order_id = $1 AND origin = 'resend' AND created_at > now() - make_interval(secs => $2)`,
+        [order.id, limit.windowSeconds],
+      );
+      if (recent.count >= limit.max) return { kind: 'limited', retryAfterMs: recent.retry_after_ms ?? 1000 };
+      const deliveryId = randomUUID();
+      await em.query(
+        `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin)
+         VALUES ($1, $2, $3, $4, 'pending', 0, now(), 'resend')`,
+        [deliveryId, latest.id, order.id, merchantId],
+      );
+      return { kind: 'queued', ...event, deliveryId };
+    });
   }
 }

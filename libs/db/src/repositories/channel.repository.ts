@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
-import { Channel, type ChannelCategory, MerchantChannel } from '../entities';
+import { Channel, type ChannelAdapterName, type ChannelCategory, MerchantChannel } from '../entities';
 
 export type NewChannel = Omit<Channel, 'id' | 'createdAt' | 'updatedAt' | 'configEnc'>;
 
@@ -19,39 +19,43 @@ export class ChannelRepository {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  /** The merchant's linked, enabled channels, ordered by id. */
-  listLinkedEnabled(merchantId: number, category?: ChannelCategory): Promise<Channel[]> {
+  /** The merchant's linked, enabled channels on one of `adapters` (the merchant's mode), ordered by id. */
+  async listLinkedEnabled(merchantId: number, adapters: readonly ChannelAdapterName[], category?: ChannelCategory): Promise<Channel[]> {
+    if (adapters.length === 0) return [];
     const query = this.channels
       .createQueryBuilder('c')
       .innerJoin(MerchantChannel, 'mc', 'mc.channelId = c.id AND mc.merchantId = :merchantId', { merchantId })
       .where('c.enabled = true')
+      .andWhere('c.adapter IN (:...adapters)', { adapters })
       .orderBy('c.id', 'ASC');
     if (category) query.andWhere('c.category = :category', { category });
     return query.getMany();
   }
 
-  /** The merchant's linked, enabled channels with the rate that applies to it, ordered by id. */
-  async listLinkedEnabledWithRates(merchantId: number): Promise<LinkedChannel[]> {
+  /** The merchant's linked, enabled channels on one of `adapters`, with the rate that applies to it, ordered by id. */
+  async listLinkedEnabledWithRates(merchantId: number, adapters: readonly ChannelAdapterName[]): Promise<LinkedChannel[]> {
+    if (adapters.length === 0) return [];
     const rows = await this.channels
       .createQueryBuilder('c')
       .innerJoin(MerchantChannel, 'mc', 'mc.channelId = c.id AND mc.merchantId = :merchantId', { merchantId })
       .addSelect('mc.rate', 'link_rate')
       .where('c.enabled = true')
+      .andWhere('c.adapter IN (:...adapters)', { adapters })
       .orderBy('c.id', 'ASC')
       .getRawAndEntities<{ link_rate: string | null }>();
     return rows.entities.map((channel, i) => ({ channel, serviceRate: rows.raw[i].link_rate ?? channel.defaultRate }));
   }
 
-  /** The channel when it is linked to the merchant and enabled, with the rate that applies; else null. */
-  async findLinkedEnabled(merchantId: number, channelId: number): Promise<LinkedChannel | null> {
+  /** The channel when it is linked to the merchant, enabled and on one of `adapters`, with the rate that applies; else null. */
+  async findLinkedEnabled(merchantId: number, channelId: number, adapters: readonly ChannelAdapterName[]): Promise<LinkedChannel | null> {
     // One round trip on createOrder's hot path, in plain SQL: the link's rate joined onto the channel.
     const rows: (Omit<Channel, 'minFen' | 'maxFen'> & { minFen: string; maxFen: string; linkRate: string | null })[] = await this.channels.query(
       `SELECT c.id, c.category, c.name, c.pay_method AS "payMethod", c.adapter, c.config_enc AS "configEnc", c.min_fen AS "minFen",
               c.max_fen AS "maxFen", c.default_rate AS "defaultRate", c.enabled, c.created_at AS "createdAt", c.updated_at AS "updatedAt",
               mc.rate AS "linkRate"
          FROM channels c JOIN merchant_channels mc ON mc.channel_id = c.id AND mc.merchant_id = $1
-        WHERE c.id = $2 AND c.enabled`,
-      [merchantId, channelId],
+        WHERE c.id = $2 AND c.enabled AND c.adapter = ANY($3)`,
+      [merchantId, channelId, adapters],
     );
     const row = rows[0];
     if (!row) return null;

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { Merchant, type MerchantStatus } from '../entities';
+import { Merchant, type MerchantMode, type MerchantStatus } from '../entities';
 
 export interface NewMerchant {
   name: string;
+  mode: MerchantMode;
   apiKey: string;
   apiSecretEnc: string;
   notifyUrl: string | null;
@@ -18,7 +19,7 @@ export class MerchantRepository {
   /** Every signed request starts here: plain SQL, since the query builder cost more CPU than the query. */
   async findByApiKey(apiKey: string): Promise<Merchant | null> {
     const rows: Merchant[] = await this.merchants.query(
-      `SELECT id, name, status, api_key AS "apiKey", api_secret_enc AS "apiSecretEnc", notify_url AS "notifyUrl",
+      `SELECT id, name, status, mode, api_key AS "apiKey", api_secret_enc AS "apiSecretEnc", notify_url AS "notifyUrl",
               deposit_rate AS "depositRate", created_at AS "createdAt", updated_at AS "updatedAt"
          FROM merchants WHERE api_key = $1`,
       [apiKey],

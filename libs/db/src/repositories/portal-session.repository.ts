@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { MerchantStatus } from '../entities';
+import type { MerchantMode, MerchantStatus } from '../entities';
 import { tokenHash } from '../token-hash';
 import type { MerchantUserStatus } from './merchant-user.repository';
 
@@ -13,6 +13,7 @@ export interface PortalSessionRow {
   merchantId: number;
   merchantName: string;
   merchantStatus: MerchantStatus;
+  merchantMode: MerchantMode;
   lastSeenAt: Date;
 }
 
@@ -33,7 +34,7 @@ export class PortalSessionRepository {
   async findLive(sessionId: string): Promise<PortalSessionRow | null> {
     const rows: PortalSessionRow[] = await this.dataSource.query(
       `SELECT u.id AS "userId", u.email, u.status AS "userStatus", m.id AS "merchantId", m.name AS "merchantName",
-              m.status AS "merchantStatus", s.last_seen_at AS "lastSeenAt"
+              m.status AS "merchantStatus", m.mode AS "merchantMode", s.last_seen_at AS "lastSeenAt"
          FROM portal_sessions s JOIN merchant_users u ON u.id = s.user_id JOIN merchants m ON m.id = u.merchant_id
         WHERE s.id_hash = $1 AND s.expires_at > now()`,
       [tokenHash(sessionId)],
