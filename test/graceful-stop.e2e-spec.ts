@@ -108,6 +108,7 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
       MASTER_KEY: api.config.masterKey.toString('base64'),
       QUEUE_PREFIX: api.config.queuePrefix,
       CALLBACK_ALLOW_PRIVATE: 'true',
+      SANDBOX_ENABLED: 'true',
       LOG_LEVEL: 'info',
     };
   });

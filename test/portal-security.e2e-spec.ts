@@ -336,11 +336,18 @@ describe('merchant portal security', () => {
       expect((await fixtures.deliveriesOfOrder(theirs.orderId)).length).toBe(before);
     });
 
-    it('Resend queues a delivery of the latest event through the callbackResend service', async () => {
+    it('Resend queues a delivery of the latest event through the callbackResend service, and nothing while one is pending', async () => {
       const client = new PortalClient(api.app);
       await signIn(client, a.email);
       const order = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
-      const { eventId } = await fixtures.insertEvent(order.orderId);
+      const { eventId, deliveryId } = await fixtures.insertEvent(order.orderId);
+      await client.get(`/portal/orders/${order.orderNo}`);
+      const pending = await client.post(`/portal/orders/${order.orderNo}/resend`);
+      expect(pending.location).toBe(`/portal/orders/${order.orderNo}?notice=resendPending&event=order.paid`);
+      expect((await fixtures.deliveriesOfEvent(eventId)).length).toBe(1);
+      expect((await client.get(pending.location!)).html).toContain('A delivery of the latest event (order.paid) is still pending; nothing new was queued.');
+
+      await fixtures.db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE id = $1`, [deliveryId]);
       await client.get(`/portal/orders/${order.orderNo}`);
       const res = await client.post(`/portal/orders/${order.orderNo}/resend`);
       expect(res.location).toBe(`/portal/orders/${order.orderNo}?notice=resent&event=order.paid`);

@@ -19,6 +19,6 @@ export class CallbacksController {
   )
   @HttpCode(200)
   async callbackResend(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackResendDto): Promise<Envelope<ResendView>> {
-    return ok(await this.callbacks.resend(merchant.id, params.order_no));
+    return ok((await this.callbacks.resend(merchant.id, params.order_no)).view);
   }
 }

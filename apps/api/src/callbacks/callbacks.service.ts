@@ -26,7 +26,7 @@ export class CallbacksService {
    * delivery still pending, with nothing queued. The row is the truth: if the enqueue fails the
    * sweeper sends it, so the merchant still gets an answer.
    */
-  async resend(merchantId: number, orderNo: string): Promise<ResendView> {
+  async resend(merchantId: number, orderNo: string): Promise<{ view: ResendView; queued: boolean }> {
     const result = await this.deliveries.resendLatestEvent(merchantId, orderNo, RESEND_LIMIT);
     if (result.kind === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
@@ -37,6 +37,6 @@ export class CallbacksService {
         this.logger.error(`enqueue callback.deliver ${result.deliveryId} failed, the sweeper will send it: ${(err as Error).message}`);
       }
     }
-    return { event_id: result.eventId, event: result.event, delivery_id: result.deliveryId };
+    return { view: { event_id: result.eventId, event: result.event, delivery_id: result.deliveryId }, queued: result.kind === 'queued' };
   }
 }

@@ -11,7 +11,7 @@ import { CurrentSession } from './portal-request';
 import type { PortalSession } from './portal-sessions';
 import { formatShanghai } from './shanghai-time';
 
-const NOTICES = ['resent', 'resendNoEvent', 'rateLimited'] as const;
+const NOTICES = ['resent', 'resendPending', 'resendNoEvent', 'rateLimited'] as const;
 
 /** The orders list (orderQueryList's filters, paging, CSV export) and one order's page with its callbacks. */
 @Controller('portal/orders')
@@ -67,8 +67,8 @@ export class PortalOrdersController {
     const { order } = await this.orders.detail(session.merchantId, orderNo);
     const back = `/portal/orders/${order.orderNo}`;
     try {
-      const resent = await this.callbacks.resend(session.merchantId, order.orderNo);
-      return void reply.redirect(`${back}?notice=resent&event=${encodeURIComponent(resent.event)}`, 303);
+      const { view, queued } = await this.callbacks.resend(session.merchantId, order.orderNo);
+      return void reply.redirect(`${back}?notice=${queued ? 'resent' : 'resendPending'}&event=${encodeURIComponent(view.event)}`, 303);
     } catch (err) {
       if (err instanceof DomainError && err.code === ErrorCode.OrderNotFound) return void reply.redirect(`${back}?notice=resendNoEvent`, 303);
       if (err instanceof DomainError && err.code === ErrorCode.RateLimited) return void reply.redirect(`${back}?notice=rateLimited`, 303);

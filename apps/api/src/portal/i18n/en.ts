@@ -109,6 +109,7 @@ export const en = {
   'event.order.paid': 'Paid (order.paid)',
   'event.order.completed': 'Completed, balance credited (order.completed)',
   'event.order.cancelled': 'Cancelled (order.cancelled)',
+  'event.payment.amount_mismatch': 'A payment notification with another amount was refused (payment.amount_mismatch)',
 
   'delivery.title': '{event}, queued {time}',
   'delivery.status': 'Delivery',
@@ -125,6 +126,7 @@ export const en = {
   'attempt.ms': '{n} ms',
 
   'notice.resent': 'The latest event ({event}) was queued again with the same event_id.',
+  'notice.resendPending': 'A delivery of the latest event ({event}) is still pending; nothing new was queued.',
   'notice.resendNoEvent': 'This order has no event to send yet.',
   'notice.rateLimited': 'Too many resends for this order; try again later.',
   'notice.notifyUrlSaved': 'The notify URL was saved.',

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ORDER_EVENT_TYPES } from '@app/db';
 import { en } from './en';
 import { DICTIONARIES, LANGS, negotiateLang, translator } from './i18n';
 
@@ -29,6 +30,10 @@ describe('portal dictionaries', () => {
         expect([file, prefix, [...keys].some((k) => k.startsWith(prefix))]).toEqual([file, prefix, true]);
       }
     }
+  });
+
+  it('name every order event type the timeline can show', () => {
+    for (const type of ORDER_EVENT_TYPES) expect([type, `event.${type}` in en]).toEqual([type, true]);
   });
 
   it('fills placeholders and keeps unknown ones', () => {

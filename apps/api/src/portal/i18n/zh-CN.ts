@@ -111,6 +111,7 @@ export const zhCN: Record<MessageKey, string> = {
   'event.order.paid': '已支付（order.paid）',
   'event.order.completed': '已完成，余额已入账（order.completed）',
   'event.order.cancelled': '已取消（order.cancelled）',
+  'event.payment.amount_mismatch': '收到金额不符的支付通知，已拒绝（payment.amount_mismatch）',
 
   'delivery.title': '{event}，{time} 排队',
   'delivery.status': '投递状态',
@@ -127,6 +128,7 @@ export const zhCN: Record<MessageKey, string> = {
   'attempt.ms': '{n} 毫秒',
 
   'notice.resent': '已将最新事件（{event}）重新排队发送，event_id 不变。',
+  'notice.resendPending': '最新事件（{event}）仍有一次投递在进行中，未新增排队。',
   'notice.resendNoEvent': '该订单暂无可发送的事件。',
   'notice.rateLimited': '该订单重发过于频繁，请稍后再试。',
   'notice.notifyUrlSaved': '回调地址已保存。',
