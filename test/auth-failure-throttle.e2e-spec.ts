@@ -59,12 +59,14 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
     const unknownKey = () => signed({ api_key: 'mk_000000000000000000000000', api_secret: 'x' });
     for (let i = 0; i < BURST; i++) expect((await from(api.app, ip, unknownKey())).body.code).toBe(40101);
 
+    // A merchant this instance has not cached yet: its lookup would read the table.
+    const uncached = await api.operator.createMerchant('never-seen');
     const db = api.app.get(DataSource);
     await db.query('ALTER TABLE merchants RENAME TO merchants_hidden');
     try {
-      expect((await from(api.app, ip, signed(merchant))).body.code).toBe(42900);
+      expect((await from(api.app, ip, signed(uncached))).body.code).toBe(42900);
       // Control: a request that does reach the lookup now fails on the missing table.
-      expect((await from(api.app, '198.51.100.21', signed(merchant))).body.code).toBe(50000);
+      expect((await from(api.app, '198.51.100.21', signed(uncached))).body.code).toBe(50000);
     } finally {
       await db.query('ALTER TABLE merchants_hidden RENAME TO merchants');
     }
