@@ -98,6 +98,18 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
     expect((await from(api.app, ip, signed(merchant))).body.code).toBe(1);
   });
 
+  it('is shared through Redis: another instance refuses even a correctly signed request from a blocked address, having seen no failure itself', async () => {
+    const ip = '198.51.100.16';
+    for (let i = 0; i < BURST; i++) expect((await from(api.app, ip, forged())).body.code).toBe(40102);
+    const good = signed(merchant);
+    const answer = await from(other, ip, good);
+    expect([answer.status, answer.body.code]).toEqual([429, 42900]);
+    expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Refused before its nonce was claimed: once the block ends, the same request passes.
+    await sleep(Number(answer.headers['retry-after']) * 1000 + 100);
+    expect((await from(other, ip, good)).body.code).toBe(1);
+  });
+
   it('is shared through Redis: another instance refuses the address from its first failure there on', async () => {
     const ip = '198.51.100.15';
     for (let i = 0; i < BURST; i++) expect((await from(api.app, ip, forged())).body.code).toBe(40102);

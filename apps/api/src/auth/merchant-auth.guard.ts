@@ -1,11 +1,11 @@
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, DomainError, ErrorCode, unixSeconds } from '@app/common';
-import { type Merchant, NonceStore } from '@app/db';
+import type { Merchant } from '@app/db';
 import { verify } from '@app/signature';
 import { AUTH_FAILURE_CODES, AuthFailureThrottle } from './auth-failure-throttle';
 import { type MerchantCredentials, MerchantCredentialsCache } from './merchant-credentials-cache';
-import { MerchantRateLimiter } from './merchant-rate-limiter';
+import { SignedRequestAdmission } from './signed-request-admission';
 import { createValidationPipe } from '../http/validation';
 import { mergeRequestParams } from '../http/request-params';
 
@@ -46,15 +46,15 @@ function verifiesWithAny(params: Record<string, unknown>, signature: string, cre
  * Signed merchant requests (SPEC 3): an address blocked for failed authentications first
  * (42900), then the checks in the contract's order, 40100, 40101, 40300, 40103, 40102, 40104,
  * then the per-api_key rate limit. The nonce is claimed only after the signature verified, so
- * a forged request cannot burn a merchant's nonce. The merchant comes from this instance's cache.
+ * a forged request cannot burn a merchant's nonce. The merchant comes from this instance's
+ * cache; the nonce, the rate limit and the shared block are one Redis round trip.
  */
 @Injectable()
 export class MerchantAuthGuard implements CanActivate {
   constructor(
     private readonly config: AppConfig,
     private readonly credentials: MerchantCredentialsCache,
-    private readonly nonces: NonceStore,
-    private readonly rateLimiter: MerchantRateLimiter,
+    private readonly admission: SignedRequestAdmission,
     private readonly authFailures: AuthFailureThrottle,
   ) {}
 
@@ -68,8 +68,6 @@ export class MerchantAuthGuard implements CanActivate {
       if (err instanceof DomainError && AUTH_FAILURE_CODES.has(err.code)) throw await this.authFailures.recordFailure(request.ip, err);
       throw err;
     }
-    await this.rateLimiter.consume(authenticated.merchant.apiKey);
-
     request.merchant = authenticated.merchant;
     request.merchantParams = authenticated.params;
     return true;
@@ -90,7 +88,8 @@ export class MerchantAuthGuard implements CanActivate {
     if (Math.abs(unixSeconds() - timestamp) > this.config.authToleranceSeconds) throw new DomainError(ErrorCode.AuthTimestamp);
 
     if (!verifiesWithAny(params, signature, credentials)) throw new DomainError(ErrorCode.AuthBadSignature);
-    if (!(await this.nonces.claim(apiKey, nonce))) throw new DomainError(ErrorCode.AuthNonceUsed);
+    // 40104 (counted as a failure) or 42900, past the signature only.
+    await this.admission.admit(request.ip, apiKey, nonce);
     return { merchant, params };
   }
 }
