@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { AppConfig, SecretBox } from '@app/common';
 import { type Merchant, MerchantRepository, NotificationListener, type NotificationListenerTimings } from '@app/db';
 
-/** The channel the merchants trigger notifies (migration 1764100000000). */
+/** The channel the merchants trigger notifies (migration 1764150000000). */
 export const MERCHANT_CHANGED_CHANNEL = 'merchant_changed';
 /** Beyond this many merchants the oldest cached entries make room. */
 export const MERCHANT_CACHE_MAX_ENTRIES = 10_000;

@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * the `merchant_changed` channel with the row's id and api_key, so each API instance drops
  * its cached copy within moments of the commit (NOTIFY is delivered on commit).
  */
-export class MerchantChangedNotify1764100000000 implements MigrationInterface {
-  name = 'MerchantChangedNotify1764100000000';
+export class MerchantChangedNotify1764150000000 implements MigrationInterface {
+  name = 'MerchantChangedNotify1764150000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE FUNCTION "merchant_changed_notify"() RETURNS trigger LANGUAGE plpgsql AS $$
