@@ -59,12 +59,14 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
     const unknownKey = () => signed({ api_key: 'mk_000000000000000000000000', api_secret: 'x' });
     for (let i = 0; i < BURST; i++) expect((await from(api.app, ip, unknownKey())).body.code).toBe(40101);
 
+    // A merchant this instance has not cached yet: its lookup would read the table.
+    const uncached = await api.operator.createMerchant({ name: 'never-seen' });
     const db = api.app.get(DataSource);
     await db.query('ALTER TABLE merchants RENAME TO merchants_hidden');
     try {
-      expect((await from(api.app, ip, signed(merchant))).body.code).toBe(42900);
+      expect((await from(api.app, ip, signed(uncached))).body.code).toBe(42900);
       // Control: a request that does reach the lookup now fails on the missing table.
-      expect((await from(api.app, '198.51.100.21', signed(merchant))).body.code).toBe(50000);
+      expect((await from(api.app, '198.51.100.21', signed(uncached))).body.code).toBe(50000);
     } finally {
       await db.query('ALTER TABLE merchants_hidden RENAME TO merchants');
     }
@@ -94,6 +96,18 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
     await api.operator.setMerchantStatus(disabled.id, 'disabled');
     for (let i = 0; i < 3 * BURST; i++) expect((await from(api.app, ip, signed(disabled))).body.code).toBe(40300);
     expect((await from(api.app, ip, signed(merchant))).body.code).toBe(1);
+  });
+
+  it('is shared through Redis: another instance refuses even a correctly signed request from a blocked address, having seen no failure itself', async () => {
+    const ip = '198.51.100.16';
+    for (let i = 0; i < BURST; i++) expect((await from(api.app, ip, forged())).body.code).toBe(40102);
+    const good = signed(merchant);
+    const answer = await from(other, ip, good);
+    expect([answer.status, answer.body.code]).toEqual([429, 42900]);
+    expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Refused before its nonce was claimed: once the block ends, the same request passes.
+    await sleep(Number(answer.headers['retry-after']) * 1000 + 100);
+    expect((await from(other, ip, good)).body.code).toBe(1);
   });
 
   it('is shared through Redis: another instance refuses the address from its first failure there on', async () => {

@@ -212,6 +212,25 @@ describe('the nonce window edge (AUTH_TOLERANCE_SECONDS=2)', () => {
   }, 15_000);
 });
 
+describe('per api_key rate limit: a steady rate, not a fixed window (RATE_LIMIT_MERCHANT_PER_SECOND=1, BURST=3)', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({ RATE_LIMIT_MERCHANT_PER_SECOND: '1', RATE_LIMIT_MERCHANT_BURST: '3' });
+  });
+  afterAll(() => api.close());
+
+  it('spends the burst, then lets one request in per second, whatever the second boundaries', async () => {
+    const m = await api.operator.createMerchant({ name: 'steady' });
+    const codes = [];
+    for (let i = 0; i < 4; i++) codes.push((await post(api.app, URL, signed(m))).body.code);
+    expect(codes).toEqual([1, 1, 1, 42900]);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
+    const next = await post(api.app, URL, signed(m));
+    expect([next.status, next.body.code, next.headers['retry-after']]).toEqual([429, 42900, '1']);
+  });
+});
+
 describe('per api_key rate limit', () => {
   let api: TestApi;
   beforeAll(async () => {

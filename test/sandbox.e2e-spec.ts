@@ -269,18 +269,22 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(sign).toBe(createHmac('sha256', secret).update(canonicalString(fields)).digest('hex'));
   });
 
-  it('expiry: a delayed job is queued; expire() cancels only once expires_at passed', async () => {
+  it('expiry: createOrder queues no job; the expiry pass cancels only once expires_at passed, and only once', async () => {
     const order = await newOrder('3.00');
-    const job = await api.app.get(JobQueue).queue(QUEUE.orders).getJob(`expire-${order.id}`);
-    expect(job?.opts.delay).toBe(api.config.orderExpireSeconds * 1000);
-    await lifecycle.expire(order.id);
+    const jobs = await api.app.get(JobQueue).queue(QUEUE.orders).getJobs(['waiting', 'delayed', 'prioritized']);
+    expect(jobs.filter((j) => (j.data as { orderId?: string }).orderId === order.id)).toEqual([]);
+    await lifecycle.expireOverdue();
     expect((await orderRow(api.app, order.order_no)).status).toBe('pending');
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
-    await lifecycle.expire(order.id);
-    await lifecycle.expire(order.id);
+    expect(await lifecycle.expireOverdue()).toBeGreaterThanOrEqual(1);
+    await lifecycle.expireOverdue();
     const row = await orderRow(api.app, order.order_no);
     expect(row.status).toBe('cancelled');
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled']);
+    const deliveries: { id: string; status: string }[] = await sql(api.app).query(`SELECT id, status FROM callback_deliveries WHERE order_id = $1`, [order.id]);
+    expect(deliveries.map((d) => d.status)).toEqual(['pending']);
+    // Its delivery is queued like every other transition's.
+    expect(await api.app.get(JobQueue).queue(QUEUE.callbacks).getJob(deliveries[0].id)).toBeDefined();
     // A page for it offers nothing to pay.
     expect((await page(order.order_no, order.token)).body).toContain('cancelled');
   });
@@ -305,7 +309,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
         'cancelled',
         async () => {
           await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
-          await lifecycle.expire(order.id);
+          await lifecycle.expireOverdue();
         },
       ],
       ['paid', async () => notify(signSandboxNotification(await secretKey(), order.order_no, 900, 'paid'))],
@@ -346,7 +350,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     await sql(api.app).query(`UPDATE "orders" SET "order_type" = 2, "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'paid'))).statusCode).toBe(200);
     await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'failed'));
-    await lifecycle.expire(order.id);
+    await lifecycle.expireOverdue();
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     expect(await eventsOf(api.app, order.order_no)).toEqual([]);
   });
@@ -354,7 +358,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
   it('a success notification after expiry counts as a late payment, flagged', async () => {
     const order = await newOrder('4.00');
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
-    await lifecycle.expire(order.id);
+    await lifecycle.expireOverdue();
     const res = await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'paid'));
     expect(res.body).toBe('success');
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'paid', late_payment: true });
@@ -364,19 +368,14 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await orderRow(api.app, order.order_no)).status).toBe('paid');
   });
 
-  it('sweep: expires overdue pending orders and re-queues confirmation of orders stuck in paid', async () => {
-    const overdue = await newOrder('6.00');
+  it('sweep: re-queues confirmation of orders stuck in paid', async () => {
     const stuck = await newOrder('7.00');
-    await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 minute' WHERE "id" = $1`, [overdue.id]);
     await notify(signSandboxNotification(await secretKey(), stuck.order_no, 700, 'paid'));
     await sql(api.app).query(`UPDATE "orders" SET "updated_at" = now() - interval '1 hour' WHERE "id" = $1`, [stuck.id]);
     const result = await lifecycle.sweep(new WorkerTuning().stuckPaidSeconds);
-    expect(result.expired).toBeGreaterThanOrEqual(1);
     expect(result.confirmsQueued).toBeGreaterThanOrEqual(1);
-    expect((await orderRow(api.app, overdue.order_no)).status).toBe('cancelled');
     const jobs = await api.app.get(JobQueue).queue(QUEUE.orders).getJobs(['waiting', 'delayed', 'prioritized']);
     expect(jobs.some((j) => j.name === 'order.confirm' && j.data.orderId === stuck.id && j.id !== `confirm-${stuck.id}`)).toBe(true);
-    expect((await lifecycle.sweep(new WorkerTuning().stuckPaidSeconds)).expired).toBe(0);
   });
 
   it('confirm of a pending or cancelled order does nothing; confirm of an unconfirmed payment throws for a retry', async () => {

@@ -112,6 +112,42 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     }
   });
 
+  /** Polls both instances until `accepts` holds for each answer; the time from `since` to the last instance's first such answer. */
+  async function bothWithin(deadlineMs: number, since: number, request: () => Record<string, unknown>, accepts: (code: number) => boolean): Promise<number> {
+    const took = await Promise.all(
+      [0, 1].map(async (i) => {
+        for (;;) {
+          if (accepts((await call(i, 'getPayChannels', request())).code)) return Date.now() - since;
+          if (Date.now() - since > deadlineMs) throw new Error(`instance ${i} still answered the old way after ${deadlineMs} ms`);
+          await sleep(25);
+        }
+      }),
+    );
+    return Math.max(...took);
+  }
+
+  it('a merchant disabled through the operator service is refused (40300) by both instances within 1 s, and readmitted as fast', async () => {
+    const operator = cli.get(OperatorService);
+    const m = await operator.createMerchant({ name: 'cached-on-both' });
+    // Both instances have the merchant cached now.
+    for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
+
+    await operator.setMerchantStatus(m.id, 'disabled');
+    expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40300)).toBeLessThan(1000);
+    await operator.setMerchantStatus(m.id, 'active');
+    expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 1)).toBeLessThan(1000);
+  });
+
+  it('after a secret rotation both instances refuse the old secret (40102) within 1 s and accept the new one', async () => {
+    const operator = cli.get(OperatorService);
+    const m = await operator.createMerchant({ name: 'rotated-on-both' });
+    for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
+
+    const rotated = await operator.rotateSecret(m.id);
+    expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40102)).toBeLessThan(1000);
+    for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(rotated))).code).toBe(1);
+  });
+
   it('notifications sent to both instances concurrently, several times: paid once, confirmed, credited once; each event delivered once per delivery', async () => {
     const created = await call<{ order_no: string; merchant_actual_amount: number }>(
       0,

@@ -10,6 +10,8 @@ export class WorkerTuning {
   /** Callback attempts in flight per worker copy: they mostly wait on merchants. */
   callbackConcurrency = 32;
   ordersConcurrency = 4;
+  /** How often each worker copy cancels the pending orders whose time ran out. */
+  expiryIntervalMs = 1_000;
   /** How often the maintenance sweep runs (one job per interval across all copies). */
   sweepIntervalMs = 30_000;
   /** A pending delivery this far past its next_attempt_at, with no live job, counts as lost. */

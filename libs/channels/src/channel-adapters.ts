@@ -16,6 +16,8 @@ export class ChannelAdapters implements OnApplicationShutdown {
   /** Writable so a test can shorten it. */
   timeoutMs = CHANNEL_TIMEOUT_MS;
   private readonly proxies = new Map<string, ProxyAgent>();
+  /** Opened configs by channel id, kept with the sealed text they came from: a changed config is opened again. */
+  private readonly opened = new Map<number, { sealed: string; config: Readonly<ChannelConfig> }>();
 
   constructor(
     private readonly config: AppConfig,
@@ -23,12 +25,17 @@ export class ChannelAdapters implements OnApplicationShutdown {
   ) {}
 
   /** The sensitive config; callers must never log or return it. */
-  channelConfig(channel: Channel): ChannelConfig {
+  channelConfig(channel: Channel): Readonly<ChannelConfig> {
+    const cached = this.opened.get(channel.id);
+    if (cached?.sealed === channel.configEnc) return cached.config;
+    let config: Readonly<ChannelConfig>;
     try {
-      return JSON.parse(this.secrets.open(channel.configEnc, channelConfigContext(channel.id))) as ChannelConfig;
+      config = Object.freeze(JSON.parse(this.secrets.open(channel.configEnc, channelConfigContext(channel.id))) as ChannelConfig);
     } catch (err) {
       throw new ChannelError(`channel ${channel.id} config cannot be opened`, { cause: err });
     }
+    this.opened.set(channel.id, { sealed: channel.configEnc, config });
+    return config;
   }
 
   forChannel(channel: Channel): ChannelAdapter {

@@ -10,11 +10,9 @@ export const QUEUE = {
 export interface JobPayloads {
   /** Send one callback delivery (job id = delivery id). */
   'callback.deliver': { deliveryId: string };
-  /** Cancel a pending order whose time ran out (job id = "expire-" + order id). */
-  'order.expire': { orderId: string };
   /** Re-query the channel for a paid order, then confirm and complete it. */
   'order.confirm': { orderId: string };
-  /** Periodic safety net: re-enqueue due deliveries, expire overdue orders, confirm stuck paid orders. */
+  /** Periodic safety net: re-enqueue due deliveries, confirm stuck paid orders (expiry is the worker's own loop). */
   'maintenance.sweep': Record<string, never>;
 }
 
@@ -23,7 +21,6 @@ export type JobName = keyof JobPayloads;
 /** Which queue carries each job. */
 export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'callback.deliver': QUEUE.callbacks,
-  'order.expire': QUEUE.orders,
   'order.confirm': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
 };

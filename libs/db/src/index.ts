@@ -2,6 +2,7 @@ export * from './data-source';
 export * from './db.module';
 export * from './entities';
 export * from './nonce.store';
+export * from './notification-listener';
 export * from './repositories/callback-delivery.repository';
 export * from './repositories/channel.repository';
 export * from './repositories/ledger.repository';

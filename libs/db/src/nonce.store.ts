@@ -19,7 +19,8 @@ export const NONCE_MARGIN_SECONDS = 5;
 @Injectable()
 export class NonceStore {
   private readonly logger = new Logger(NonceStore.name);
-  private readonly ttlSeconds: number;
+  /** How long a used nonce is kept; the API's admission script claims nonces with the same key and TTL. */
+  readonly ttlSeconds: number;
   private lastPrune = 0;
 
   constructor(
@@ -30,10 +31,14 @@ export class NonceStore {
     this.ttlSeconds = config.authToleranceSeconds * 2 + NONCE_MARGIN_SECONDS;
   }
 
+  static redisKey(apiKey: string, nonce: string): string {
+    return `nonce:${apiKey}:${nonce}`;
+  }
+
   /** Records the nonce; false when this api_key has used it already. Atomic across instances. */
   async claim(apiKey: string, nonce: string): Promise<boolean> {
     if (this.redis) {
-      const result = await this.redis.set(`nonce:${apiKey}:${nonce}`, '1', 'EX', this.ttlSeconds, 'NX');
+      const result = await this.redis.set(NonceStore.redisKey(apiKey, nonce), '1', 'EX', this.ttlSeconds, 'NX');
       return result === 'OK';
     }
     this.pruneNow();

@@ -9,7 +9,7 @@ import {
   LedgerRepository,
   type NewOrder,
   ORDER_TRANSITIONS,
-  type Order, OrderEventRepository, type OrderEventType, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
+  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { amountMismatchPayload, orderEventPayload } from './order-event-payload';
 
@@ -93,8 +93,8 @@ export class OrderLifecycle {
       await this.enqueueDelivery(recorded.deliveryId);
       return { order: recorded.order, channelFailed: true };
     }
+    // No job per order: the worker's expiry pass cancels it once expires_at has passed.
     const order = await this.orders.insert(this.dataSource.manager, values, payment);
-    await this.enqueue('order.expire', { orderId: order.id }, { jobId: `expire-${order.id}`, delay: this.config.orderExpireSeconds * 1000 });
     return { order, channelFailed: false };
   }
 
@@ -123,9 +123,19 @@ export class OrderLifecycle {
     return (await this.transit(orderId, FAIL, 'order.cancelled')) !== null;
   }
 
-  /** The delayed 'order.expire' job: pending -> cancelled once expires_at has passed; otherwise nothing. */
-  async expire(orderId: string): Promise<void> {
-    await this.expireOrder(orderId);
+  /**
+   * One expiry pass: up to `limit` pending orders whose expires_at has passed become cancelled,
+   * with their order.cancelled events and deliveries, in one transaction of two statements.
+   * Concurrent passes (several workers) skip each other's rows: an order expires once.
+   */
+  async expireOverdue(limit: number = SWEEP_BATCH): Promise<number> {
+    const deliveryIds = await this.dataSource.transaction(async (em) => {
+      const cancelled = await this.orders.transitionOverdue(em, EXPIRE.from, EXPIRE.to, limit);
+      const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) => orderEventPayload(eventId, 'order.cancelled', order));
+      return recorded.map((r) => r.deliveryId);
+    });
+    await this.enqueueDeliveries(deliveryIds);
+    return deliveryIds.length;
   }
 
   /**
@@ -163,32 +173,22 @@ export class OrderLifecycle {
     if (recorded) await this.enqueueDelivery(recorded.deliveryId);
   }
 
-  /** The safety net: expire overdue pending orders, re-enqueue confirmation of orders stuck in paid. */
-  async sweep(stuckPaidSeconds: number): Promise<{ expired: number; confirmsQueued: number }> {
-    let expired = 0;
-    for (const id of await this.orders.findOverduePendingIds(SWEEP_BATCH)) {
-      if (await this.expireOrder(id)) expired++;
-    }
+  /** The safety net: re-enqueue confirmation of orders stuck in paid (expiry has its own pass, expireOverdue). */
+  async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number }> {
     let confirmsQueued = 0;
     // A fresh job id per window: a confirm job that failed for good is kept by BullMQ under its old id.
     const window = Math.floor(Date.now() / (stuckPaidSeconds * 1000));
     for (const id of await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH)) {
       if (await this.enqueue('order.confirm', { orderId: id }, { jobId: `confirm-${id}-sweep-${window}` })) confirmsQueued++;
     }
-    return { expired, confirmsQueued };
-  }
-
-  private async expireOrder(orderId: string): Promise<boolean> {
-    const order = await this.orders.findById(orderId);
-    if (!order || !EXPIRE.from.includes(order.status) || order.expiresAt.getTime() > Date.now()) return false;
-    return (await this.transit(order.id, EXPIRE, 'order.cancelled')) !== null;
+    return { confirmsQueued };
   }
 
   /** One transition with its event and delivery in one transaction, then the delivery job. */
   private async transit(
     orderId: string,
     move: { from: OrderStatus[]; to: OrderStatus },
-    event: OrderEventType,
+    event: CallbackEventType,
     changes: { paid?: boolean; channelTradeNo?: string | null } = {},
   ): Promise<(RecordedEvent & { order: Order }) | null> {
     const recorded = await this.dataSource.transaction(async (em) => {
@@ -200,12 +200,22 @@ export class OrderLifecycle {
     return recorded;
   }
 
-  private record(em: EntityManager, order: Order, type: OrderEventType): Promise<RecordedEvent> {
+  private record(em: EntityManager, order: Order, type: CallbackEventType): Promise<RecordedEvent> {
     return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order));
   }
 
   private async enqueueDelivery(deliveryId: string): Promise<void> {
     await this.enqueue('callback.deliver', { deliveryId }, { jobId: deliveryId });
+  }
+
+  /** Many deliveries in one queue call; like enqueue, a failure is logged and left to the sweeper. */
+  private async enqueueDeliveries(deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    try {
+      await this.queue.addBulk('callback.deliver', deliveryIds.map((deliveryId) => ({ payload: { deliveryId }, jobId: deliveryId })));
+    } catch (err) {
+      this.logger.error(`enqueue of ${deliveryIds.length} callback.deliver jobs failed, the sweeper will retry: ${(err as Error).message}`);
+    }
   }
 
   /** After commit the row is the truth: a failed enqueue is logged and left to the sweeper, never thrown. */

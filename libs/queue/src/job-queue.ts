@@ -34,8 +34,6 @@ export class JobQueue {
         return { ...keep, attempts: callbackAttemptsLimit(this.config.callbackRetryScheduleMs), backoff: { type: 'custom' } };
       case 'order.confirm':
         return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
-      case 'order.expire':
-        return { ...keep, attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
       case 'maintenance.sweep':
         return { removeOnComplete: true, removeOnFail: 100 };
     }
@@ -46,12 +44,22 @@ export class JobQueue {
    * retries forever): callers enqueue after commit, and the sweeper picks up what this missed.
    */
   async add<N extends JobName>(name: N, payload: JobPayloads[N], options: JobsOptions = {}): Promise<void> {
+    await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].add(name, payload, { ...this.defaults(name), ...options }));
+  }
+
+  /** Many jobs of one name in one queue call, under the same timeout as add. */
+  async addBulk<N extends JobName>(name: N, jobs: { payload: JobPayloads[N]; jobId: string }[]): Promise<void> {
+    const defaults = this.defaults(name);
+    await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: job.payload, opts: { ...defaults, jobId: job.jobId } }))));
+  }
+
+  private async withinTimeout(name: JobName, work: Promise<unknown>): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`enqueue ${name} timed out after ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.queues[JOB_QUEUE[name]].add(name, payload, { ...this.defaults(name), ...options }), timeout]);
+      await Promise.race([work, timeout]);
     } finally {
       clearTimeout(timer);
     }

@@ -5,12 +5,17 @@ const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 
 /** Lowercase hex of HMAC-SHA256 over `message` with the secret's UTF-8 bytes as key. */
 export function signText(message: string, secret: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(message, 'utf8').digest('hex');
+  return hmac(message, secret).toString('hex');
+}
+
+function hmac(message: string, secret: string): Buffer {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(message, 'utf8').digest();
 }
 
 /** Constant-time, case-insensitive check of a hex HMAC-SHA256 `signature` of `message`. */
 export function verifyText(message: string, signature: string, secret: string): boolean {
-  return HEX_SHA256.test(signature) && sameText(signature.toLowerCase(), signText(message, secret));
+  // Decoded, both sides are 32 bytes whatever the hex case: timingSafeEqual compares them as they are.
+  return HEX_SHA256.test(signature) && timingSafeEqual(Buffer.from(signature, 'hex'), hmac(message, secret));
 }
 
 /** Lowercase hex of HMAC-SHA256(api_secret, canonical string). */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalString, sameText, sign, signText, verify, verifyText } from '@app/signature';
+import fc from 'fast-check';
+import { canonicalString, compareBytes, sameText, sign, signText, verify, verifyText } from '@app/signature';
 
 interface VectorCase {
   name: string;
@@ -50,6 +51,18 @@ describe('canonicalString', () => {
 
   it('does not URL-encode', () => {
     expect(canonicalString({ url: 'https://x.test/a?b=c&d=e f' })).toBe('url=https://x.test/a?b=c&d=e f');
+  });
+});
+
+describe('compareBytes', () => {
+  // Any UTF-16 units, lone surrogates included, drawn from a small set so prefixes and near-equal strings are common.
+  const unit = fc.constantFrom(0x41, 0x61, 0x7a, 0xe9, 0x4e2d, 0xd7ff, 0xd800, 0xd83d, 0xdbff, 0xdc00, 0xde00, 0xdfff, 0xe000, 0xff5e, 0xfffd, 0xffff);
+  const text = fc.array(unit, { maxLength: 6 }).map((units) => String.fromCharCode(...units));
+  const byBuffers = (a: string, b: string): number => Math.sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+
+  it('orders every pair of strings as their UTF-8 bytes do', () => {
+    fc.assert(fc.property(text, text, (a, b) => Math.sign(compareBytes(a, b)) === byBuffers(a, b)), { numRuns: 20_000 });
+    fc.assert(fc.property(text, text, text, (prefix, a, b) => Math.sign(compareBytes(prefix + a, prefix + b)) === byBuffers(prefix + a, prefix + b)), { numRuns: 20_000 });
   });
 });
 

@@ -23,24 +23,32 @@ const PRUNE_AT = 10_000;
  * of twice the rate, refilled every 2 s, counted in Redis so every API instance adds to one
  * count (in memory without Redis, the embedded mode's one process).
  *
- * Only a failure talks to Redis. Its answer says when the bucket is empty, and the instance
+ * Only a failure writes to Redis. Its answer says when the bucket is empty, and the instance
  * then keeps "blocked until" for that address locally, checked before any other work, so a
- * successful request adds no Redis round trip (the nonce claim and rate limit stay its only
- * ones) and a blocked guess costs a Map lookup instead of a merchant lookup, a decrypt and an
- * HMAC. Another instance learns of the block on the first failure it records from that address.
+ * blocked guess costs a Map lookup instead of a merchant lookup, a decrypt and an HMAC. Another
+ * instance learns of the block from its admission script (SignedRequestAdmission), which reads
+ * the count under `redisKey` in the round trip a verified request makes anyway.
  */
 @Injectable()
 export class AuthFailureThrottle {
   private readonly failures: RateLimiterAbstract;
   private readonly blockedUntil = new Map<string, number>();
+  /** Failures within the window that block the address: the burst, twice the rate. */
+  readonly blockingFailures: number;
 
   constructor(config: AppConfig, @Optional() redis?: Redis) {
     // Under QUEUE_PREFIX: deployments (and test runs) sharing one Redis count their addresses apart.
     const keyPrefix = `${config.queuePrefix}:rl:auth-fail`;
     const points = 2 * config.rateLimitAuthFailPerSecond;
+    this.blockingFailures = points;
     this.failures = redis
       ? new RateLimiterRedis({ storeClient: redis, useRedisPackage: false, keyPrefix, points, duration: 2 })
       : new RateLimiterMemory({ keyPrefix, points, duration: 2 });
+  }
+
+  /** Where Redis holds the address's failure count in the current window (rate-limiter-flexible's `prefix:key`, an integer with a TTL). */
+  redisKey(ip: string): string {
+    return this.failures.getKey(ip);
   }
 
   /** 42900 with Retry-After while this instance knows the address is blocked. */
@@ -65,7 +73,8 @@ export class AuthFailureThrottle {
     }
   }
 
-  private block(ip: string, ms: number): void {
+  /** Remembers locally that the address is blocked for `ms` more. */
+  block(ip: string, ms: number): void {
     if (this.blockedUntil.size >= PRUNE_AT) {
       const now = Date.now();
       for (const [address, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(address);

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AuthFailureThrottle } from './auth-failure-throttle';
 import { MerchantAuthGuard } from './merchant-auth.guard';
-import { MerchantRateLimiter } from './merchant-rate-limiter';
+import { MerchantCredentialsCache } from './merchant-credentials-cache';
+import { SignedRequestAdmission } from './signed-request-admission';
 
 @Module({
-  providers: [MerchantAuthGuard, MerchantRateLimiter, AuthFailureThrottle],
-  exports: [MerchantAuthGuard, MerchantRateLimiter, AuthFailureThrottle],
+  providers: [MerchantAuthGuard, MerchantCredentialsCache, SignedRequestAdmission, AuthFailureThrottle],
+  exports: [MerchantAuthGuard, MerchantCredentialsCache, SignedRequestAdmission, AuthFailureThrottle],
 })
 export class AuthModule {}

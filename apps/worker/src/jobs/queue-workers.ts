@@ -38,7 +38,6 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
   handlers(): JobHandlers {
     return {
       'callback.deliver': (payload) => this.callbacks.deliver(payload),
-      'order.expire': (payload) => this.orders.expire(payload),
       'order.confirm': (payload) => this.orders.confirm(payload),
       'maintenance.sweep': () => this.orders.sweep(),
     };

@@ -23,6 +23,29 @@ export interface TransitionChanges {
   channelTradeNo?: string | null;
 }
 
+/**
+ * The (status, order_type) pairs ORDER_TRANSITIONS allows from `from` to `to`, as two parallel
+ * arrays for unnest; a move the table does not have throws, before any SQL runs.
+ */
+function allowedMoves(subject: string, from: OrderStatus | OrderStatus[], to: OrderStatus): { statuses: OrderStatus[]; orderTypes: number[] } {
+  const allowed = (Array.isArray(from) ? from : [from]).map((state) => ({ state, orderTypes: ORDER_TRANSITIONS.orderTypes(state, to) }));
+  const refused = allowed.filter((a) => a.orderTypes.length === 0).map((a) => a.state);
+  if (refused.length > 0 || allowed.length === 0) {
+    throw new Error(`${subject}: ${refused.join('|') || '(no state)'} -> ${to} is not a transition of the order state table`);
+  }
+  return { statuses: allowed.flatMap((a) => a.orderTypes.map(() => a.state)), orderTypes: allowed.flatMap((a) => a.orderTypes) };
+}
+
+/** An orders row as RETURNING * gives it, turned into the entity as TypeORM would (bigint amounts as numbers, dates). */
+function hydrateOrder(em: EntityManager, row: Record<string, unknown>): Order {
+  const order = new Order();
+  const { driver } = em.connection;
+  for (const column of em.connection.getMetadata(Order).columns) {
+    (order as unknown as Record<string, unknown>)[column.propertyName] = driver.prepareHydratedValue(row[column.databaseName], column);
+  }
+  return order;
+}
+
 /** The name of the unique constraint a PostgreSQL error violated, else null. */
 export function uniqueViolation(err: unknown): string | null {
   const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } } | null;
@@ -157,14 +180,7 @@ export class OrderRepository {
    * moves of ORDER_TRANSITIONS, for the order types it names: anything else throws, unrun.
    */
   async transition(em: EntityManager, id: string, from: OrderStatus | OrderStatus[], to: OrderStatus, changes: TransitionChanges = {}): Promise<Order | null> {
-    const allowed = (Array.isArray(from) ? from : [from]).map((state) => ({ state, orderTypes: ORDER_TRANSITIONS.orderTypes(state, to) }));
-    const refused = allowed.filter((a) => a.orderTypes.length === 0).map((a) => a.state);
-    if (refused.length > 0 || allowed.length === 0) {
-      throw new Error(`order ${id}: ${refused.join('|') || '(no state)'} -> ${to} is not a transition of the order state table`);
-    }
-    // (status, order_type) pairs the table allows, as two parallel arrays for unnest.
-    const statuses = allowed.flatMap((a) => a.orderTypes.map(() => a.state));
-    const orderTypes = allowed.flatMap((a) => a.orderTypes);
+    const { statuses, orderTypes } = allowedMoves(`order ${id}`, from, to);
     const sets = [`"status" = $4`, `"updated_at" = GREATEST(now(), "created_at")`];
     const params: unknown[] = [id, statuses, orderTypes, to];
     if (changes.paid) {
@@ -175,22 +191,33 @@ export class OrderRepository {
       params.push(changes.channelTradeNo);
       sets.push(`"channel_trade_no" = $${params.length}`);
     }
-    const [rows] = await em.query<[{ id: string }[], number]>(
+    const [rows] = await em.query<[Record<string, unknown>[], number]>(
       `UPDATE "orders" SET ${sets.join(', ')}
-       WHERE "id" = $1 AND ("status", "order_type") IN (SELECT * FROM unnest($2::varchar[], $3::smallint[])) RETURNING "id"`,
+       WHERE "id" = $1 AND ("status", "order_type") IN (SELECT * FROM unnest($2::varchar[], $3::smallint[])) RETURNING *`,
       params,
     );
-    if (rows.length === 0) return null;
-    return em.findOneByOrFail(Order, { id });
+    return rows.length === 0 ? null : hydrateOrder(em, rows[0]);
   }
 
-  /** Pending orders whose time ran out (ix_orders_pending_expiry). */
-  async findOverduePendingIds(limit: number): Promise<string[]> {
-    const rows = await this.orders.query<{ id: string }[]>(
-      `SELECT "id" FROM "orders" WHERE "status" = 'pending' AND "expires_at" <= now() ORDER BY "expires_at" LIMIT $1`,
-      [limit],
+  /**
+   * Up to `limit` orders in `from` whose expires_at has passed, oldest first, moved to `to` in
+   * one statement. Rows another transaction holds are skipped (FOR UPDATE SKIP LOCKED), and the
+   * UPDATE re-checks the state, so concurrent callers never move one order twice.
+   */
+  async transitionOverdue(em: EntityManager, from: OrderStatus | OrderStatus[], to: OrderStatus, limit: number): Promise<Order[]> {
+    const { statuses, orderTypes } = allowedMoves('overdue orders', from, to);
+    // "status" = ANY: with the states known when planning, ix_orders_pending_expiry (partial, pending) serves the scan.
+    const [rows] = await em.query<[Record<string, unknown>[], number]>(
+      `UPDATE "orders" o SET "status" = $3, "updated_at" = GREATEST(now(), o."created_at")
+         FROM (SELECT "id" FROM "orders"
+                WHERE "status" = ANY($1::varchar[]) AND ("status", "order_type") IN (SELECT * FROM unnest($1::varchar[], $2::smallint[]))
+                  AND "expires_at" <= now()
+                ORDER BY "expires_at" LIMIT $4 FOR UPDATE SKIP LOCKED) due
+        WHERE o."id" = due."id" AND (o."status", o."order_type") IN (SELECT * FROM unnest($1::varchar[], $2::smallint[]))
+        RETURNING o.*`,
+      [statuses, orderTypes, to, limit],
     );
-    return rows.map((r) => r.id);
+    return rows.map((row) => hydrateOrder(em, row));
   }
 
   /** Orders paid (or confirmed) at least `olderThanSeconds` ago that have not completed. */

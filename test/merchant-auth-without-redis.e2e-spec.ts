@@ -1,0 +1,45 @@
+import { type Credentials } from '@app/operator';
+import { type TestApi, post, signed, startTestApi } from './helpers/api';
+
+const URL = '/api/merchant/getPayChannels';
+
+/** Its own file: the API without Redis puts BullMQ on its PostgreSQL backend for the whole process. */
+describe('signed requests without Redis (the embedded mode): the nonce table and in-memory buckets (real PostgreSQL)', () => {
+  let api: TestApi;
+  let merchant: Credentials;
+
+  beforeAll(async () => {
+    api = await startTestApi({ REDIS_URL: '', RATE_LIMIT_MERCHANT_PER_SECOND: '1', RATE_LIMIT_MERCHANT_BURST: '3', RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
+    merchant = await api.operator.createMerchant({ name: 'embedded' });
+  });
+  afterAll(() => api?.close());
+
+  it('a replayed nonce is 40104, and of 6 concurrent requests with one nonce exactly one passes', async () => {
+    const m = await api.operator.createMerchant({ name: 'replays' });
+    const once = signed(m);
+    expect((await post(api.app, URL, once)).body.code).toBe(1);
+    expect((await post(api.app, URL, once)).body.code).toBe(40104);
+    const twice = signed(m);
+    const codes = (await Promise.all(Array.from({ length: 6 }, () => post(api.app, URL, twice)))).map((a) => a.body.code).sort();
+    expect(codes).toEqual([1, 40104, 40104, 40104, 40104, 40104]);
+  });
+
+  it('the per-api_key bucket: the burst, then 42900 with Retry-After, for that api_key only', async () => {
+    const codes = [];
+    for (let i = 0; i < 4; i++) codes.push((await post(api.app, URL, signed(merchant))).body.code);
+    expect(codes).toEqual([1, 1, 1, 42900]);
+    const limited = await post(api.app, URL, signed(merchant));
+    expect([limited.status, limited.headers['retry-after']]).toEqual([429, '1']);
+    expect((await post(api.app, URL, signed(await api.operator.createMerchant({ name: 'other' })))).body.code).toBe(1);
+  });
+
+  it('a disable reaches the cached merchant (LISTEN/NOTIFY needs no Redis)', async () => {
+    const m = await api.operator.createMerchant({ name: 'to-disable' });
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
+    await api.operator.setMerchantStatus(m.id, 'disabled');
+    const deadline = Date.now() + 1000;
+    let code = 0;
+    while (code !== 40300 && Date.now() < deadline) code = (await post(api.app, URL, signed(m))).body.code;
+    expect(code).toBe(40300);
+  });
+});
