@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { type AppConfig, ERROR_INFO } from '@app/common';
 import { canonicalString, sign } from '@app/signature';
+import { regionOpenApiPaths } from '../region/region-routes';
 
 const EXAMPLE_SECRET = 'sk_example_secret_do_not_use';
 
@@ -64,6 +65,7 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
     app,
     new DocumentBuilder().setTitle('merchant-pay').setVersion('1').setDescription(description(config)).build(),
   );
+  document.paths = { ...document.paths, ...regionOpenApiPaths() };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }
 
