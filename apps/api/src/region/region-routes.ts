@@ -55,8 +55,9 @@ const REGION_OPERATIONS: readonly RegionOperation[] = [
  * does. What Nest gave them stays: errors reach the envelope filter through Fastify's error
  * handler (Nest installs it), a wrong method finds no route and becomes 40500, X-Request-Id is
  * set here as the app's hook sets it elsewhere, and /metrics counts them by route in onResponse.
- * Skipped for them: Nest middleware (request logging ignores these paths anyway) and the
- * adapter's CORS and security-header hooks, which this app does not enable.
+ * Skipped for them: Nest middleware (request logging ignores these paths anyway), the adapter's
+ * CORS and security-header hooks, which this app does not enable (enabling them would need them
+ * here too), and its early 503 while Nest shuts down (these bytes need nothing that stops).
  */
 @Injectable()
 export class RegionRoutes implements OnModuleInit {
