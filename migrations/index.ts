@@ -1,6 +1,7 @@
 import type { MigrationInterface } from 'typeorm';
 import { InitialSchema1763700000000 } from './1763700000000-initial-schema';
 import { OrderCounts1763800000000 } from './1763800000000-order-counts';
+import { OrderDayCounts1763900000000 } from './1763900000000-order-day-counts';
 import { PortalUsers1764100000000 } from './1764100000000-portal-users';
 import { AmountMismatchEvent1764000000000 } from './1764000000000-amount-mismatch-event';
 import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
@@ -11,6 +12,7 @@ import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-cha
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
   InitialSchema1763700000000,
   OrderCounts1763800000000,
+  OrderDayCounts1763900000000,
   AmountMismatchEvent1764000000000,
   MerchantMode1764000100000,
   DeliveryOrigin1764000200000,

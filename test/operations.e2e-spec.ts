@@ -132,6 +132,21 @@ describe('OpenAPI document', () => {
       expect(res.headers['content-security-policy']).toBeUndefined();
     }
   });
+
+  it('documents each region operation with its required query parameters', async () => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/docs-json' })).json() as {
+      paths: Record<string, { get: { operationId: string; tags: string[]; parameters: { name: string; in: string; required: boolean }[] } }>;
+    };
+    const parameters = (op: string) => doc.paths[`/addons/paychannel/channel/processor/${op}`].get.parameters.map((p) => [p.name, p.in, p.required]);
+    expect(parameters('regionData')).toEqual([]);
+    expect(parameters('provinceList')).toEqual([]);
+    expect(parameters('cityList')).toEqual([['province', 'query', true]]);
+    expect(parameters('districtList')).toEqual([
+      ['province', 'query', true],
+      ['city', 'query', true],
+    ]);
+    expect(doc.paths['/addons/paychannel/channel/processor/cityList'].get).toMatchObject({ operationId: 'RegionController_cityList', tags: ['region'] });
+  });
 });
 
 describe('TRUST_PROXY', () => {

@@ -247,6 +247,50 @@ describe('Region data (SPEC 4)', () => {
       const res = await api.app.inject({ method: 'GET', url: `/api${BASE}/provinceList` });
       expect([res.statusCode, res.json().code]).toEqual([404, 40402]);
     });
+
+    it('answers HEAD of a failing request with the error status and no body', async () => {
+      const res = await api.app.inject({ method: 'HEAD', url: url('cityList', { province: '火星省' }) });
+      expect([res.statusCode, res.rawPayload.length, res.headers['content-type']]).toEqual([404, 0, 'application/json; charset=utf-8']);
+    });
+  });
+
+  // The routes are answered from the adapter's first request hook, ahead of the app's own hooks: what those gave every answer must still be there.
+  describe('what every other route gets', () => {
+    const requestId = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+    it('sets a fresh X-Request-Id on answers, 304s and errors', async () => {
+      const ok = await get('cityList', { province: '浙江省' });
+      const notModified = await get('cityList', { province: '浙江省' }, { 'if-none-match': String(ok.headers.etag) });
+      const missing = await get('cityList');
+      const unknown = await get('districtList', { province: '浙江省', city: '不存在' });
+      const head = await api.app.inject({ method: 'HEAD', url: url('provinceList') });
+      const ids = [ok, notModified, missing, unknown].map((r) => r.headers['x-request-id']).concat(head.headers['x-request-id']);
+      expect([ok.status, notModified.status, missing.status, unknown.status, head.statusCode]).toEqual([200, 304, 400, 404, 200]);
+      for (const id of ids) expect(id).toMatch(requestId);
+      expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it('counts answers in /metrics by route pattern and status', async () => {
+      const counted = async (code: number): Promise<number> => {
+        const metrics = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+        const line = metrics.split('\n').find((l) => l.startsWith(`merchant_pay_http_requests_total{method="GET",route="${BASE}/districtList",code="${code}"}`));
+        return Number(line?.split(' ')[1] ?? 0);
+      };
+      const before = [await counted(200), await counted(404)];
+      await get('districtList', { province: '广东省', city: '广州市' });
+      await get('districtList', { province: '广东省', city: '广州市' });
+      await get('districtList', { province: '广东省', city: '不存在' });
+      expect([await counted(200), await counted(404)]).toEqual([before[0] + 2, before[1] + 1]);
+    });
+
+    it('answers a path spelled with percent escapes as the plain one, by the route itself', async () => {
+      const plain = await get('cityList', { province: '广东省' });
+      const escaped = await api.app.inject({ method: 'GET', url: `${BASE}/city%4Cist?province=${encodeURIComponent('广东省')}` });
+      expect([escaped.statusCode, escaped.headers.etag, escaped.rawPayload.equals(plain.raw)]).toEqual([200, plain.headers.etag, true]);
+      expect(escaped.headers['x-request-id']).toMatch(requestId);
+      const missing = await api.app.inject({ method: 'GET', url: `${BASE}/city%4Cist` });
+      expect([missing.statusCode, missing.json().code]).toEqual([400, 40000]);
+    });
   });
 });
 
@@ -274,5 +318,22 @@ describe('Region rate limit per client IP (SPEC 8)', () => {
 
     await new Promise((resolve) => setTimeout(resolve, Number(limited[0].headers['retry-after']) * 1000 + 50));
     expect((await fire(1, '198.51.100.7'))[0].statusCode).toBe(200);
+  });
+
+  it('counts every region request of an address, HEAD, failures and other spellings of the path included', async () => {
+    const remoteAddress = '198.51.100.9';
+    const answers = [
+      await api.app.inject({ method: 'HEAD', url: url('provinceList'), remoteAddress }),
+      await api.app.inject({ method: 'GET', url: url('cityList'), remoteAddress }),
+      await api.app.inject({ method: 'GET', url: url('cityList', { province: '火星省' }), remoteAddress }),
+      await api.app.inject({ method: 'GET', url: `${BASE}/province%4Cist`, remoteAddress }),
+      await api.app.inject({ method: 'GET', url: url('regionData'), remoteAddress }),
+      await api.app.inject({ method: 'GET', url: url('districtList', { province: '北京市', city: '市辖区' }), remoteAddress }),
+    ];
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 400, 404, 200, 200, 429]);
+    expect(answers[5].json()).toEqual({ code: 42900, msg: expect.any(String), time: expect.any(String), data: null });
+    expect(answers[5].headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'retry-after': expect.stringMatching(/^[1-9]\d*$/) });
+    expect(answers[5].headers['x-request-id']).toEqual(expect.any(String));
+    expect(answers[5].headers.etag).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { type AppConfig, ERROR_INFO } from '@app/common';
 import { canonicalString, sign } from '@app/signature';
+import { regionOpenApiPaths } from '../region/region-routes';
 
 const EXAMPLE_SECRET = 'sk_example_secret_do_not_use';
 
@@ -69,6 +70,7 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
       .addCookieAuth('portal_session', { type: 'apiKey', in: 'cookie', description: 'Set by a sign-in at /portal/login (orderList)' }, 'portal_session')
       .build(),
   );
+  document.paths = { ...document.paths, ...regionOpenApiPaths() };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }
 

@@ -1,11 +1,9 @@
 import { Module } from '@nestjs/common';
-import { RegionRateLimitGuard } from './region-rate-limit.guard';
-import { RegionController } from './region.controller';
+import { RegionRoutes } from './region-routes';
 import { RegionService } from './region.service';
 
-/** Province, city and district data (SPEC 4), outside {base_url}: register it beside, not among, the prefixed modules. */
+/** Province, city and district data (SPEC 4), outside {base_url}: its routes are registered on Fastify by RegionRoutes. */
 @Module({
-  controllers: [RegionController],
-  providers: [RegionService, RegionRateLimitGuard],
+  providers: [RegionService, RegionRoutes],
 })
 export class RegionModule {}

@@ -2,19 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
+import { type OrderListFilter, orderListQuery } from './order-list-query';
 
 export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
 
-export interface OrderListFilter {
-  status?: OrderStatus;
-  orderType?: number;
-  /** Unix seconds, inclusive. */
-  startTime?: number;
-  /** Unix seconds, inclusive. */
-  endTime?: number;
-  page: number;
-  limit: number;
-}
+export type { OrderListFilter } from './order-list-query';
 
 /** What a transition may set besides status and updated_at. */
 export interface TransitionChanges {
@@ -111,20 +103,14 @@ export class OrderRepository {
   }
 
   /**
-   * Newest first (created_at desc, order_no desc), read backwards from ix_orders_merchant_created,
-   * or ix_orders_merchant_status_created with a status filter.
+   * Newest first (created_at desc, order_no desc) with the exact total, in one statement whose
+   * cost does not grow with the rows before the page or inside the window (orderListQuery).
    */
   async list(merchantId: number, filter: OrderListFilter): Promise<{ rows: Order[]; total: number }> {
-    const query = this.filtered(merchantId, filter);
-    const total = await this.count(merchantId, filter, query);
-    if ((filter.page - 1) * filter.limit >= total) return { rows: [], total };
-    const rows = await query
-      .orderBy('o.createdAt', 'DESC')
-      .addOrderBy('o.orderNo', 'DESC')
-      .offset((filter.page - 1) * filter.limit)
-      .limit(filter.limit)
-      .getMany();
-    return { rows, total };
+    const { sql, params } = orderListQuery(merchantId, filter);
+    const raw: ({ list_total: string } & Record<string, unknown>)[] = await this.orders.query(sql, params);
+    const rows = raw.filter((r) => r.id !== null).map((r) => this.hydrate(r));
+    return { rows, total: Number(raw[0].list_total) };
   }
 
   /**
@@ -159,19 +145,14 @@ export class OrderRepository {
     return query;
   }
 
-  /**
-   * Without a time bound the total is a sum over order_counts (a few rows, kept by triggers);
-   * with one, a count(*) over that window of the index.
-   */
-  private async count(merchantId: number, filter: OrderListFilter, query: SelectQueryBuilder<Order>): Promise<number> {
-    if (filter.startTime === undefined && filter.endTime === undefined) {
-      const rows: { total: string | null }[] = await this.orders.manager.query(
-        `SELECT sum(n) AS total FROM order_counts WHERE merchant_id = $1 AND ($2::varchar IS NULL OR status = $2) AND ($3::smallint IS NULL OR order_type = $3)`,
-        [merchantId, filter.status ?? null, filter.orderType ?? null],
-      );
-      return Number(rows[0]?.total ?? 0);
+  /** A raw orders row as TypeORM would load it (column names, bigint and numeric as text, transformers). */
+  private hydrate(raw: Record<string, unknown>): Order {
+    const order = new Order();
+    const { driver } = this.orders.manager.connection;
+    for (const column of this.orders.metadata.columns) {
+      (order as unknown as Record<string, unknown>)[column.propertyName] = driver.prepareHydratedValue(raw[column.databaseName], column);
     }
-    return Number((await query.clone().select('count(*)', 'total').getRawOne<{ total: string }>())?.total ?? 0);
+    return order;
   }
 
   /**
