@@ -5,6 +5,7 @@ import { PortalUsers1764100000000 } from './1764100000000-portal-users';
 import { AmountMismatchEvent1764000000000 } from './1764000000000-amount-mismatch-event';
 import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
 import { DeliveryOrigin1764000200000 } from './1764000200000-delivery-origin';
+import { MoneyOut1764200000000 } from './1764200000000-money-out';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   MerchantMode1764000100000,
   DeliveryOrigin1764000200000,
   PortalUsers1764100000000,
+  MoneyOut1764200000000,
 ];

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
+import { type Move, ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
 
 export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
 
@@ -165,6 +165,25 @@ export class OrderRepository {
     // (status, order_type) pairs the table allows, as two parallel arrays for unnest.
     const statuses = allowed.flatMap((a) => a.orderTypes.map(() => a.state));
     const orderTypes = allowed.flatMap((a) => a.orderTypes);
+    return this.update(em, id, statuses, orderTypes, to, changes);
+  }
+
+  /**
+   * A transition by its causes (ORDER_TRANSITIONS.move): only the (state, order type) pairs of
+   * those causes' rows match, so a cause never moves a kind of order it has no row for.
+   */
+  transitionBy(em: EntityManager, id: string, move: Move<OrderStatus>, changes: TransitionChanges = {}): Promise<Order | null> {
+    return this.update(
+      em,
+      id,
+      move.pairs.map((p) => p.from),
+      move.pairs.map((p) => p.orderType),
+      move.to,
+      changes,
+    );
+  }
+
+  private async update(em: EntityManager, id: string, statuses: OrderStatus[], orderTypes: number[], to: OrderStatus, changes: TransitionChanges): Promise<Order | null> {
     const sets = [`"status" = $4`, `"updated_at" = GREATEST(now(), "created_at")`];
     const params: unknown[] = [id, statuses, orderTypes, to];
     if (changes.paid) {
@@ -182,6 +201,15 @@ export class OrderRepository {
     );
     if (rows.length === 0) return null;
     return em.findOneByOrFail(Order, { id });
+  }
+
+  /**
+   * The merchant's order, locked until the transaction ends: refunds of one order are decided
+   * one at a time (the sum of its refunds, one in progress).
+   */
+  async lockForRefund(em: EntityManager, merchantId: number, orderNo: string): Promise<Order | null> {
+    const rows = await em.query<{ id: string }[]>(`SELECT "id" FROM "orders" WHERE "merchant_id" = $1 AND "order_no" = $2 FOR NO KEY UPDATE`, [merchantId, orderNo]);
+    return rows.length === 0 ? null : em.findOneByOrFail(Order, { id: String(rows[0].id) });
   }
 
   /** Pending orders whose time ran out (ix_orders_pending_expiry). */
