@@ -9,10 +9,11 @@ import { CallbackSweeper } from './callbacks/callback-sweeper';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
 import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
 import { QueueWorkers } from './jobs/queue-workers';
+import { MoneyOutProcessor } from './money-out/money-out.processor';
 import { OrdersProcessor } from './orders/orders.processor';
 import { WorkerTuning } from './worker-tuning';
 
-/** The queue consumer: callbacks, order expiry and confirmation, and the maintenance sweep. */
+/** The queue consumer: callbacks, order expiry and confirmation, refunds and payouts, and the maintenance sweep. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
@@ -29,6 +30,7 @@ export class WorkerModule {
         CallbackDeliveryProcessor,
         CallbackSweeper,
         OrdersProcessor,
+        MoneyOutProcessor,
         QueueWorkers,
         MaintenanceScheduler,
         WorkerHeartbeat,

@@ -16,6 +16,10 @@ export interface JobPayloads {
   'order.confirm': { orderId: string };
   /** Periodic safety net: re-enqueue due deliveries, expire overdue orders, confirm stuck paid orders. */
   'maintenance.sweep': Record<string, never>;
+  /** Ask the channel to pay a sell order out, or query it about an earlier request (job id = "payout-" + order id). */
+  'order.payout': { orderId: string };
+  /** Ask the channel for a refund, or query it about an earlier request (job id = "refund-" + refund id). */
+  'refund.process': { refundId: string };
 }
 
 export type JobName = keyof JobPayloads;
@@ -26,4 +30,6 @@ export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'order.expire': QUEUE.orders,
   'order.confirm': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
+  'order.payout': QUEUE.orders,
+  'refund.process': QUEUE.orders,
 };
