@@ -1,4 +1,4 @@
-import { LedgerRepository, OrderRepository } from '@app/db';
+import { LedgerRepository, type LedgerSubject, OrderRepository } from '@app/db';
 import { RefundLifecycle, SellOrderLifecycle } from '@app/orders';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { books, completedOrder, createSellOrder, refundCreate, refundRow } from './helpers/money-out';
@@ -38,7 +38,7 @@ describe('the ledger: every movement an entry, the balance never below zero (rea
     expect(await books(api.app, merchant.id)).toEqual({ available: 994, deposit: 0, ledgerAvailable: 994, ledgerDeposit: 0 });
 
     // Entries about a refund are unique per refund: two refunds of one order each have their debit, once.
-    const refunds = [];
+    const refunds: LedgerSubject[] = [];
     for (const key of ['once-1', 'once-2']) {
       const res = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '1.00', merchant_refund_no: key });
       const row = await refundRow(api.app, res.body.data.refund_no);
