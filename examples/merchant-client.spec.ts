@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { verify } from '@app/signature';
 import { MerchantClient, canonicalString, signParams } from './merchant-client';
 
 interface Vectors {
@@ -48,5 +51,53 @@ describe('examples/sign.sh against the shared vectors', () => {
       .map(([k, v]) => `${k}=${typeof v === 'object' ? canonicalJson(v) : String(v)}`);
     const out = execFileSync('bash', [join(__dirname, 'sign.sh'), vectors.api_secret, ...pairs], { encoding: 'utf8' });
     expect(out.trim()).toBe(c.signature);
+  });
+});
+
+describe('examples/merchant-client.ts money-out methods', () => {
+  let server: Server;
+  const seen: { path: string; body: Record<string, unknown> }[] = [];
+  const secret = 'sk_example_secret_do_not_use_0123456789';
+  let client: MerchantClient;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+      req.on('end', () => {
+        seen.push({ path: req.url ?? '', body: JSON.parse(raw) as Record<string, unknown> });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 1, msg: 'ok', time: '0', data: null }));
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    client = new MerchantClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api`, 'mk_test_example', secret);
+  });
+  afterAll(() => new Promise((done) => server.close(done)));
+
+  it('call each operation with the contract\'s parameter names, signed as the service verifies, optional ones left out', async () => {
+    await client.orderClose('2025112112000012345678');
+    await client.refundCreate({ orderNo: '2025112112000012345678', refundAmount: '30.00', merchantRefundNo: 'R-1', reason: 'returned' });
+    await client.refundQuery({ refundNo: '2025112312000087654321' });
+    await client.refundQuery({ merchantRefundNo: 'R-1' });
+    await client.refundQueryList('2025112112000012345678');
+    await client.createSellOrder({ cnyAmount: '50.00', paychannelId: 3, payeeName: '张三', payeeAccount: '6222021234561234', payeeBank: '中国工商银行', merchantOrderNo: 'P-1' });
+    const own = (body: Record<string, unknown>): Record<string, unknown> =>
+      Object.fromEntries(Object.entries(body).filter(([k]) => !['api_key', 'timestamp', 'nonce', 'signature'].includes(k)));
+    expect(seen.map((r) => [r.path, own(r.body)])).toEqual([
+      ['/api/merchant/orderClose', { order_no: '2025112112000012345678' }],
+      ['/api/merchant/refundCreate', { order_no: '2025112112000012345678', refund_amount: '30.00', merchant_refund_no: 'R-1', reason: 'returned' }],
+      ['/api/merchant/refundQuery', { refund_no: '2025112312000087654321' }],
+      ['/api/merchant/refundQuery', { merchant_refund_no: 'R-1' }],
+      ['/api/merchant/refundQueryList', { order_no: '2025112112000012345678' }],
+      [
+        '/api/merchant/createSellOrder',
+        { cny_amount: '50.00', paychannel_id: 3, payee_name: '张三', payee_account: '6222021234561234', payee_bank: '中国工商银行', merchant_order_no: 'P-1' },
+      ],
+    ]);
+    for (const { body } of seen) {
+      const { signature, ...rest } = body;
+      expect(verify(rest, signature as string, secret)).toBe(true);
+      expect(body.api_key).toBe('mk_test_example');
+    }
   });
 });

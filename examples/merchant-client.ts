@@ -49,6 +49,46 @@ export interface Envelope<T = unknown> {
   data: T;
 }
 
+/** An order as orderQueryDetail answers it. */
+export interface Order {
+  order_no: string;
+  order_type: number;
+  cny_amount: string;
+  merchant_actual_amount: number;
+  service_rate: string;
+  service_amount: number;
+  status: 'pending' | 'paid' | 'confirmed' | 'completed' | 'cancelled';
+  createtime: number;
+  updatetime: number;
+}
+
+export interface Refund {
+  refund_no: string;
+  merchant_refund_no: string;
+  order_no: string;
+  refund_amount: string;
+  status: 'processing' | 'succeeded' | 'failed';
+  reason: string | null;
+  createtime: number;
+  updatetime: number;
+}
+
+/** createSellOrder's answer: createOrder's fields (order_type 2, pay_url null) and the payee, its account masked. */
+export interface SellOrder {
+  order_no: string;
+  merchant_order_no: string | null;
+  status: string;
+  order_type: number;
+  cny_amount: string;
+  merchant_amount: string;
+  service_amount: number;
+  merchant_actual_amount: number;
+  pay_url: null;
+  payee_name: string;
+  payee_bank: string;
+  payee_account: string;
+}
+
 export class MerchantClient {
   constructor(
     private readonly baseUrl: string,
@@ -71,6 +111,59 @@ export class MerchantClient {
       body: JSON.stringify(body),
     });
     return (await res.json()) as Envelope<T>;
+  }
+
+  /** Close a pending buy order (code 1 also when it was cancelled already; 40901 once paid). */
+  orderClose(orderNo: string): Promise<Envelope<Order>> {
+    return this.call('orderClose', { order_no: orderNo });
+  }
+
+  /**
+   * Refund a completed buy order, wholly or in part. `merchantRefundNo` makes a retry safe: the
+   * same parameters answer the first refund. The outcome comes as refund.succeeded / refund.failed.
+   */
+  refundCreate(params: { orderNo: string; refundAmount: string; merchantRefundNo: string; reason?: string; notifyUrl?: string }): Promise<Envelope<Refund>> {
+    return this.call('refundCreate', {
+      order_no: params.orderNo,
+      refund_amount: params.refundAmount,
+      merchant_refund_no: params.merchantRefundNo,
+      reason: params.reason,
+      notify_url: params.notifyUrl,
+    });
+  }
+
+  /** One refund, by the service's refund_no or your merchant_refund_no. */
+  refundQuery(by: { refundNo: string } | { merchantRefundNo: string }): Promise<Envelope<Refund>> {
+    return this.call('refundQuery', 'refundNo' in by ? { refund_no: by.refundNo } : { merchant_refund_no: by.merchantRefundNo });
+  }
+
+  /** An order's refunds, newest first. */
+  refundQueryList(orderNo: string): Promise<Envelope<{ list: Refund[]; total: number }>> {
+    return this.call('refundQueryList', { order_no: orderNo });
+  }
+
+  /**
+   * Pay your customer out of your available balance (cny_amount plus the fee is debited at once).
+   * The answer shows the payee account masked; order.paid / order.completed or order.cancelled follow.
+   */
+  createSellOrder(params: {
+    cnyAmount: string;
+    paychannelId: number;
+    payeeName: string;
+    payeeAccount: string;
+    payeeBank: string;
+    merchantOrderNo?: string;
+    notifyUrl?: string;
+  }): Promise<Envelope<SellOrder>> {
+    return this.call('createSellOrder', {
+      cny_amount: params.cnyAmount,
+      paychannel_id: params.paychannelId,
+      payee_name: params.payeeName,
+      payee_account: params.payeeAccount,
+      payee_bank: params.payeeBank,
+      merchant_order_no: params.merchantOrderNo,
+      notify_url: params.notifyUrl,
+    });
   }
 
   /** A callback body is signed like a request: check it before trusting it (and dedupe by event_id). */

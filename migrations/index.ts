@@ -7,6 +7,7 @@ import { AmountMismatchEvent1764000000000 } from './1764000000000-amount-mismatc
 import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
 import { DeliveryOrigin1764000200000 } from './1764000200000-delivery-origin';
 import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-changed-notify';
+import { MoneyOut1764200000000 } from './1764200000000-money-out';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   DeliveryOrigin1764000200000,
   PortalUsers1764100000000,
   MerchantChangedNotify1764150000000,
+  MoneyOut1764200000000,
 ];

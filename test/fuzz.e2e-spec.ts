@@ -49,6 +49,19 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 
 const orderNo = fc.stringMatching(/^\d{22}$/);
 
+const MERCHANT_OPERATIONS = [
+  'createOrder',
+  'orderQueryList',
+  'orderQueryDetail',
+  'getPayChannels',
+  'callbackResend',
+  'orderClose',
+  'refundCreate',
+  'refundQuery',
+  'refundQueryList',
+  'createSellOrder',
+];
+
 function operations(channelId: number): Operation[] {
   return [
     {
@@ -77,6 +90,31 @@ function operations(channelId: number): Operation[] {
     { path: '/api/merchant/orderQueryDetail', params: { order_no: orderNo } },
     { path: '/api/merchant/getPayChannels', params: { category: fc.constantFrom('processor', 'remotepay', 'warehouse') } },
     { path: '/api/merchant/callbackResend', params: { order_no: orderNo } },
+    { path: '/api/merchant/orderClose', params: { order_no: orderNo } },
+    {
+      path: '/api/merchant/refundCreate',
+      params: {
+        order_no: orderNo,
+        refund_amount: fc.constantFrom<unknown>('1.00', '0.01', 5, '1000000.00'),
+        merchant_refund_no: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/),
+        reason: fc.string({ maxLength: 128 }),
+        notify_url: fc.constantFrom('https://merchant.example/notify', 'http://127.0.0.1:9/cb'),
+      },
+    },
+    { path: '/api/merchant/refundQuery', params: { refund_no: orderNo, merchant_refund_no: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/) } },
+    { path: '/api/merchant/refundQueryList', params: { order_no: orderNo } },
+    {
+      path: '/api/merchant/createSellOrder',
+      params: {
+        cny_amount: fc.constantFrom<unknown>('1.00', '0.01', 5, '1000000.00'),
+        paychannel_id: fc.constantFrom<unknown>(channelId, String(channelId)),
+        payee_name: fc.string({ minLength: 1, maxLength: 64 }),
+        payee_account: fc.stringMatching(/^\d{12,19}$/),
+        payee_bank: fc.string({ minLength: 1, maxLength: 64 }),
+        merchant_order_no: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/),
+        notify_url: fc.constantFrom('https://merchant.example/notify', 'http://127.0.0.1:9/cb'),
+      },
+    },
   ];
 }
 
@@ -317,7 +355,7 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     ['object', nested(DEEP, 'object')],
   ] as const;
 
-  it.each(['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend'].flatMap((op) => deepCases.map(([kind, raw]) => [op, kind, raw])))(
+  it.each(MERCHANT_OPERATIONS.flatMap((op) => deepCases.map(([kind, raw]) => [op, kind, raw])))(
     '%s: a %s-valued parameter 5,000 deep is 40000 naming it, before any signature work',
     async (op, _kind, raw) => {
       const res = await api.app.inject({
@@ -357,7 +395,7 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
 
   it('nested and oversized bodies and queries on every route, the notify routes included: never a 5xx', async () => {
     const routes: [string, string][] = [
-      ...['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend'].map((op): [string, string] => ['POST', `/api/merchant/${op}`]),
+      ...MERCHANT_OPERATIONS.map((op): [string, string] => ['POST', `/api/merchant/${op}`]),
       ...[String(sandboxChannel), String(epayChannel), '999999', 'x'].flatMap((id): [string, string][] => [
         ['POST', `/api/channel/notify/${id}`],
         ['GET', `/api/channel/notify/${id}`],

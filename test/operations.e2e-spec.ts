@@ -103,7 +103,18 @@ describe('OpenAPI document', () => {
     const res = await api.app.inject({ method: 'GET', url: '/docs-json' });
     expect(res.statusCode).toBe(200);
     const doc = res.json() as { paths: Record<string, Record<string, unknown>>; info: { description: string } };
-    for (const op of ['createOrder', 'orderQueryList', 'orderQueryDetail', 'getPayChannels', 'callbackResend']) {
+    for (const op of [
+      'createOrder',
+      'orderQueryList',
+      'orderQueryDetail',
+      'getPayChannels',
+      'callbackResend',
+      'orderClose',
+      'refundCreate',
+      'refundQuery',
+      'refundQueryList',
+      'createSellOrder',
+    ]) {
       expect(doc.paths[`/api/merchant/${op}`]?.post).toBeDefined();
     }
     for (const op of ['regionData', 'provinceList', 'cityList', 'districtList']) {
@@ -118,7 +129,14 @@ describe('OpenAPI document', () => {
     expect(Object.keys(schemas.OrderQueryListDto.properties)).toEqual(expect.arrayContaining(['page', 'limit', 'status', 'order_type', 'start_time', 'end_time']));
     const cityList = doc.paths['/addons/paychannel/channel/processor/cityList'].get as { parameters: { name: string }[] };
     expect(cityList.parameters.map((p) => p.name)).toContain('province');
-    for (const code of ['40000', '40104', '40900', '42900', '50200', '50300']) expect(doc.info.description).toContain(`| ${code} |`);
+    expect(Object.keys(schemas.RefundCreateDto.properties).sort()).toEqual(['merchant_refund_no', 'notify_url', 'order_no', 'reason', 'refund_amount']);
+    expect(schemas.RefundCreateDto.required).toEqual(expect.arrayContaining(['order_no', 'refund_amount', 'merchant_refund_no']));
+    expect(Object.keys(schemas.RefundQueryDto.properties).sort()).toEqual(['merchant_refund_no', 'refund_no']);
+    expect(Object.keys(schemas.CreateSellOrderDto.properties).sort()).toEqual(
+      ['cny_amount', 'merchant_order_no', 'notify_url', 'paychannel_id', 'payee_account', 'payee_bank', 'payee_name'].sort(),
+    );
+    expect(schemas.CreateSellOrderDto.required).toEqual(expect.arrayContaining(['cny_amount', 'paychannel_id', 'payee_name', 'payee_account', 'payee_bank']));
+    for (const code of ['40000', '40104', '40900', '40901', '40902', '42900', '50200', '50300']) expect(doc.info.description).toContain(`| ${code} |`);
     expect(doc.info.description).toMatch(/canonical string[\s\S]*api_key=mk_example/);
     const page = await api.app.inject({ method: 'GET', url: '/docs' });
     expect(page.statusCode).toBe(200);

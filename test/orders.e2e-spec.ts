@@ -304,7 +304,8 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       for (let i = 0; i < 5; i++) {
         await db.query(`UPDATE "orders" SET "created_at" = now() - make_interval(hours => $2), "updated_at" = now() WHERE "order_no" = $1`, [orderNos[i], 5 - i]);
       }
-      await db.query(`UPDATE "orders" SET "order_type" = 2 WHERE "order_no" = $1`, [orderNos[0]]);
+      // A sell order's amounts are the balance's side: no deposit, cny + service debited.
+      await db.query(`UPDATE "orders" SET "order_type" = 2, "deposit_fen" = 0, "merchant_actual_fen" = "cny_fen" + "service_fen" WHERE "order_no" = $1`, [orderNos[0]]);
       await db.query(`UPDATE "orders" SET "status" = 'cancelled' WHERE "order_no" = $1`, [orderNos[1]]);
     });
 

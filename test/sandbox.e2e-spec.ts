@@ -345,12 +345,18 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     }
   });
 
-  it('a sell order (order_type 2) has no moves yet: notifications and expiry leave it as it is', async () => {
+  it('a sell order (order_type 2) moves only by its payout: payment notifications and expiry leave it as it is', async () => {
     const order = await newOrder('11.00');
-    await sql(api.app).query(`UPDATE "orders" SET "order_type" = 2, "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
-    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'paid'))).statusCode).toBe(200);
-    await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'failed'));
+    await sql(api.app).query(
+      `UPDATE "orders" SET "order_type" = 2, "deposit_fen" = 0, "merchant_actual_fen" = "cny_fen" + "service_fen", "expires_at" = now() - interval '1 second' WHERE "id" = $1`,
+      [order.id],
+    );
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'paid'))).json().code).toBe(40400);
+    expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'failed'))).json().code).toBe(40400);
     await lifecycle.expireOverdue();
+    // Whatever calls them, the top-up's moves never match a sell order.
+    expect(await lifecycle.markPaid(order.id, { amountFen: 1100, channelTradeNo: 'X' })).toBe('unchanged');
+    expect(await lifecycle.markFailed(order.id)).toBe(false);
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     expect(await eventsOf(api.app, order.order_no)).toEqual([]);
   });

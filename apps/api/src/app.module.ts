@@ -9,11 +9,13 @@ import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { PortalApiModule, PortalModule } from './portal/portal.module';
+import { RefundsModule } from './refunds/refunds.module';
 import { RegionModule } from './region/region.module';
 import { SandboxModule } from './sandbox/sandbox.module';
+import { SellOrdersModule } from './sell-orders/sell-orders.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
-const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, PortalApiModule];
+const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, RefundsModule, SellOrdersModule, PortalApiModule];
 
 @Module({})
 export class AppModule {

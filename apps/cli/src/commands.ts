@@ -36,6 +36,11 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
   },
   'merchant:rotate-secret': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.rotateSecret(id(f, 'merchant')) },
   'merchant:balance': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.balance(id(f, 'merchant')) },
+  'merchant:ledger': {
+    usage: '--merchant ID [--limit N]',
+    flags: ['merchant', 'limit'],
+    run: (ops, f) => ops.ledgerEntries(id(f, 'merchant'), f.limit),
+  },
   'merchant:user:invite': {
     usage: '--merchant ID --email E',
     flags: ['merchant', 'email'],

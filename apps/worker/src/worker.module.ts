@@ -9,11 +9,12 @@ import { CallbackSweeper } from './callbacks/callback-sweeper';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
 import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
 import { QueueWorkers } from './jobs/queue-workers';
+import { MoneyOutProcessor } from './money-out/money-out.processor';
 import { ExpiryLoop } from './orders/expiry-loop';
 import { OrdersProcessor } from './orders/orders.processor';
 import { WorkerTuning } from './worker-tuning';
 
-/** The queue consumer: callbacks, order confirmation and the maintenance sweep; and the expiry loop. */
+/** The queue consumer: callbacks, order confirmation, refunds and payouts, the maintenance sweep; and the expiry loop. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
@@ -31,6 +32,7 @@ export class WorkerModule {
         CallbackSweeper,
         OrdersProcessor,
         ExpiryLoop,
+        MoneyOutProcessor,
         QueueWorkers,
         MaintenanceScheduler,
         WorkerHeartbeat,

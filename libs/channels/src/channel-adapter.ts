@@ -40,7 +40,61 @@ export interface PaymentQuery {
   paidAt: Date | null;
 }
 
-/** One payment channel protocol (SPEC 6): create a payment, verify its notification, query a payment. */
+/** A refund of a paid order, as the service asks the channel for it. */
+export interface RefundRequest {
+  /** The service's refund_no: the channel's idempotency key where it takes one. */
+  refundNo: string;
+  orderNo: string;
+  channelTradeNo: string | null;
+  amountFen: number;
+}
+
+/**
+ * What the channel says of a refund. `processing`: it took the refund and will finish it later;
+ * `not_found` (queries only): it never got the request, so asking again cannot refund twice.
+ */
+export interface RefundStatus {
+  state: 'succeeded' | 'failed' | 'processing' | 'not_found';
+  channelRefundNo: string | null;
+  /** Why it refused, when it says (shown to operators, never a secret). */
+  failure?: string | null;
+}
+
+/** Money sent to a sell order's payee. `payeeAccount` is the card number in clear: never log it. */
+export interface PayoutRequest {
+  orderNo: string;
+  amountFen: number;
+  payeeName: string;
+  payeeAccount: string;
+  payeeBank: string;
+}
+
+/** What the channel says of a payout; `not_found` (queries only): it never got the request. */
+export interface PayoutStatus {
+  state: 'paid' | 'refused' | 'processing' | 'not_found';
+  channelPayoutNo: string | null;
+  failure?: string | null;
+}
+
+/**
+ * Refunds of paid orders. An answer that never came (a timeout, a 5xx) is a ChannelError: the
+ * caller then queries before it asks again, so a refund is never made twice.
+ */
+export interface RefundOperations {
+  refund(request: RefundRequest, signal: AbortSignal): Promise<RefundStatus>;
+  queryRefund(request: RefundRequest, signal: AbortSignal): Promise<RefundStatus>;
+}
+
+/** Payouts (sell orders), with the same rule as refunds for an unknown outcome. */
+export interface PayoutOperations {
+  payout(request: PayoutRequest, signal: AbortSignal): Promise<PayoutStatus>;
+  queryPayout(request: PayoutRequest, signal: AbortSignal): Promise<PayoutStatus>;
+}
+
+/**
+ * One payment channel protocol (SPEC 6): create a payment, verify its notification, query a
+ * payment; and, where the protocol has them, close an unpaid payment, refunds and payouts.
+ */
 export interface ChannelAdapter {
   createPayment(request: PaymentRequest, signal: AbortSignal): Promise<PaymentCreated>;
   /** null when the notification is not authentic or not understood. */
@@ -48,6 +102,10 @@ export interface ChannelAdapter {
   queryPayment(query: PaymentQuery, signal: AbortSignal): Promise<PaymentStatus>;
   /** The text body the channel expects once a notification is accepted. */
   readonly acknowledgement: string;
+  /** Tells the channel an unpaid payment is closed (orderClose); absent when the protocol has no such call. */
+  closePayment?(query: PaymentQuery, signal: AbortSignal): Promise<void>;
+  readonly refunds?: RefundOperations;
+  readonly payouts?: PayoutOperations;
 }
 
 /** The channel could not do what was asked (misconfigured, unreachable, refused, timed out). */

@@ -4,10 +4,24 @@ import { ChannelError } from './channel-adapter';
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** A GET to a channel: through its proxy when it has one, cancelled by `signal`, at most 64 KiB read. */
-export async function channelGet(url: string, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: string }> {
+export function channelGet(url: string, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: string }> {
+  return channelRequest(url, dispatcher, signal);
+}
+
+/** A form POST to a channel, under the same rules as channelGet; the form may carry the channel's key. */
+export function channelPostForm(url: string, form: Record<string, string>, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: string }> {
+  return channelRequest(url, dispatcher, signal, new URLSearchParams(form).toString());
+}
+
+async function channelRequest(url: string, dispatcher: Dispatcher | undefined, signal: AbortSignal, form?: string): Promise<{ status: number; body: string }> {
   try {
     // undici 7 follows no redirects unless told to.
-    const res = await request(url, { method: 'GET', dispatcher, signal });
+    const res = await request(url, {
+      method: form === undefined ? 'GET' : 'POST',
+      dispatcher,
+      signal,
+      ...(form === undefined ? {} : { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    });
     let size = 0;
     const chunks: Buffer[] = [];
     for await (const chunk of res.body) {

@@ -2,9 +2,20 @@ import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
 import { sameText } from '@app/signature';
-import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
+import {
+  type ChannelAdapter,
+  type ChannelNotification,
+  ChannelError,
+  type PaymentCreated,
+  type PaymentQuery,
+  type PaymentRequest,
+  type PaymentStatus,
+  type RefundOperations,
+  type RefundRequest,
+  type RefundStatus,
+} from './channel-adapter';
 import { type ChannelConfig, assertGatewayProtocol } from './channel-config';
-import { channelGet } from './channel-http';
+import { channelGet, channelPostForm } from './channel-http';
 
 /**
  * epay's signature: md5 of the non-empty parameters except sign and sign_type, sorted by key,
@@ -21,10 +32,37 @@ export function epaySign(params: Record<string, unknown>, key: string): string {
 
 interface EpayQueryAnswer {
   code?: unknown;
+  msg?: unknown;
   status?: unknown;
   money?: unknown;
   trade_no?: unknown;
   out_trade_no?: unknown;
+  refund_no?: unknown;
+}
+
+/** The gateway's answer as JSON, or a ChannelError: anything else is an outcome we do not know. */
+function parseAnswer(what: string, { status, body }: { status: number; body: string }): EpayQueryAnswer {
+  if (status !== 200) throw new ChannelError(`epay ${what} answered HTTP ${status}`);
+  let answer: unknown;
+  try {
+    answer = JSON.parse(body);
+  } catch {
+    throw new ChannelError(`epay ${what} answered something other than JSON`);
+  }
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new ChannelError(`epay ${what} answered something other than an object`);
+  return answer as EpayQueryAnswer;
+}
+
+/** A gateway's own words for a refusal, kept short and printable for the operator. */
+function gatewayMessage(answer: EpayQueryAnswer): string {
+  const msg = typeof answer.msg === 'string' ? answer.msg.replace(/\p{Cc}/gu, ' ').slice(0, 200) : '';
+  return `epay code ${String(answer.code)}${msg ? `: ${msg}` : ''}`;
+}
+
+/** `code` as the gateways write it: a number or a numeric string. */
+function codeOf(answer: EpayQueryAnswer): number | null {
+  const code = Number(answer.code);
+  return answer.code !== undefined && answer.code !== null && answer.code !== '' && Number.isInteger(code) ? code : null;
 }
 
 /**
@@ -95,19 +133,64 @@ export class EpayAdapter implements ChannelAdapter {
     const { pid, key, gateway } = this.settings();
     const url = new URL('api.php', gateway);
     url.search = new URLSearchParams({ act: 'order', pid, key, out_trade_no: query.orderNo }).toString();
-    const { status, body } = await channelGet(url.toString(), this.dispatcher, signal);
-    if (status !== 200) throw new ChannelError(`epay query answered HTTP ${status}`);
-    let answer: EpayQueryAnswer;
-    try {
-      answer = JSON.parse(body) as EpayQueryAnswer;
-    } catch {
-      throw new ChannelError('epay query answered something other than JSON');
-    }
+    const answer = parseAnswer('query', await channelGet(url.toString(), this.dispatcher, signal));
     if (String(answer.code) !== '1') return { state: 'unpaid', amountFen: null, channelTradeNo: null };
     return {
       state: String(answer.status) === '1' ? 'paid' : 'unpaid',
       amountFen: parseYuan(answer.money),
       channelTradeNo: typeof answer.trade_no === 'string' && answer.trade_no ? answer.trade_no : null,
     };
+  }
+
+  /**
+   * `api.php?act=close`: the gateway stops offering the payment. Gateways without it answer an
+   * error, which the caller logs: a payment made anyway still counts (a late payment).
+   */
+  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<void> {
+    const { pid, key, gateway } = this.settings();
+    const answer = parseAnswer('close', await channelPostForm(new URL('api.php?act=close', gateway).toString(), { pid, key, out_trade_no: query.orderNo }, this.dispatcher, signal));
+    const code = codeOf(answer);
+    if (code !== 0 && code !== 1) throw new ChannelError(`epay close refused: ${gatewayMessage(answer)}`);
+  }
+
+  /**
+   * `api.php?act=refund` (POST, our refund_no as out_refund_no so gateways that take it refund
+   * once) then `api.php?act=refundquery`. A taken refund (code 0 or 1: gateways differ) is
+   * confirmed by the query; a negative code is a refusal; anything else is an unknown outcome.
+   */
+  readonly refunds: RefundOperations = {
+    refund: async (request, signal) => {
+      const { pid, key, gateway } = this.settings();
+      const form: Record<string, string> = { pid, key, out_trade_no: request.orderNo, money: formatYuan(request.amountFen), out_refund_no: request.refundNo };
+      if (request.channelTradeNo) form.trade_no = request.channelTradeNo;
+      const answer = parseAnswer('refund', await channelPostForm(new URL('api.php?act=refund', gateway).toString(), form, this.dispatcher, signal));
+      const code = codeOf(answer);
+      if (code === 0 || code === 1) return { state: 'processing', channelRefundNo: typeof answer.refund_no === 'string' && answer.refund_no ? answer.refund_no : null };
+      if (code !== null && code < 0) return { state: 'failed', channelRefundNo: null, failure: gatewayMessage(answer) };
+      throw new ChannelError(`epay refund answered an unknown code: ${gatewayMessage(answer)}`);
+    },
+    queryRefund: (request, signal) => this.queryRefund(request, signal),
+  };
+
+  private async queryRefund(request: RefundRequest, signal: AbortSignal): Promise<RefundStatus> {
+    const { pid, key, gateway } = this.settings();
+    const url = new URL('api.php', gateway);
+    url.search = new URLSearchParams({ act: 'refundquery', pid, key, out_refund_no: request.refundNo }).toString();
+    const answer = parseAnswer('refund query', await channelGet(url.toString(), this.dispatcher, signal));
+    const code = codeOf(answer);
+    // A refusal to answer (no such refund, a gateway without the act) is "never got it": the caller asks again only if the gateway never took it.
+    if (code !== null && code < 0) return { state: 'not_found', channelRefundNo: null, failure: gatewayMessage(answer) };
+    if (code !== 0 && code !== 1) throw new ChannelError(`epay refund query answered an unknown code: ${gatewayMessage(answer)}`);
+    const channelRefundNo = typeof answer.refund_no === 'string' && answer.refund_no ? answer.refund_no : null;
+    switch (String(answer.status)) {
+      case '1':
+        return { state: 'succeeded', channelRefundNo };
+      case '2':
+        return { state: 'failed', channelRefundNo, failure: gatewayMessage(answer) };
+      case '0':
+        return { state: 'processing', channelRefundNo };
+      default:
+        throw new ChannelError(`epay refund query answered an unknown status ${JSON.stringify(answer.status)?.slice(0, 20)}`);
+    }
   }
 }

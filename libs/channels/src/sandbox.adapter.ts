@@ -1,6 +1,37 @@
 import { formatYuan, parseYuan, unixSeconds } from '@app/common';
 import { sign, signText, verify, verifyText } from '@app/signature';
-import { type ChannelAdapter, type ChannelNotification, ChannelError, type PaymentCreated, type PaymentQuery, type PaymentRequest, type PaymentStatus } from './channel-adapter';
+import {
+  type ChannelAdapter,
+  type ChannelNotification,
+  ChannelError,
+  type PaymentCreated,
+  type PaymentQuery,
+  type PaymentRequest,
+  type PaymentStatus,
+  type PayoutOperations,
+  type PayoutRequest,
+  type PayoutStatus,
+  type RefundOperations,
+  type RefundRequest,
+  type RefundStatus,
+} from './channel-adapter';
+
+/** SPEC 5: the sandbox refuses a refund or a payout whose amount ends in .44, so tests can make one fail. */
+export function sandboxRefuses(amountFen: number): boolean {
+  return amountFen % 100 === 44;
+}
+
+function sandboxRefund(request: RefundRequest): RefundStatus {
+  return sandboxRefuses(request.amountFen)
+    ? { state: 'failed', channelRefundNo: null, failure: 'sandbox refuses amounts ending in .44' }
+    : { state: 'succeeded', channelRefundNo: `SBXR${request.refundNo}` };
+}
+
+function sandboxPayout(request: PayoutRequest): PayoutStatus {
+  return sandboxRefuses(request.amountFen)
+    ? { state: 'refused', channelPayoutNo: null, failure: 'sandbox refuses amounts ending in .44' }
+    : { state: 'paid', channelPayoutNo: `SBXP${request.orderNo}` };
+}
 
 /** The checkout page's token: only whoever got the pay_url can pay or fail that order. */
 export function sandboxCheckoutToken(secretKey: string, orderNo: string): string {
@@ -39,7 +70,9 @@ export function signSandboxNotification(secretKey: string, orderNo: string, amou
 /**
  * The built-in test channel (SPEC 6). Its pay_url is the service's own checkout page; the
  * page's buttons send the notification a real processor would. The sandbox keeps no books of
- * its own: a payment it signed is one it confirms.
+ * its own: a payment it signed is one it confirms, and a query about a refund or a payout
+ * answers what asking would. It has nothing to close: an unpaid checkout page stays payable
+ * (a late payment still counts). Payouts happen at once; the checkout page is not used.
  */
 export class SandboxAdapter implements ChannelAdapter {
   readonly acknowledgement = 'success';
@@ -77,6 +110,16 @@ export class SandboxAdapter implements ChannelAdapter {
       outcome: status === 'SUCCESS' ? 'paid' : 'failed',
     };
   }
+
+  readonly refunds: RefundOperations = {
+    refund: async (request) => sandboxRefund(request),
+    queryRefund: async (request) => sandboxRefund(request),
+  };
+
+  readonly payouts: PayoutOperations = {
+    payout: async (request) => sandboxPayout(request),
+    queryPayout: async (request) => sandboxPayout(request),
+  };
 
   async queryPayment(query: PaymentQuery): Promise<PaymentStatus> {
     return query.paidAt

@@ -1,3 +1,4 @@
+export * from './bank-card';
 export * from './common.module';
 export * from './redis.module';
 export * from './config';

@@ -1,4 +1,4 @@
-import { applyRate, computeOrderAmounts, formatCny, formatRate, formatRatePercent, formatYuan, merchantAmount, parseRate, parseYuan, storedRateE8 } from './money';
+import { applyRate, computeOrderAmounts, computeSellOrderAmounts, formatCny, formatRate, formatRatePercent, formatYuan, merchantAmount, parseRate, parseYuan, storedRateE8 } from './money';
 
 describe('money', () => {
   it.each([
@@ -46,9 +46,21 @@ describe('money', () => {
     expect(() => storedRateE8(value, 'merchant 7 channel 3')).toThrow(/^the stored rate of merchant 7 channel 3 is not a rate from 0 to 1/);
   });
 
-  it("merchant_amount is an order's cny minus service, as yuan", () => {
-    expect(merchantAmount({ cnyFen: 10000, serviceFen: 60 })).toBe('99.40');
-    expect(merchantAmount({ cnyFen: 1, serviceFen: 0 })).toBe('0.01');
+  it("merchant_amount is a top-up's cny minus service, a sell order's cny plus service, as yuan", () => {
+    expect(merchantAmount({ orderType: 1, cnyFen: 10000, serviceFen: 60 })).toBe('99.40');
+    expect(merchantAmount({ orderType: 1, cnyFen: 1, serviceFen: 0 })).toBe('0.01');
+    expect(merchantAmount({ orderType: 2, cnyFen: 10000, serviceFen: 60 })).toBe('100.60');
+  });
+
+  it.each([
+    // cny fen, service rate -> service, debited (merchant_actual)
+    [10000, '0.006', 60, 10060],
+    [83, '0.006', 0, 83],
+    [84, '0.006', 1, 85],
+    [12345, '0.0125', 154, 12499],
+  ])('sell order amounts for %p fen at %p: fee as for a top-up, no deposit, cny + fee debited', (cny, rate, service, debited) => {
+    const a = computeSellOrderAmounts(cny, parseRate(rate)!);
+    expect([a.serviceFen, a.depositFen, a.merchantActualFen, a.merchantFen]).toEqual([service, 0, debited, debited]);
   });
 
   it('rounds half up', () => {

@@ -97,7 +97,20 @@ export function computeOrderAmounts(cnyFen: number, serviceRateE8: number, depos
   return { cnyFen, serviceFen, depositFen, merchantFen, merchantActualFen: merchantFen - depositFen };
 }
 
-/** SPEC 5's merchant_amount of an order: (cny - service) as yuan text. */
-export function merchantAmount(order: { cnyFen: number; serviceFen: number }): string {
-  return formatYuan(merchantFenOf(order.cnyFen, order.serviceFen));
+/**
+ * A sell order's amounts, from the balance's side: the payee gets cny, the merchant pays cny plus
+ * the service fee (computed as for a top-up), no deposit; merchant_actual is what leaves the balance.
+ */
+export function computeSellOrderAmounts(cnyFen: number, serviceRateE8: number): OrderAmounts {
+  const serviceFen = applyRate(cnyFen, serviceRateE8);
+  const debitFen = cnyFen + serviceFen;
+  return { cnyFen, serviceFen, depositFen: 0, merchantFen: debitFen, merchantActualFen: debitFen };
+}
+
+/**
+ * SPEC 5's merchant_amount of an order as yuan text: (cny - service) for a top-up; for a sell
+ * order (order_type 2) what it takes from the balance, cny + service.
+ */
+export function merchantAmount(order: { orderType: number; cnyFen: number; serviceFen: number }): string {
+  return formatYuan(order.orderType === 2 ? order.cnyFen + order.serviceFen : merchantFenOf(order.cnyFen, order.serviceFen));
 }

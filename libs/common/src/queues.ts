@@ -14,6 +14,10 @@ export interface JobPayloads {
   'order.confirm': { orderId: string };
   /** Periodic safety net: re-enqueue due deliveries, confirm stuck paid orders (expiry is the worker's own loop). */
   'maintenance.sweep': Record<string, never>;
+  /** Ask the channel to pay a sell order out, or query it about an earlier request (job id = "payout-" + order id). */
+  'order.payout': { orderId: string };
+  /** Ask the channel for a refund, or query it about an earlier request (job id = "refund-" + refund id). */
+  'refund.process': { refundId: string };
 }
 
 export type JobName = keyof JobPayloads;
@@ -23,4 +27,6 @@ export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'callback.deliver': QUEUE.callbacks,
   'order.confirm': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
+  'order.payout': QUEUE.orders,
+  'refund.process': QUEUE.orders,
 };

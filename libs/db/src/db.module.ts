@@ -12,7 +12,9 @@ import { MerchantUserRepository } from './repositories/merchant-user.repository'
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
 import { OrderRepository } from './repositories/order.repository';
+import { PayoutRepository } from './repositories/payout.repository';
 import { PortalSessionRepository } from './repositories/portal-session.repository';
+import { RefundRepository } from './repositories/refund.repository';
 import { SignInThrottleRepository } from './repositories/sign-in-throttle.repository';
 
 const REPOSITORIES = [
@@ -26,6 +28,8 @@ const REPOSITORIES = [
   MerchantUserRepository,
   PortalSessionRepository,
   SignInThrottleRepository,
+  RefundRepository,
+  PayoutRepository,
 ];
 
 let instances = 0;

@@ -1,11 +1,21 @@
 import { formatRate, formatYuan, storedRateE8, unixSeconds } from '@app/common';
-import type { Order, OrderEventType } from '@app/db';
+import type { Order, OrderEventType, Refund } from '@app/db';
+
+/** Why an order was cancelled, in its order.cancelled event (an additive field of SPEC 7's body). */
+export type CancelReason = 'expired' | 'failed' | 'closed' | 'refused';
 
 /**
  * The callback body of SPEC 7 at the moment of the event, without the per-attempt fields
  * (api_key, timestamp, nonce, signature) the sender adds.
  */
-export function orderEventPayload(eventId: string, type: OrderEventType, order: Order): Record<string, unknown> {
+export function orderEventPayload(eventId: string, type: OrderEventType, order: Order, reason?: CancelReason): Record<string, unknown> {
+  return {
+    ...orderFields(eventId, type, order),
+    ...(reason ? { reason } : {}),
+  };
+}
+
+function orderFields(eventId: string, type: OrderEventType, order: Order): Record<string, unknown> {
   return {
     event_id: eventId,
     event: type,
@@ -35,4 +45,34 @@ export function amountMismatchPayload(eventId: string, order: Order, notificatio
     notified_amount: formatYuan(notification.amountFen),
     channel_trade_no: notification.channelTradeNo,
   };
+}
+
+/** A refund as refundQuery, refundQueryList and refundCreate show it (SPEC 5). */
+export interface RefundView {
+  refund_no: string;
+  merchant_refund_no: string;
+  order_no: string;
+  refund_amount: string;
+  status: Refund['status'];
+  reason: string | null;
+  createtime: number;
+  updatetime: number;
+}
+
+export function refundView(refund: Refund): RefundView {
+  return {
+    refund_no: refund.refundNo,
+    merchant_refund_no: refund.merchantRefundNo,
+    order_no: refund.orderNo,
+    refund_amount: formatYuan(refund.refundFen),
+    status: refund.status,
+    reason: refund.reason,
+    createtime: unixSeconds(refund.createdAt),
+    updatetime: unixSeconds(refund.updatedAt),
+  };
+}
+
+/** refund.succeeded / refund.failed: the refund's fields plus its order's numbers. */
+export function refundEventPayload(eventId: string, type: 'refund.succeeded' | 'refund.failed', refund: Refund, order: Order): Record<string, unknown> {
+  return { event_id: eventId, event: type, ...refundView(refund), merchant_order_no: order.merchantOrderNo };
 }

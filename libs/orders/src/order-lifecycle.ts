@@ -7,11 +7,12 @@ import {
   type Channel,
   ChannelRepository,
   LedgerRepository,
+  type Move,
   type NewOrder,
   ORDER_TRANSITIONS,
   type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobQueue } from '@app/queue';
-import { amountMismatchPayload, orderEventPayload } from './order-event-payload';
+import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
 
 /** What a verified success notification did to its order. */
 export type MarkPaidResult = 'paid' | 'late_paid' | 'unchanged' | 'amount_mismatch' | 'not_found';
@@ -27,12 +28,13 @@ export class PaymentNotConfirmedError extends Error {
 /** How many rows one pass of a sweep takes (overdue orders, stuck confirmations, lost deliveries). */
 export const SWEEP_BATCH = 500;
 
-// The moves this lifecycle makes, named by their cause; the states come from the table (SPEC 5).
-const PAY = ORDER_TRANSITIONS.step('notification', 'late_notification');
-const FAIL = ORDER_TRANSITIONS.step('channel_failure');
-const EXPIRE = ORDER_TRANSITIONS.step('expiry');
-const CONFIRM = ORDER_TRANSITIONS.step('confirmation');
-const CREDIT = ORDER_TRANSITIONS.step('credit');
+// The moves this lifecycle makes, named by their cause; the states and order types come from the table (SPEC 5).
+const PAY = ORDER_TRANSITIONS.move('notification', 'late_notification');
+const FAIL = ORDER_TRANSITIONS.move('channel_failure');
+const EXPIRE = ORDER_TRANSITIONS.move('expiry');
+const CONFIRM = ORDER_TRANSITIONS.move('confirmation');
+const CREDIT = ORDER_TRANSITIONS.move('credit');
+const CLOSE = ORDER_TRANSITIONS.move('close');
 
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
@@ -86,9 +88,9 @@ export class OrderLifecycle {
       this.logger.warn(`order ${values.orderNo}: channel ${channel.id} failed at creation, order cancelled: ${err.message}`);
       const recorded = await this.dataSource.transaction(async (em) => {
         const order = await this.orders.insert(em, values);
-        const cancelled = await this.orders.transition(em, order.id, FAIL.from, FAIL.to);
+        const cancelled = await this.orders.transitionBy(em, order.id, FAIL);
         if (!cancelled) throw new Error(`order ${order.orderNo} left pending in its own transaction`, { cause: err });
-        return { order: cancelled, ...(await this.record(em, cancelled, 'order.cancelled')) };
+        return { order: cancelled, ...(await this.record(em, cancelled, 'order.cancelled', 'failed')) };
       });
       await this.enqueueDelivery(recorded.deliveryId);
       return { order: recorded.order, channelFailed: true };
@@ -120,7 +122,7 @@ export class OrderLifecycle {
 
   /** The channel reports the payment failed: pending -> cancelled. */
   async markFailed(orderId: string): Promise<boolean> {
-    return (await this.transit(orderId, FAIL, 'order.cancelled')) !== null;
+    return (await this.transit(orderId, FAIL, 'order.cancelled', {}, 'failed')) !== null;
   }
 
   /**
@@ -130,8 +132,8 @@ export class OrderLifecycle {
    */
   async expireOverdue(limit: number = SWEEP_BATCH): Promise<number> {
     const deliveryIds = await this.dataSource.transaction(async (em) => {
-      const cancelled = await this.orders.transitionOverdue(em, EXPIRE.from, EXPIRE.to, limit);
-      const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) => orderEventPayload(eventId, 'order.cancelled', order));
+      const cancelled = await this.orders.transitionOverdue(em, EXPIRE, limit);
+      const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) => orderEventPayload(eventId, 'order.cancelled', order, 'expired'));
       return recorded.map((r) => r.deliveryId);
     });
     await this.enqueueDeliveries(deliveryIds);
@@ -159,13 +161,13 @@ export class OrderLifecycle {
       if (status.amountFen !== null && status.amountFen !== order.cnyFen) {
         throw new PaymentNotConfirmedError(order.orderNo, `channel reports ${status.amountFen} fen, the order is ${order.cnyFen} fen`);
       }
-      await this.dataSource.transaction((em) => this.orders.transition(em, order.id, CONFIRM.from, CONFIRM.to, { channelTradeNo: status.channelTradeNo }));
+      await this.dataSource.transaction((em) => this.orders.transitionBy(em, order.id, CONFIRM, { channelTradeNo: status.channelTradeNo }));
     } else if (!CREDIT.from.includes(order.status)) {
       // Not paid yet, cancelled, or completed already: nothing to confirm.
       return;
     }
     const recorded = await this.dataSource.transaction(async (em) => {
-      const completed = await this.orders.transition(em, order.id, CREDIT.from, CREDIT.to);
+      const completed = await this.orders.transitionBy(em, order.id, CREDIT);
       if (!completed) return null;
       await this.ledger.creditOrder(em, completed);
       return this.record(em, completed, 'order.completed');
@@ -184,24 +186,57 @@ export class OrderLifecycle {
     return { confirmsQueued };
   }
 
+  /**
+   * orderClose: the merchant cancels its pending top-up (order.cancelled, reason closed), then the
+   * channel is told where its protocol can close a payment. Null when the order was not a
+   * pending top-up. A success notification arriving after this still counts, as after expiry.
+   */
+  async close(orderId: string): Promise<Order | null> {
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const order = await this.orders.transitionBy(em, orderId, CLOSE);
+      if (!order) return null;
+      return { ...(await this.record(em, order, 'order.cancelled', 'closed')), order };
+    });
+    if (!recorded) return null;
+    await this.enqueueDelivery(recorded.deliveryId);
+    await this.tellChannelClosed(recorded.order);
+    return recorded.order;
+  }
+
+  /** Best effort: the order is closed on our side whatever the channel answers. */
+  private async tellChannelClosed(order: Order): Promise<void> {
+    try {
+      const channel = await this.channels.findById(order.channelId);
+      const adapter = channel ? this.adapters.forChannel(channel) : null;
+      const closePayment = adapter?.closePayment?.bind(adapter);
+      if (!closePayment) return;
+      await this.adapters.call((signal) =>
+        closePayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt }, signal),
+      );
+    } catch (err) {
+      this.logger.warn(`order ${order.orderNo}: closed, but channel ${order.channelId} could not be told: ${(err as Error).message}`);
+    }
+  }
+
   /** One transition with its event and delivery in one transaction, then the delivery job. */
   private async transit(
     orderId: string,
-    move: { from: OrderStatus[]; to: OrderStatus },
+    move: Move<OrderStatus>,
     event: CallbackEventType,
     changes: { paid?: boolean; channelTradeNo?: string | null } = {},
+    reason?: CancelReason,
   ): Promise<(RecordedEvent & { order: Order }) | null> {
     const recorded = await this.dataSource.transaction(async (em) => {
-      const order = await this.orders.transition(em, orderId, move.from, move.to, changes);
+      const order = await this.orders.transitionBy(em, orderId, move, changes);
       if (!order) return null;
-      return { ...(await this.record(em, order, event)), order };
+      return { ...(await this.record(em, order, event, reason)), order };
     });
     if (recorded) await this.enqueueDelivery(recorded.deliveryId);
     return recorded;
   }
 
-  private record(em: EntityManager, order: Order, type: CallbackEventType): Promise<RecordedEvent> {
-    return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order));
+  private record(em: EntityManager, order: Order, type: CallbackEventType, reason?: CancelReason): Promise<RecordedEvent> {
+    return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order, reason));
   }
 
   private async enqueueDelivery(deliveryId: string): Promise<void> {

@@ -1,13 +1,16 @@
 import { Module } from '@nestjs/common';
 import { ChannelAdapters } from '@app/channels';
+import { JobsAfterCommit } from './jobs-after-commit';
 import { OrderLifecycle } from './order-lifecycle';
+import { RefundLifecycle } from './refund-lifecycle';
+import { SellOrderLifecycle } from './sell-order-lifecycle';
 
 /**
- * The order state machine and the channel adapters, for the API and the worker. Needs the
- * global CommonModule, DbModule and QueueModule of the app that imports it.
+ * The order, refund and sell order state machines and the channel adapters, for the API and
+ * the worker. Needs the global CommonModule, DbModule and QueueModule of the app that imports it.
  */
 @Module({
-  providers: [OrderLifecycle, ChannelAdapters],
-  exports: [OrderLifecycle, ChannelAdapters],
+  providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, ChannelAdapters],
+  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, ChannelAdapters],
 })
 export class OrdersCoreModule {}

@@ -36,6 +36,10 @@ export class JobQueue {
         return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
       case 'maintenance.sweep':
         return { removeOnComplete: true, removeOnFail: 100 };
+      case 'order.payout':
+      case 'refund.process':
+        // An unknown outcome is queried on the next attempt; past these, the sweep starts a new job.
+        return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
     }
   }
 

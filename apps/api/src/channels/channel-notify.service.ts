@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode } from '@app/common';
 import { ChannelAdapters } from '@app/channels';
-import { ChannelRepository, OrderRepository } from '@app/db';
+import { BUY_ORDER, ChannelRepository, OrderRepository } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
 
@@ -36,7 +36,8 @@ export class ChannelNotifyService {
       throw new DomainError(ErrorCode.AuthBadSignature, 'Notification signature does not verify');
     }
     const order = await this.orders.findForChannel(channel.id, notification.orderNo);
-    if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+    // A payment notification is about a top-up; a sell order's outcome comes from the payout call.
+    if (!order || order.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.OrderNotFound);
 
     if (notification.outcome === 'failed') {
       const cancelled = await this.lifecycle.markFailed(order.id);

@@ -4,6 +4,7 @@ import type { Merchant } from '@app/db';
 import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
 import { CreateOrderDto } from './dto/create-order.dto';
+import { OrderCloseDto } from './dto/order-close.dto';
 import { OrderQueryDetailDto } from './dto/order-query-detail.dto';
 import { OrderQueryListDto } from './dto/order-query-list.dto';
 import { type CreatedOrderView, type OrderView, OrdersService } from './orders.service';
@@ -36,5 +37,17 @@ export class OrdersController {
   @HttpCode(200)
   async orderQueryDetail(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderQueryDetailDto): Promise<Envelope<OrderView>> {
     return ok(await this.orders.detail(merchant.id, params.order_no));
+  }
+
+  @Post('orderClose')
+  @MerchantOperation(
+    'Close a pending buy order',
+    OrderCloseDto,
+    'pending -> cancelled (callback order.cancelled, reason "closed"); the channel is told where its protocol allows. An order already cancelled answers code 1 with the order; any other state 40901. A payment the channel reports after the close still counts (a late payment).',
+  )
+  @HttpCode(200)
+  async orderClose(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderCloseDto): Promise<Envelope<OrderView>> {
+    const { order, closed } = await this.orders.close(merchant.id, params.order_no);
+    return ok(order, closed ? 'Order closed' : 'Order already cancelled');
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
-import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
+import { BUY_ORDER, ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
 import { adaptersForMode } from '@app/channels';
 import { OrderLifecycle, newOrderNo } from '@app/orders';
 import { canonicalJson } from '@app/signature';
@@ -38,7 +38,7 @@ export interface OrderView {
   updatetime: number;
 }
 
-function toCreatedView(o: Order): CreatedOrderView {
+export function toCreatedView(o: Order): CreatedOrderView {
   return {
     order_no: o.orderNo,
     merchant_order_no: o.merchantOrderNo,
@@ -55,7 +55,7 @@ function toCreatedView(o: Order): CreatedOrderView {
   };
 }
 
-function toView(o: Order): OrderView {
+export function toView(o: Order): OrderView {
   return {
     order_no: o.orderNo,
     order_type: o.orderType,
@@ -193,5 +193,22 @@ export class OrdersService {
     const order = await this.orders.findByOrderNo(merchantId, orderNo);
     if (!order) throw new DomainError(ErrorCode.OrderNotFound);
     return toView(order);
+  }
+
+  /**
+   * orderClose (SPEC 5): pending -> cancelled by the merchant; `closed` false when the order was
+   * cancelled already (by a close, expiry or the channel), which answers like a close.
+   */
+  async close(merchantId: number, orderNo: string): Promise<{ order: OrderView; closed: boolean }> {
+    const order = await this.orders.findByOrderNo(merchantId, orderNo);
+    if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+    if (order.status === 'cancelled') return { order: toView(order), closed: false };
+    const closed = await this.lifecycle.close(order.id);
+    if (closed) return { order: toView(closed), closed: true };
+    // Not pending any more: something else moved it meanwhile, or it is not an order one can close.
+    const now = (await this.orders.findByOrderNo(merchantId, orderNo)) ?? order;
+    if (now.status === 'cancelled') return { order: toView(now), closed: false };
+    if (now.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.StateConflict, 'A sell order cannot be closed: its payout is with the channel');
+    throw new DomainError(ErrorCode.StateConflict, `An order that is ${now.status} cannot be closed`);
   }
 }

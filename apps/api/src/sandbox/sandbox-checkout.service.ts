@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
-import { ChannelRepository, MerchantRepository, type Order, OrderRepository } from '@app/db';
+import { BUY_ORDER, ChannelRepository, MerchantRepository, type Order, OrderRepository } from '@app/db';
 import { checkoutPage, resultPage } from './checkout-page';
 
 export interface HtmlAnswer {
@@ -84,7 +84,8 @@ export class SandboxCheckoutService {
   private async resolve(orderNo: string, token: unknown): Promise<{ order: Order; secretKey: string; merchantName: string } | null> {
     if (!this.config.sandboxEnabled || !/^\d{22}$/.test(orderNo)) return null;
     const order = await this.orders.findForCheckout(orderNo);
-    if (!order) return null;
+    // A sell order is paid out by the channel, never on a checkout page.
+    if (!order || order.orderType !== BUY_ORDER) return null;
     const channel = await this.channels.findById(order.channelId);
     if (!channel || channel.adapter !== 'sandbox') return null;
     const secretKey = this.adapters.channelConfig(channel).secret_key;

@@ -5,12 +5,18 @@ describe('assertEveryJobHandled', () => {
 
   it('accepts a handler for every job name', () => {
     expect(() =>
-      assertEveryJobHandled({ 'callback.deliver': noop, 'order.confirm': noop, 'maintenance.sweep': noop }),
+      assertEveryJobHandled({
+        'callback.deliver': noop,
+        'order.confirm': noop,
+        'maintenance.sweep': noop,
+        'order.payout': noop,
+        'refund.process': noop,
+      }),
     ).not.toThrow();
   });
 
   it('refuses to start when a job name has no handler', () => {
     expect(() => assertEveryJobHandled({ 'callback.deliver': noop, 'order.confirm': noop })).toThrow(MissingJobHandlerError);
-    expect(() => assertEveryJobHandled({ 'callback.deliver': noop })).toThrow(/'order.confirm', 'maintenance.sweep'/);
+    expect(() => assertEveryJobHandled({ 'callback.deliver': noop })).toThrow(/'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process'/);
   });
 });

@@ -5,6 +5,7 @@ import { JobQueue } from '@app/queue';
 import { CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
 import { CallbackSender } from '../callbacks/callback-sender';
 import { callbackBackoffStrategy } from '../callbacks/retry-policy';
+import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
 import { WorkerTuning } from '../worker-tuning';
 import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-handlers';
@@ -28,6 +29,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly callbacks: CallbackDeliveryProcessor,
     private readonly orders: OrdersProcessor,
     private readonly sender: CallbackSender,
+    private readonly moneyOut: MoneyOutProcessor,
   ) {
     // Checked while the app is being built: a job name without a handler stops the start-up.
     const handlers: Partial<JobHandlers> = this.handlers();
@@ -40,6 +42,8 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       'callback.deliver': (payload) => this.callbacks.deliver(payload),
       'order.confirm': (payload) => this.orders.confirm(payload),
       'maintenance.sweep': () => this.orders.sweep(),
+      'order.payout': (payload) => this.moneyOut.payout(payload),
+      'refund.process': (payload) => this.moneyOut.refund(payload),
     };
   }
 

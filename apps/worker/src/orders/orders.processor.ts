@@ -2,9 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { JobPayloads } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
 import { CallbackSweeper } from '../callbacks/callback-sweeper';
+import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { WorkerTuning } from '../worker-tuning';
 
-/** The 'orders' queue: confirmation, and the periodic safety net. */
+/** The 'orders' queue: confirmation, refunds and payouts, and the periodic safety net. */
 @Injectable()
 export class OrdersProcessor {
   private readonly logger = new Logger(OrdersProcessor.name);
@@ -13,6 +14,7 @@ export class OrdersProcessor {
     private readonly lifecycle: OrderLifecycle,
     private readonly callbackSweeper: CallbackSweeper,
     private readonly tuning: WorkerTuning,
+    private readonly moneyOut: MoneyOutProcessor,
   ) {}
 
   /** Throws while the channel has not confirmed, so BullMQ retries with the job's backoff. */
@@ -20,13 +22,18 @@ export class OrdersProcessor {
     return this.lifecycle.confirm(orderId);
   }
 
-  /** Both halves run even if one fails; a failure still fails the job so it shows in the queue. */
-  async sweep(): Promise<{ requeuedDeliveries: number; confirmsQueued: number }> {
-    const [callbacks, orders] = await Promise.allSettled([this.callbackSweeper.sweep(), this.lifecycle.sweep(this.tuning.stuckPaidSeconds)]);
+  /** Every part runs even if one fails; a failure still fails the job so it shows in the queue. */
+  async sweep(): Promise<{ requeuedDeliveries: number; confirmsQueued: number; refundsQueued: number; payoutsQueued: number }> {
+    const [callbacks, orders, moneyOut] = await Promise.allSettled([
+      this.callbackSweeper.sweep(),
+      this.lifecycle.sweep(this.tuning.stuckPaidSeconds),
+      this.moneyOut.sweep(),
+    ]);
     if (callbacks.status === 'rejected') throw callbacks.reason;
     if (orders.status === 'rejected') throw orders.reason;
-    const result = { requeuedDeliveries: callbacks.value.requeued, ...orders.value };
-    if (result.requeuedDeliveries || result.confirmsQueued) this.logger.log(`sweep: ${JSON.stringify(result)}`);
+    if (moneyOut.status === 'rejected') throw moneyOut.reason;
+    const result = { requeuedDeliveries: callbacks.value.requeued, ...orders.value, ...moneyOut.value };
+    if (Object.values(result).some((n) => n > 0)) this.logger.log(`sweep: ${JSON.stringify(result)}`);
     return result;
   }
 }

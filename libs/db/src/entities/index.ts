@@ -8,6 +8,8 @@ import { Merchant } from './merchant.entity';
 import { Nonce } from './nonce.entity';
 import { OrderEvent } from './order-event.entity';
 import { Order } from './order.entity';
+import { Payout } from './payout.entity';
+import { Refund } from './refund.entity';
 
 export * from './balance.entity';
 export * from './callback-attempt.entity';
@@ -20,5 +22,7 @@ export * from './nonce.entity';
 export * from './order-event.entity';
 export * from './order-state';
 export * from './order.entity';
+export * from './payout.entity';
+export * from './refund.entity';
 
-export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce];
+export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce, Refund, Payout];

@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
-/** The events merchants receive as callbacks (SPEC 7). */
-export const CALLBACK_EVENT_TYPES = ['order.paid', 'order.completed', 'order.cancelled'] as const;
+/** The events merchants receive as callbacks (SPEC 7); a refund's belong to its order. */
+export const CALLBACK_EVENT_TYPES = ['order.paid', 'order.completed', 'order.cancelled', 'refund.succeeded', 'refund.failed'] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
 /** Every event an order's history records; the others are kept for reconciliation, never sent. */
 export const ORDER_EVENT_TYPES = [...CALLBACK_EVENT_TYPES, 'payment.amount_mismatch'] as const;
@@ -23,6 +23,10 @@ export class OrderEvent {
 
   @Column({ name: 'merchant_id', type: 'integer' })
   merchantId: number;
+
+  /** For refund.* events: the refund, whose notify_url comes before the order's. */
+  @Column({ name: 'refund_id', type: 'bigint', nullable: true })
+  refundId: string | null;
 
   @Column({ type: 'varchar', length: 32 })
   type: OrderEventType;

@@ -21,8 +21,14 @@ const EXPECTED: Record<number, Record<OrderStatus, (0 | 1)[]>> = {
     completed: [0, 0, 0, 0, 0],
     cancelled: [0, 1, 0, 0, 0],
   },
-  // Sell orders: none yet (their rows come with the money-out work, and their matrix here).
-  2: NO_MOVES,
+  // Sell orders (payouts): paid by the channel then completed, or refused and cancelled.
+  2: {
+    pending: [0, 1, 0, 0, 1],
+    paid: [0, 0, 0, 1, 0],
+    confirmed: [0, 0, 0, 0, 0],
+    completed: [0, 0, 0, 0, 0],
+    cancelled: [0, 0, 0, 0, 0],
+  },
   // An order type that does not exist.
   3: NO_MOVES,
 };
@@ -49,6 +55,24 @@ describe('ORDER_TRANSITIONS (SPEC 5)', () => {
     expect(ORDER_TRANSITIONS.step('channel_failure')).toEqual({ from: ['pending'], to: 'cancelled' });
     expect(ORDER_TRANSITIONS.step('confirmation')).toEqual({ from: ['paid'], to: 'confirmed' });
     expect(ORDER_TRANSITIONS.step('credit')).toEqual({ from: ['confirmed'], to: 'completed' });
+    expect(ORDER_TRANSITIONS.step('close')).toEqual({ from: ['pending'], to: 'cancelled' });
+    expect(ORDER_TRANSITIONS.step('payout')).toEqual({ from: ['pending'], to: 'paid' });
+    expect(ORDER_TRANSITIONS.step('payout_refused')).toEqual({ from: ['pending'], to: 'cancelled' });
+    expect(ORDER_TRANSITIONS.step('payout_confirmation')).toEqual({ from: ['paid'], to: 'completed' });
+  });
+
+  it('a move keeps the order types of its causes: a merchant closes top-ups only, a refusal cancels payouts only', () => {
+    expect(ORDER_TRANSITIONS.move('close')).toEqual({ from: ['pending'], to: 'cancelled', pairs: [{ from: 'pending', orderType: 1 }] });
+    expect(ORDER_TRANSITIONS.move('payout_refused')).toEqual({ from: ['pending'], to: 'cancelled', pairs: [{ from: 'pending', orderType: 2 }] });
+    expect(ORDER_TRANSITIONS.move('notification', 'late_notification')).toEqual({
+      from: ['pending', 'cancelled'],
+      to: 'paid',
+      pairs: [
+        { from: 'pending', orderType: 1 },
+        { from: 'cancelled', orderType: 1 },
+      ],
+    });
+    expect(() => ORDER_TRANSITIONS.move('close', 'payout')).toThrow(/no single move/);
   });
 
   it('refuses causes that lead to different states, and an unknown cause', () => {

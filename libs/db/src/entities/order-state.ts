@@ -2,6 +2,8 @@ import type { OrderStatus } from './order.entity';
 
 /** order_type 1: a top-up (the payer pays the merchant through a channel). */
 export const BUY_ORDER = 1;
+/** order_type 2: a payout (the channel pays the merchant's customer out of the merchant's balance). */
+export const SELL_ORDER = 2;
 
 /** One row of a state table: `by` names what causes the move, `orderTypes` the kinds of order it applies to. */
 export interface TransitionRule<State extends string, Cause extends string> {
@@ -12,7 +14,17 @@ export interface TransitionRule<State extends string, Cause extends string> {
 }
 
 /** What moves an order, SPEC 5's "by" column. */
-export type OrderTransitionCause = 'notification' | 'late_notification' | 'expiry' | 'channel_failure' | 'confirmation' | 'credit';
+export type OrderTransitionCause =
+  | 'notification'
+  | 'late_notification'
+  | 'expiry'
+  | 'channel_failure'
+  | 'confirmation'
+  | 'credit'
+  | 'close'
+  | 'payout'
+  | 'payout_refused'
+  | 'payout_confirmation';
 
 /**
  * A state table as data: the only moves allowed are its rows. Another kind of order (or a
@@ -41,6 +53,23 @@ export class TransitionTable<State extends string, Cause extends string> {
     if (rules.length === 0 || targets.length !== 1) throw new Error(`the state table has no single move for ${causes.join(', ')}`);
     return { from: [...new Set(rules.map((r) => r.from))], to: targets[0] };
   }
+
+  /**
+   * Like step, but keeping which order types each cause applies to: the (from, order type) pairs
+   * a conditional update may match, so a cause never moves a kind of order it has no row for.
+   */
+  move(...causes: Cause[]): Move<State> {
+    const { from, to } = this.step(...causes);
+    const pairs = this.rules.filter((r) => causes.includes(r.by)).flatMap((r) => r.orderTypes.map((orderType) => ({ from: r.from, orderType })));
+    return { from, to, pairs };
+  }
+}
+
+/** The rows a set of causes allows: the states it starts from, and the pairs a conditional update matches. */
+export interface Move<State extends string> {
+  from: State[];
+  to: State;
+  pairs: { from: State; orderType: number }[];
 }
 
 /** SPEC 5's order states: every move an order may make. Anything else is refused. */
@@ -52,4 +81,10 @@ export const ORDER_TRANSITIONS = new TransitionTable<OrderStatus, OrderTransitio
   { from: 'cancelled', to: 'paid', orderTypes: [BUY_ORDER], by: 'late_notification' },
   { from: 'paid', to: 'confirmed', orderTypes: [BUY_ORDER], by: 'confirmation' },
   { from: 'confirmed', to: 'completed', orderTypes: [BUY_ORDER], by: 'credit' },
+  // The merchant closes an unpaid top-up (orderClose); a late success still counts, as after expiry.
+  { from: 'pending', to: 'cancelled', orderTypes: [BUY_ORDER], by: 'close' },
+  // Sell orders: debited at creation, so a refusal reverses the debit in the same transaction.
+  { from: 'pending', to: 'paid', orderTypes: [SELL_ORDER], by: 'payout' },
+  { from: 'pending', to: 'cancelled', orderTypes: [SELL_ORDER], by: 'payout_refused' },
+  { from: 'paid', to: 'completed', orderTypes: [SELL_ORDER], by: 'payout_confirmation' },
 ]);

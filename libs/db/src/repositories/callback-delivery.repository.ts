@@ -12,7 +12,7 @@ export interface ClaimedAttempt {
   eventId: string;
   eventType: OrderEventType;
   payload: Record<string, unknown>;
-  /** The order's notify_url, else the merchant's (SPEC 7). */
+  /** A refund event's refund notify_url, else the order's, else the merchant's (SPEC 7). */
   notifyUrl: string | null;
   merchantApiKey: string;
   merchantSecretEnc: string;
@@ -105,11 +105,12 @@ export class CallbackDeliveryRepository {
          INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error)
          SELECT id, attempts_made, now(), 0, $4 FROM d)
        SELECT d.id, d.attempts_made, e.id AS event_id, e.type, e.payload,
-              COALESCE(o.notify_url, m.notify_url) AS notify_url, m.api_key, m.api_secret_enc
+              COALESCE(r.notify_url, o.notify_url, m.notify_url) AS notify_url, m.api_key, m.api_secret_enc
          FROM d
          JOIN order_events e ON e.id = d.event_id
          JOIN orders o ON o.id = d.order_id
-         JOIN merchants m ON m.id = d.merchant_id`,
+         JOIN merchants m ON m.id = d.merchant_id
+         LEFT JOIN refunds r ON r.id = e.refund_id`,
       [deliveryId, maxAttempts, leaseMs, INTERRUPTED],
     );
     const row = rows[0];

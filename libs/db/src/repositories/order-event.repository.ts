@@ -29,8 +29,9 @@ export class OrderEventRepository {
     );
   }
 
-  async record(em: EntityManager, order: Order, type: CallbackEventType, payload: (eventId: string) => Record<string, unknown>): Promise<RecordedEvent> {
-    const eventId = await this.insertEvent(em, order, type, payload);
+  /** `refundId`: the refund a refund.* event is about (its notify_url comes first). */
+  async record(em: EntityManager, order: Order, type: CallbackEventType, payload: (eventId: string) => Record<string, unknown>, refundId: string | null = null): Promise<RecordedEvent> {
+    const eventId = await this.insertEvent(em, order, type, payload, refundId);
     const deliveryId = randomUUID();
     await em.query(
       `INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at")
@@ -72,14 +73,15 @@ export class OrderEventRepository {
     return this.insertEvent(em, order, type, payload);
   }
 
-  private async insertEvent(em: EntityManager, order: Order, type: OrderEventType, payload: (eventId: string) => Record<string, unknown>): Promise<string> {
+  private async insertEvent(em: EntityManager, order: Order, type: OrderEventType, payload: (eventId: string) => Record<string, unknown>, refundId: string | null = null): Promise<string> {
     const eventId = randomUUID();
-    await em.query(`INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload") VALUES ($1, $2, $3, $4, $5::jsonb)`, [
+    await em.query(`INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload", "refund_id") VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [
       eventId,
       order.id,
       order.merchantId,
       type,
       JSON.stringify(payload(eventId)),
+      refundId,
     ]);
     return eventId;
   }

@@ -1,5 +1,5 @@
 import type { EntityManager, Repository } from 'typeorm';
-import type { Order, OrderStatus } from '../entities';
+import { ORDER_TRANSITIONS, type Order, type OrderStatus } from '../entities';
 import { OrderRepository } from './order.repository';
 
 /** Any use at all (a query, a find, a property read) is a failure of the test. */
@@ -33,18 +33,33 @@ describe('OrderRepository.transition refuses moves outside the state table', () 
     expect(touched).toEqual([]);
   });
 
-  it('runs the allowed move, limited to the order types the table gives it', async () => {
-    const queries: { sql: string; params: unknown[] }[] = [];
-    const em = {
+  function recordingEm(queries: { sql: string; params: unknown[] }[]): EntityManager {
+    return {
       query: async (sql: string, params: unknown[]) => {
         queries.push({ sql, params });
         return [[], 0];
       },
     } as unknown as EntityManager;
+  }
+
+  it('runs the allowed move, limited to the order types the table gives it', async () => {
+    const queries: { sql: string; params: unknown[] }[] = [];
     const repository = new OrderRepository({} as Repository<Order>);
-    expect(await repository.transition(em, '42', ['pending', 'cancelled'], 'paid')).toBeNull();
+    // pending -> paid is a row of top-ups (a notification) and of sell orders (a payout).
+    expect(await repository.transition(recordingEm(queries), '42', ['pending', 'cancelled'], 'paid')).toBeNull();
     expect(queries).toHaveLength(1);
     expect(queries[0].sql).toMatch(/\("status", "order_type"\) IN \(SELECT \* FROM unnest\(\$2::varchar\[\], \$3::smallint\[\]\)\)/);
-    expect(queries[0].params.slice(0, 4)).toEqual(['42', ['pending', 'cancelled'], [1, 1], 'paid']);
+    expect(queries[0].params.slice(0, 4)).toEqual(['42', ['pending', 'pending', 'cancelled'], [1, 2, 1], 'paid']);
+  });
+
+  it('by its causes, a move matches only the order types of those causes\' rows: a notification never pays a sell order', async () => {
+    const queries: { sql: string; params: unknown[] }[] = [];
+    const repository = new OrderRepository({} as Repository<Order>);
+    expect(await repository.transitionBy(recordingEm(queries), '42', ORDER_TRANSITIONS.move('notification', 'late_notification'))).toBeNull();
+    expect(await repository.transitionBy(recordingEm(queries), '42', ORDER_TRANSITIONS.move('payout_refused'))).toBeNull();
+    expect(queries.map((q) => q.params.slice(0, 4))).toEqual([
+      ['42', ['pending', 'cancelled'], [1, 1], 'paid'],
+      ['42', ['pending'], [2], 'cancelled'],
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
+import { type Move, ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
 
 export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
@@ -162,6 +162,25 @@ export class OrderRepository {
    */
   async transition(em: EntityManager, id: string, from: OrderStatus | OrderStatus[], to: OrderStatus, changes: TransitionChanges = {}): Promise<Order | null> {
     const { statuses, orderTypes } = allowedMoves(`order ${id}`, from, to);
+    return this.update(em, id, statuses, orderTypes, to, changes);
+  }
+
+  /**
+   * A transition by its causes (ORDER_TRANSITIONS.move): only the (state, order type) pairs of
+   * those causes' rows match, so a cause never moves a kind of order it has no row for.
+   */
+  transitionBy(em: EntityManager, id: string, move: Move<OrderStatus>, changes: TransitionChanges = {}): Promise<Order | null> {
+    return this.update(
+      em,
+      id,
+      move.pairs.map((p) => p.from),
+      move.pairs.map((p) => p.orderType),
+      move.to,
+      changes,
+    );
+  }
+
+  private async update(em: EntityManager, id: string, statuses: OrderStatus[], orderTypes: number[], to: OrderStatus, changes: TransitionChanges): Promise<Order | null> {
     const sets = [`"status" = $4`, `"updated_at" = GREATEST(now(), "created_at")`];
     const params: unknown[] = [id, statuses, orderTypes, to];
     if (changes.paid) {
@@ -181,12 +200,22 @@ export class OrderRepository {
   }
 
   /**
-   * Up to `limit` orders in `from` whose expires_at has passed, oldest first, moved to `to` in
+   * The merchant's order, locked until the transaction ends: refunds of one order are decided
+   * one at a time (the sum of its refunds, one in progress).
+   */
+  async lockForRefund(em: EntityManager, merchantId: number, orderNo: string): Promise<Order | null> {
+    const rows = await em.query<{ id: string }[]>(`SELECT "id" FROM "orders" WHERE "merchant_id" = $1 AND "order_no" = $2 FOR NO KEY UPDATE`, [merchantId, orderNo]);
+    return rows.length === 0 ? null : em.findOneByOrFail(Order, { id: String(rows[0].id) });
+  }
+
+  /**
+   * Up to `limit` orders the move applies to whose expires_at has passed, oldest first, moved in
    * one statement. Rows another transaction holds are skipped (FOR UPDATE SKIP LOCKED), and the
    * UPDATE re-checks the state, so concurrent callers never move one order twice.
    */
-  async transitionOverdue(em: EntityManager, from: OrderStatus | OrderStatus[], to: OrderStatus, limit: number): Promise<Order[]> {
-    const { statuses, orderTypes } = allowedMoves('overdue orders', from, to);
+  async transitionOverdue(em: EntityManager, move: Move<OrderStatus>, limit: number): Promise<Order[]> {
+    const statuses = move.pairs.map((p) => p.from);
+    const orderTypes = move.pairs.map((p) => p.orderType);
     // "status" = ANY: with the states known when planning, ix_orders_pending_expiry (partial, pending) serves the scan.
     const [rows] = await em.query<[Record<string, unknown>[], number]>(
       `UPDATE "orders" o SET "status" = $3, "updated_at" = GREATEST(now(), o."created_at")
@@ -196,15 +225,15 @@ export class OrderRepository {
                 ORDER BY "expires_at" LIMIT $4 FOR UPDATE SKIP LOCKED) due
         WHERE o."id" = due."id" AND (o."status", o."order_type") IN (SELECT * FROM unnest($1::varchar[], $2::smallint[]))
         RETURNING o.*`,
-      [statuses, orderTypes, to, limit],
+      [statuses, orderTypes, move.to, limit],
     );
     return rows.map((row) => hydrateOrder(em, row));
   }
 
-  /** Orders paid (or confirmed) at least `olderThanSeconds` ago that have not completed. */
+  /** Buy orders paid (or confirmed) at least `olderThanSeconds` ago that have not completed; sell orders settle in their payout job. */
   async findStuckPaidIds(olderThanSeconds: number, limit: number): Promise<string[]> {
     const rows = await this.orders.query<{ id: string }[]>(
-      `SELECT "id" FROM "orders" WHERE "status" IN ('paid', 'confirmed') AND "updated_at" <= now() - make_interval(secs => $1)
+      `SELECT "id" FROM "orders" WHERE "status" IN ('paid', 'confirmed') AND "order_type" = 1 AND "updated_at" <= now() - make_interval(secs => $1)
        ORDER BY "updated_at" LIMIT $2`,
       [olderThanSeconds, limit],
     );

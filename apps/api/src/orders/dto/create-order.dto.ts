@@ -1,44 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  registerDecorator,
-  type ValidationOptions,
-} from 'class-validator';
-import { isHttpUrl, parseYuan } from '@app/common';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { PAY_METHODS, type PayMethod } from '@app/db';
+import { IsHttpUrl, IsYuanAmount } from './param-validators';
 import { emptyToUndefined, toInteger } from './param-transforms';
-
-/** A string or JSON number matching ^\d{1,10}(\.\d{1,2})?$ and greater than 0 (SPEC 5). */
-function IsYuanAmount(options?: ValidationOptions): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isYuanAmount',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options,
-      validator: { validate: (value: unknown) => (parseYuan(value) ?? 0) > 0 },
-    });
-}
-
-/** http or https, at most 512 characters. */
-function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isHttpUrl',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options,
-      validator: { validate: (value: unknown) => isHttpUrl(value) },
-    });
-}
 
 export class CreateOrderDto {
   @ApiProperty({ enum: [1], example: 1, description: '1 = buy (top-up)' })

@@ -110,6 +110,8 @@ export const en = {
   'event.order.completed': 'Completed, balance credited (order.completed)',
   'event.order.cancelled': 'Cancelled (order.cancelled)',
   'event.payment.amount_mismatch': 'A payment notification with another amount was refused (payment.amount_mismatch)',
+  'event.refund.succeeded': 'Refund succeeded (refund.succeeded)',
+  'event.refund.failed': 'Refund failed, balance restored (refund.failed)',
 
   'delivery.title': '{event}, queued {time}',
   'delivery.status': 'Delivery',

@@ -112,6 +112,8 @@ export const zhCN: Record<MessageKey, string> = {
   'event.order.completed': '已完成，余额已入账（order.completed）',
   'event.order.cancelled': '已取消（order.cancelled）',
   'event.payment.amount_mismatch': '收到金额不符的支付通知，已拒绝（payment.amount_mismatch）',
+  'event.refund.succeeded': '退款成功（refund.succeeded）',
+  'event.refund.failed': '退款失败，余额已退回（refund.failed）',
 
   'delivery.title': '{event}，{time} 排队',
   'delivery.status': '投递状态',

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DomainError, ErrorCode, parseYuan } from '@app/common';
+import { type Merchant, OrderRepository, type Refund, RefundRepository } from '@app/db';
+import { RefundLifecycle, type RefundView, refundView } from '@app/orders';
+import { canonicalJson } from '@app/signature';
+import type { RefundCreateDto } from './dto/refund-create.dto';
+import type { RefundQueryDto } from './dto/refund-query.dto';
+
+const REFUND_NOT_FOUND = 'Refund not found';
+
+/** SPEC 5's refunds: refundCreate, refundQuery, refundQueryList. */
+@Injectable()
+export class RefundsService {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly refunds: RefundRepository,
+    private readonly lifecycle: RefundLifecycle,
+  ) {}
+
+  /** `repeat` tells a merchant_refund_no repeat (the first refund, as it is now) from a new refund. */
+  async create(merchant: Merchant, params: RefundCreateDto): Promise<{ refund: RefundView; repeat: boolean }> {
+    const refundFen = parseYuan(params.refund_amount) as number;
+    // What defines the refund: a repeat of merchant_refund_no must match it exactly.
+    const requestHash = createHash('sha256')
+      .update(canonicalJson({ order_no: params.order_no, refund_fen: refundFen, reason: params.reason ?? null, notify_url: params.notify_url ?? null }))
+      .digest('hex');
+    const existing = await this.refunds.findByMerchantRefundNo(merchant.id, params.merchant_refund_no);
+    if (existing) return this.repeat(existing, requestHash);
+    const { refund, repeat } = await this.lifecycle.create({
+      merchantId: merchant.id,
+      orderNo: params.order_no,
+      refundFen,
+      merchantRefundNo: params.merchant_refund_no,
+      reason: params.reason ?? null,
+      notifyUrl: params.notify_url ?? null,
+      requestHash,
+    });
+    return repeat ? this.repeat(refund, requestHash) : { refund: refundView(refund), repeat: false };
+  }
+
+  /** One refund by refund_no or merchant_refund_no; with both, they must name the same one. */
+  async query(merchantId: number, params: RefundQueryDto): Promise<RefundView> {
+    if (!params.refund_no && !params.merchant_refund_no) throw DomainError.invalid('refund_no', 'refund_no or merchant_refund_no is required');
+    const refund = params.refund_no
+      ? await this.refunds.findByRefundNo(merchantId, params.refund_no)
+      : await this.refunds.findByMerchantRefundNo(merchantId, params.merchant_refund_no!);
+    if (!refund || (params.merchant_refund_no && refund.merchantRefundNo !== params.merchant_refund_no)) {
+      throw new DomainError(ErrorCode.OrderNotFound, REFUND_NOT_FOUND);
+    }
+    return refundView(refund);
+  }
+
+  /** The order's refunds, newest first; 40400 for an unknown or another merchant's order. */
+  async list(merchantId: number, orderNo: string): Promise<{ list: RefundView[]; total: number }> {
+    const order = await this.orders.findByOrderNo(merchantId, orderNo);
+    if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+    const refunds = await this.refunds.listForOrder(merchantId, order.id);
+    return { list: refunds.map(refundView), total: refunds.length };
+  }
+
+  private repeat(existing: Refund, requestHash: string): { refund: RefundView; repeat: boolean } {
+    if (existing.requestHash !== requestHash) throw new DomainError(ErrorCode.IdempotencyConflict, 'merchant_refund_no already used with different parameters');
+    return { refund: refundView(existing), repeat: true };
+  }
+}

@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { REFUND_TRANSITIONS, Refund, type RefundTransitionCause } from '../entities';
+
+export type NewRefund = Omit<Refund, 'id' | 'status' | 'channelRefundNo' | 'failure' | 'channelRequestedAt' | 'leaseUntil' | 'attemptedAt' | 'updatedAt'>;
+
+/** What a refund's transition may set besides status and updated_at. */
+export interface RefundChanges {
+  channelRefundNo?: string | null;
+  failure?: string | null;
+}
+
+@Injectable()
+export class RefundRepository {
+  constructor(@InjectRepository(Refund) private readonly refunds: Repository<Refund>) {}
+
+  /** Inserts a processing refund; a unique violation (refund_no, merchant_refund_no, one in progress per order) is thrown to the caller. */
+  async insert(em: EntityManager, values: NewRefund): Promise<Refund> {
+    const refund: Omit<Refund, 'id'> = {
+      ...values,
+      status: 'processing',
+      channelRefundNo: null,
+      failure: null,
+      channelRequestedAt: null,
+      leaseUntil: null,
+      attemptedAt: null,
+      updatedAt: values.createdAt,
+    };
+    const saved = await em.getRepository(Refund).insert(refund);
+    return { ...refund, id: String(saved.identifiers[0].id) };
+  }
+
+  findByRefundNo(merchantId: number, refundNo: string): Promise<Refund | null> {
+    return this.refunds.findOneBy({ merchantId, refundNo });
+  }
+
+  findByMerchantRefundNo(merchantId: number, merchantRefundNo: string, em: EntityManager = this.refunds.manager): Promise<Refund | null> {
+    return em.findOneBy(Refund, { merchantId, merchantRefundNo });
+  }
+
+  /** For the worker's jobs, which carry refund ids only. */
+  findById(id: string): Promise<Refund | null> {
+    return this.refunds.findOneBy({ id });
+  }
+
+  /** The order's refunds, newest first, when the order is this merchant's. */
+  listForOrder(merchantId: number, orderId: string): Promise<Refund[]> {
+    return this.refunds.find({ where: { merchantId, orderId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  }
+
+  /** What the order's refunds take from it: every refund that has not failed. */
+  async committedFen(em: EntityManager, orderId: string): Promise<number> {
+    const [row] = await em.query<{ total: string }[]>(
+      `SELECT COALESCE(sum("refund_fen"), 0)::text AS "total" FROM "refunds" WHERE "order_id" = $1 AND "status" <> 'failed'`,
+      [orderId],
+    );
+    return Number(row.total);
+  }
+
+  async hasProcessing(em: EntityManager, orderId: string): Promise<boolean> {
+    const rows = await em.query<unknown[]>(`SELECT 1 FROM "refunds" WHERE "order_id" = $1 AND "status" = 'processing' LIMIT 1`, [orderId]);
+    return rows.length > 0;
+  }
+
+  /**
+   * The one way a refund changes state: a conditional UPDATE on the moves the causes allow, so
+   * of two concurrent callers exactly one sees the refund; the other gets null.
+   */
+  async transition(em: EntityManager, id: string, cause: RefundTransitionCause, changes: RefundChanges = {}): Promise<Refund | null> {
+    const { from, to } = REFUND_TRANSITIONS.step(cause);
+    const params: unknown[] = [id, from, to, changes.channelRefundNo ?? null, changes.failure?.slice(0, 256) ?? null];
+    const [rows] = await em.query<[{ id: string }[], number]>(
+      `UPDATE "refunds" SET "status" = $3, "updated_at" = GREATEST(now(), "created_at"), "lease_until" = NULL,
+              "channel_refund_no" = COALESCE($4, "channel_refund_no"), "failure" = COALESCE($5, "failure")
+        WHERE "id" = $1 AND "status" = ANY($2::varchar[]) RETURNING "id"`,
+      params,
+    );
+    if (rows.length === 0) return null;
+    return em.findOneByOrFail(Refund, { id });
+  }
+
+  /**
+   * Takes the refund for one round of talk with the channel, for `leaseMs`: null when it is not
+   * processing any more, or another worker holds it.
+   */
+  async claim(id: string, leaseMs: number): Promise<Refund | null> {
+    const [rows] = await this.refunds.query<[{ id: string }[], number]>(
+      `UPDATE "refunds" SET "lease_until" = now() + $2 * interval '1 millisecond', "attempted_at" = now()
+        WHERE "id" = $1 AND "status" = 'processing' AND ("lease_until" IS NULL OR "lease_until" < now()) RETURNING "id"`,
+      [id, leaseMs],
+    );
+    return rows.length === 0 ? null : this.refunds.findOneByOrFail({ id });
+  }
+
+  /** Written before the channel is first asked, so an unknown outcome is queried, never asked blindly again. */
+  async markRequested(id: string): Promise<void> {
+    await this.refunds.query(`UPDATE "refunds" SET "channel_requested_at" = COALESCE("channel_requested_at", now()) WHERE "id" = $1`, [id]);
+  }
+
+  /** The channel took the refund and numbered it: from now on it is only queried. */
+  async markAccepted(id: string, channelRefundNo: string): Promise<void> {
+    await this.refunds.query(`UPDATE "refunds" SET "channel_refund_no" = $2 WHERE "id" = $1 AND "status" = 'processing'`, [id, channelRefundNo]);
+  }
+
+  async release(id: string): Promise<void> {
+    await this.refunds.query(`UPDATE "refunds" SET "lease_until" = NULL WHERE "id" = $1`, [id]);
+  }
+
+  /** Processing refunds nobody has worked on for `olderThanSeconds`: their job may be lost. */
+  async findStuckIds(olderThanSeconds: number, limit: number): Promise<string[]> {
+    const rows = await this.refunds.query<{ id: string }[]>(
+      `SELECT "id" FROM "refunds"
+        WHERE "status" = 'processing' AND COALESCE("attempted_at", "created_at") <= now() - make_interval(secs => $1)
+          AND ("lease_until" IS NULL OR "lease_until" < now())
+        ORDER BY "created_at" LIMIT $2`,
+      [olderThanSeconds, limit],
+    );
+    return rows.map((r) => String(r.id));
+  }
+}

@@ -1,0 +1,206 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { AppConfig, DomainError, ErrorCode, formatYuan } from '@app/common';
+import { ChannelAdapters, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
+import {
+  BUY_ORDER,
+  ChannelRepository,
+  LedgerRepository,
+  type Order,
+  OrderEventRepository,
+  OrderRepository,
+  type Refund,
+  RefundRepository,
+  type RefundTransitionCause,
+  uniqueViolation,
+} from '@app/db';
+import { JobsAfterCommit } from './jobs-after-commit';
+import { refundEventPayload } from './order-event-payload';
+import { newOrderNo } from './order-no';
+import { SWEEP_BATCH } from './order-lifecycle';
+
+/** What refundCreate asks for, validated. */
+export interface RefundAsk {
+  merchantId: number;
+  orderNo: string;
+  refundFen: number;
+  merchantRefundNo: string;
+  reason: string | null;
+  notifyUrl: string | null;
+  requestHash: string;
+}
+
+/** The channel has not (yet) settled a refund: thrown so the job retries, querying first. */
+export class RefundNotSettledError extends Error {
+  constructor(refundNo: string, why: string) {
+    super(`refund ${refundNo}: ${why}`);
+    this.name = 'RefundNotSettledError';
+  }
+}
+
+/** Long enough for a call and a query under the channel timeout, with the database work around them. */
+export const CHANNEL_LEASE_MS = 60_000;
+const REFUND_NO_ATTEMPTS = 3;
+
+/**
+ * A refund's life beside its order's (SPEC 5). Created processing in one transaction with the
+ * order row locked (one decision per order at a time) and the balance debited; the worker then
+ * asks the channel once, and after an outcome it could not learn (a timeout, a 5xx, a crash)
+ * it queries before it would ever ask again. Failure gives the debit back in the transaction
+ * that records it; both ends are refund.* callbacks of the order.
+ */
+@Injectable()
+export class RefundLifecycle {
+  private readonly logger = new Logger(RefundLifecycle.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+    private readonly orders: OrderRepository,
+    private readonly refunds: RefundRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly events: OrderEventRepository,
+    private readonly channels: ChannelRepository,
+    private readonly adapters: ChannelAdapters,
+    private readonly jobs: JobsAfterCommit,
+  ) {}
+
+  /**
+   * refundCreate's decision. `repeat`: a refund with this merchant_refund_no already existed
+   * (the caller compares its parameters). Throws 40400, 40301/40302 (the channel), 40901 (the
+   * order's state, a refund in progress), 40000 (over the order's amount), 40902 (balance).
+   */
+  async create(ask: RefundAsk): Promise<{ refund: Refund; repeat: boolean }> {
+    const found = await this.orders.findByOrderNo(ask.merchantId, ask.orderNo);
+    if (!found) throw new DomainError(ErrorCode.OrderNotFound);
+    await this.refundOperations(found);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.dataSource.transaction(async (em) => {
+          const order = await this.orders.lockForRefund(em, ask.merchantId, ask.orderNo);
+          if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+          // A concurrent repeat that committed while this one waited for the lock.
+          const repeat = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo, em);
+          if (repeat) return { refund: repeat, repeat: true };
+          if (order.orderType !== BUY_ORDER || order.status !== 'completed') {
+            throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
+          }
+          if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+          const left = order.cnyFen - (await this.refunds.committedFen(em, order.id));
+          if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
+          const now = new Date();
+          const refund = await this.refunds.insert(em, {
+            refundNo: newOrderNo(now),
+            merchantId: ask.merchantId,
+            orderId: order.id,
+            orderNo: order.orderNo,
+            merchantRefundNo: ask.merchantRefundNo,
+            refundFen: ask.refundFen,
+            reason: ask.reason,
+            notifyUrl: ask.notifyUrl,
+            requestHash: ask.requestHash,
+            createdAt: now,
+          });
+          // The fee is not given back: the refund takes exactly refund_amount (40902 when it is not there).
+          await this.ledger.debit(em, 'refund_debit', { merchantId: ask.merchantId, orderId: order.id, refundId: refund.id }, ask.refundFen);
+          return { refund, repeat: false };
+        });
+        if (!result.repeat) await this.jobs.enqueue('refund.process', { refundId: result.refund.id }, { jobId: `refund-${result.refund.id}` });
+        return result;
+      } catch (err) {
+        const constraint = uniqueViolation(err);
+        if (constraint === 'uq_refunds_merchant_refund_no') {
+          const winner = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo);
+          if (winner) return { refund: winner, repeat: true };
+        }
+        if (constraint === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+        if (constraint === 'uq_refunds_refund_no' && attempt < REFUND_NO_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * The 'refund.process' job: one round of talk with the channel about a processing refund,
+   * under a lease so no two workers talk about it at once. Throws while it is not settled, so
+   * the job retries (querying).
+   */
+  async process(refundId: string): Promise<void> {
+    const refund = await this.refunds.claim(refundId, CHANNEL_LEASE_MS);
+    if (!refund) {
+      const current = await this.refunds.findById(refundId);
+      if (!current || current.status !== 'processing') return;
+      throw new RefundNotSettledError(current.refundNo, 'another worker is talking to the channel about it');
+    }
+    try {
+      const order = await this.orders.findById(refund.orderId);
+      if (!order) throw new RefundNotSettledError(refund.refundNo, 'its order no longer exists');
+      const operations = await this.refundOperations(order);
+      const request: RefundRequest = { refundNo: refund.refundNo, orderNo: order.orderNo, channelTradeNo: order.channelTradeNo, amountFen: refund.refundFen };
+      const status = await this.learnOutcome(refund, operations, request);
+      if (status.state === 'succeeded') await this.settle(refund, order, 'channel_success', status);
+      else if (status.state === 'failed') await this.settle(refund, order, 'channel_failure', status);
+      else throw new RefundNotSettledError(refund.refundNo, `the channel answers ${status.state}`);
+    } finally {
+      await this.refunds.release(refund.id);
+    }
+  }
+
+  /** The safety net: a new job for refunds processing untouched for `stuckSeconds` (their job may be lost). */
+  async sweep(stuckSeconds: number): Promise<number> {
+    let queued = 0;
+    // A fresh job id per window: a job that failed for good is kept by BullMQ under its old id.
+    const window = Math.floor(Date.now() / (stuckSeconds * 1000));
+    for (const id of await this.refunds.findStuckIds(stuckSeconds, SWEEP_BATCH)) {
+      if (await this.jobs.enqueue('refund.process', { refundId: id }, { jobId: `refund-${id}-sweep-${window}` })) queued++;
+    }
+    return queued;
+  }
+
+  /**
+   * Asks the channel only when it never was, or the channel says it never got the request;
+   * a request whose outcome was lost is queried first. What the channel took is only queried.
+   */
+  private async learnOutcome(refund: Refund, operations: RefundOperations, request: RefundRequest): Promise<RefundStatus> {
+    if (refund.channelRequestedAt !== null) {
+      const known = await this.adapters.call((signal) => operations.queryRefund(request, signal));
+      if (known.state === 'processing' && !refund.channelRefundNo) await this.refunds.markAccepted(refund.id, known.channelRefundNo ?? refund.refundNo);
+      if (known.state !== 'not_found') return known;
+      if (refund.channelRefundNo) return { state: 'processing', channelRefundNo: refund.channelRefundNo };
+      this.logger.warn(`refund ${refund.refundNo}: the channel never got the earlier request; asking again`);
+    }
+    await this.refunds.markRequested(refund.id);
+    const answer = await this.adapters.call((signal) => operations.refund(request, signal));
+    if (answer.state !== 'processing') return answer;
+    // Taken, to be finished by the channel: numbered now, so it is never asked for again.
+    await this.refunds.markAccepted(refund.id, answer.channelRefundNo ?? refund.refundNo);
+    const confirmed = await this.adapters.call((signal) => operations.queryRefund(request, signal));
+    return confirmed.state === 'not_found' ? answer : confirmed;
+  }
+
+  /** processing -> succeeded or failed with its event, and for a failure the debit given back, in one transaction. */
+  private async settle(refund: Refund, order: Order, cause: RefundTransitionCause, status: RefundStatus): Promise<void> {
+    const type = cause === 'channel_success' ? 'refund.succeeded' : 'refund.failed';
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const settled = await this.refunds.transition(em, refund.id, cause, { channelRefundNo: status.channelRefundNo, failure: status.failure ?? null });
+      if (!settled) return null;
+      if (cause === 'channel_failure') {
+        await this.ledger.reverse(em, 'refund_debit', 'refund_reversal', { merchantId: refund.merchantId, orderId: refund.orderId, refundId: refund.id });
+      }
+      return this.events.record(em, order, type, (eventId) => refundEventPayload(eventId, type, settled, order), settled.id);
+    });
+    if (!recorded) return;
+    this.logger.log(`refund ${refund.refundNo} of order ${order.orderNo}: ${type}${status.failure ? ` (${status.failure})` : ''}`);
+    await this.jobs.deliver(recorded.deliveryId);
+  }
+
+  /** The refund calls of the order's channel: 40301 when the channel is gone or switched off, 40302 when its protocol has none. */
+  private async refundOperations(order: Order): Promise<RefundOperations> {
+    const channel = await this.channels.findById(order.channelId);
+    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw new DomainError(ErrorCode.ChannelUnavailable);
+    const operations = this.adapters.forChannel(channel).refunds;
+    if (!operations) throw new DomainError(ErrorCode.PayMethodUnavailable, 'This payment channel does not offer refunds');
+    return operations;
+  }
+}

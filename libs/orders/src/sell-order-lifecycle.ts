@@ -1,0 +1,221 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { SecretBox, maskBankCard } from '@app/common';
+import { ChannelAdapters, type PayoutOperations, type PayoutRequest, type PayoutStatus } from '@app/channels';
+import {
+  ChannelRepository,
+  LedgerRepository,
+  type Move,
+  type NewOrder,
+  ORDER_TRANSITIONS,
+  type Order,
+  OrderEventRepository,
+  type CallbackEventType,
+  OrderRepository,
+  type OrderStatus,
+  type Payout,
+  PayoutRepository,
+  SELL_ORDER,
+} from '@app/db';
+import { JobsAfterCommit } from './jobs-after-commit';
+import { type CancelReason, orderEventPayload } from './order-event-payload';
+import { SWEEP_BATCH } from './order-lifecycle';
+import { CHANNEL_LEASE_MS } from './refund-lifecycle';
+
+/** The payee of a sell order, as the merchant gave it (the account in clear: never log it). */
+export interface Payee {
+  name: string;
+  account: string;
+  bank: string;
+}
+
+/** The channel has not (yet) settled a payout: thrown so the job retries, querying first. */
+export class PayoutNotSettledError extends Error {
+  constructor(orderNo: string, why: string) {
+    super(`sell order ${orderNo}: ${why}`);
+    this.name = 'PayoutNotSettledError';
+  }
+}
+
+/** A sell order does not expire: only the channel's answer ends it (the expiry sweeps never see it). */
+export const SELL_ORDER_EXPIRES_AT = new Date('9999-12-31T00:00:00Z');
+
+/** The SecretBox context of a payee account: a ciphertext opens only on its own order. */
+export function payeeAccountContext(orderNo: string): string {
+  return `sell-order:${orderNo}:payee_account`;
+}
+
+// The moves of a sell order, by cause, restricted to order_type 2 by the table's rows.
+const PAY_OUT = ORDER_TRANSITIONS.move('payout');
+const REFUSE = ORDER_TRANSITIONS.move('payout_refused');
+const SETTLE = ORDER_TRANSITIONS.move('payout_confirmation');
+
+/**
+ * Sell orders (order_type 2): the merchant's balance pays its customer. The order, its payee
+ * and the debit of cny + service are one transaction, so an order exists only with its money
+ * taken. The worker asks the channel once, queries after an outcome it could not learn, and
+ * moves pending -> paid -> completed, or pending -> cancelled with the debit reversed in the
+ * same transaction. Events are the buy orders' (order.paid, order.completed, order.cancelled).
+ */
+@Injectable()
+export class SellOrderLifecycle {
+  private readonly logger = new Logger(SellOrderLifecycle.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: SecretBox,
+    private readonly orders: OrderRepository,
+    private readonly payouts: PayoutRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly events: OrderEventRepository,
+    private readonly channels: ChannelRepository,
+    private readonly adapters: ChannelAdapters,
+    private readonly jobs: JobsAfterCommit,
+  ) {}
+
+  /**
+   * Inserts the pending sell order with its sealed payee and debits merchant_actual (cny +
+   * service) in one transaction: 40902 leaves nothing behind. A unique violation (order_no,
+   * merchant_order_no) is thrown to the caller.
+   */
+  async create(values: NewOrder, payee: Payee): Promise<{ order: Order; payout: Payout }> {
+    const created = await this.dataSource.transaction(async (em) => {
+      const order = await this.orders.insert(em, values);
+      const payout = await this.payouts.insert(em, {
+        orderId: order.id,
+        payeeName: payee.name,
+        payeeAccountEnc: this.secrets.seal(payee.account, payeeAccountContext(order.orderNo)),
+        payeeAccountMasked: maskBankCard(payee.account),
+        payeeBank: payee.bank,
+      });
+      await this.ledger.debit(em, 'sell_debit', { merchantId: order.merchantId, orderId: order.id }, order.merchantActualFen);
+      return { order, payout };
+    });
+    await this.jobs.enqueue('order.payout', { orderId: created.order.id }, { jobId: `payout-${created.order.id}` });
+    return created;
+  }
+
+  /**
+   * The 'order.payout' job: one round of talk with the channel about a pending or paid sell
+   * order, under a lease. Throws while the channel has not settled it, so the job retries.
+   */
+  async payout(orderId: string): Promise<void> {
+    const order = await this.orders.findById(orderId);
+    if (!order || order.orderType !== SELL_ORDER || (order.status !== 'pending' && order.status !== 'paid')) return;
+    const payout = await this.payouts.claim(orderId, CHANNEL_LEASE_MS);
+    if (!payout) {
+      if ((await this.payouts.findByOrderId(orderId))?.settledAt) return;
+      throw new PayoutNotSettledError(order.orderNo, 'another worker is talking to the channel about it');
+    }
+    try {
+      const channel = await this.channels.findById(order.channelId);
+      if (!channel) throw new PayoutNotSettledError(order.orderNo, 'its channel no longer exists');
+      const operations = this.adapters.forChannel(channel).payouts;
+      if (!operations) {
+        // Never asked, so nothing can have left: the debit goes back.
+        await this.cancel(order, 'refused', 'the channel does not pay out');
+        return;
+      }
+      const request: PayoutRequest = {
+        orderNo: order.orderNo,
+        amountFen: order.cnyFen,
+        payeeName: payout.payeeName,
+        payeeAccount: this.secrets.open(payout.payeeAccountEnc, payeeAccountContext(order.orderNo)),
+        payeeBank: payout.payeeBank,
+      };
+      let current = order;
+      if (current.status === 'pending') {
+        const status = await this.learnOutcome(order, payout, operations, request);
+        if (status.state === 'refused') {
+          await this.cancel(order, 'refused', status.failure ?? 'the channel refused the payout');
+          return;
+        }
+        if (status.state !== 'paid') throw new PayoutNotSettledError(order.orderNo, `the channel answers ${status.state}`);
+        current = (await this.paidOut(order, status)) ?? (await this.orders.findById(orderId)) ?? order;
+      }
+      if (current.status === 'paid') {
+        const confirmed = await this.adapters.call((signal) => operations.queryPayout(request, signal));
+        if (confirmed.state !== 'paid') {
+          if (confirmed.state === 'refused') this.logger.error(`sell order ${order.orderNo}: the channel paid out, then reports the payout refused; left paid for the operator`);
+          throw new PayoutNotSettledError(order.orderNo, `paid out, the channel's query answers ${confirmed.state}`);
+        }
+        await this.complete(current);
+      }
+    } finally {
+      await this.payouts.release(orderId);
+    }
+  }
+
+  /** The safety net: a new job for open payouts untouched for `stuckSeconds` (their job may be lost). */
+  async sweep(stuckSeconds: number): Promise<number> {
+    let queued = 0;
+    const window = Math.floor(Date.now() / (stuckSeconds * 1000));
+    for (const id of await this.payouts.findStuckOrderIds(stuckSeconds, SWEEP_BATCH)) {
+      if (await this.jobs.enqueue('order.payout', { orderId: id }, { jobId: `payout-${id}-sweep-${window}` })) queued++;
+    }
+    return queued;
+  }
+
+  /** As for refunds: ask only when never asked or never received; what the channel took is only queried. */
+  private async learnOutcome(order: Order, payout: Payout, operations: PayoutOperations, request: PayoutRequest): Promise<PayoutStatus> {
+    if (payout.channelRequestedAt !== null) {
+      const known = await this.adapters.call((signal) => operations.queryPayout(request, signal));
+      if (known.state === 'processing' && !payout.channelPayoutNo) await this.payouts.markAccepted(order.id, known.channelPayoutNo ?? order.orderNo);
+      if (known.state !== 'not_found') return known;
+      if (payout.channelPayoutNo) return { state: 'processing', channelPayoutNo: payout.channelPayoutNo };
+      this.logger.warn(`sell order ${order.orderNo}: the channel never got the earlier payout request; asking again`);
+    }
+    await this.payouts.markRequested(order.id);
+    const answer = await this.adapters.call((signal) => operations.payout(request, signal));
+    if (answer.state === 'processing') await this.payouts.markAccepted(order.id, answer.channelPayoutNo ?? order.orderNo);
+    return answer;
+  }
+
+  /** pending -> paid (order.paid): the channel paid the payee. */
+  private paidOut(order: Order, status: PayoutStatus): Promise<Order | null> {
+    return this.transit(order, PAY_OUT, 'order.paid', async () => undefined, { paid: true, channelTradeNo: status.channelPayoutNo });
+  }
+
+  /** paid -> completed (order.completed): the channel confirms the payout is final. */
+  private async complete(order: Order): Promise<void> {
+    await this.transit(order, SETTLE, 'order.completed', (em, moved) => this.payouts.settle(em, moved.id));
+  }
+
+  /** pending -> cancelled (order.cancelled) with the debit given back, in one transaction. */
+  private async cancel(order: Order, reason: CancelReason, failure: string): Promise<void> {
+    const cancelled = await this.transit(
+      order,
+      REFUSE,
+      'order.cancelled',
+      async (em, moved) => {
+        await this.ledger.reverse(em, 'sell_debit', 'sell_reversal', { merchantId: moved.merchantId, orderId: moved.id });
+        await this.payouts.settle(em, moved.id, failure);
+      },
+      {},
+      reason,
+    );
+    if (cancelled) this.logger.log(`sell order ${order.orderNo}: payout refused (${failure}); debit reversed`);
+  }
+
+  /** One transition, the work that goes with it and its event in one transaction, then the delivery job. */
+  private async transit(
+    order: Order,
+    move: Move<OrderStatus>,
+    type: CallbackEventType,
+    alongside: (em: EntityManager, moved: Order) => Promise<unknown>,
+    changes: { paid?: boolean; channelTradeNo?: string | null } = {},
+    reason?: CancelReason,
+  ): Promise<Order | null> {
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const moved = await this.orders.transitionBy(em, order.id, move, changes);
+      if (!moved) return null;
+      await alongside(em, moved);
+      const event = await this.events.record(em, moved, type, (eventId) => orderEventPayload(eventId, type, moved, reason));
+      return { order: moved, deliveryId: event.deliveryId };
+    });
+    if (!recorded) return null;
+    await this.jobs.deliver(recorded.deliveryId);
+    return recorded.order;
+  }
+}
