@@ -48,9 +48,10 @@ function seeds(): Seed[] {
 
 async function insertOrders(db: DataSource, merchantId: number, channelId: number, rows: Seed[]): Promise<void> {
   await db.query(
+    // A sell order's merchant_actual is what leaves the balance (cny + service), as the amounts CHECK wants.
     `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, payment_method, cny_fen, service_rate, service_fen, deposit_rate,
                          deposit_fen, merchant_actual_fen, request_hash, expires_at, created_at, updated_at)
-     SELECT s.order_no, $1, $2, s.order_type, s.status, 'alipay', 100, 0.006, 1, 0, 0, 99, 'x', s.created_at, s.created_at, s.created_at
+     SELECT s.order_no, $1, $2, s.order_type, s.status, 'alipay', 100, 0.006, 1, 0, 0, CASE s.order_type WHEN 1 THEN 99 ELSE 101 END, 'x', s.created_at, s.created_at, s.created_at
      FROM unnest($3::varchar[], $4::timestamptz[], $5::varchar[], $6::smallint[]) AS s(order_no, created_at, status, order_type)`,
     [merchantId, channelId, rows.map((r) => r.orderNo), rows.map((r) => r.createdAt), rows.map((r) => r.status), rows.map((r) => r.orderType)],
   );
@@ -214,7 +215,12 @@ describe('order_day_counts under concurrent writers', () => {
             writer % 2 === 0 ? 3 : -3,
           ]);
         default:
-          return target.query(`UPDATE orders SET order_type = 3 - order_type WHERE id IN (SELECT id FROM orders ORDER BY random() LIMIT 2)`);
+          // The SET list sees the old type: the amounts follow the kind of order they become.
+          return target.query(
+            `UPDATE orders SET order_type = 3 - order_type,
+                    merchant_actual_fen = CASE order_type WHEN 1 THEN cny_fen + service_fen ELSE cny_fen - service_fen - deposit_fen END
+              WHERE id IN (SELECT id FROM orders ORDER BY random() LIMIT 2)`,
+          );
       }
     };
     const writer = async (w: number) => {
