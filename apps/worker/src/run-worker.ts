@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { type AppConfig, registerRunningBuild, stopOnSignals } from '@app/common';
 import { createWorkerApp } from './create-worker-app';
-import { CALLBACK_TIMEOUT_MS } from './callbacks/callback-sender';
+import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
 
 /** The attempts in flight take up to the callback timeout; then the pools close. */
 export const WORKER_STOP_DEADLINE_MS = CALLBACK_TIMEOUT_MS + 15_000;

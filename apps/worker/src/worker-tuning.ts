@@ -1,4 +1,4 @@
-import { CALLBACK_TIMEOUT_MS } from './callbacks/callback-sender';
+import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
 
 /**
  * Internal knobs of the worker, not part of the contract: production uses the defaults; tests

@@ -4,7 +4,7 @@ import { DbModule } from '@app/db';
 import { OrdersCoreModule } from '@app/orders';
 import { QueueModule } from '@app/queue';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
-import { CallbackSender } from './callbacks/callback-sender';
+import { CallbackSender } from '@app/callbacks';
 import { CallbackSweeper } from './callbacks/callback-sweeper';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
 import { MaintenanceScheduler } from './jobs/maintenance-scheduler';

@@ -2,9 +2,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig, type JobPayloads, SecretBox, callbackAttemptsLimit } from '@app/common';
 import { type ClaimedAttempt, CallbackDeliveryRepository, NonceStore } from '@app/db';
-import { buildSignedCallback, newCallbackNonce } from './callback-payload';
-import { type SendOutcome, CallbackSender } from './callback-sender';
-import { CallbackAttemptError, retryDelayMs } from './retry-policy';
+import { buildSignedCallback, newCallbackNonce } from '@app/callbacks';
+import { type SendOutcome, CallbackSender } from '@app/callbacks';
+import { CallbackAttemptError, retryDelayMs } from '@app/callbacks';
 
 /** How long a claimed attempt keeps the sweeper away: the HTTP budget plus the time to record it. */
 const ATTEMPT_LEASE_MARGIN_MS = 30_000;

@@ -3,8 +3,8 @@ import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq
 import { AppConfig, type JobName, QUEUE } from '@app/common';
 import { JobQueue } from '@app/queue';
 import { CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
-import { CallbackSender } from '../callbacks/callback-sender';
-import { callbackBackoffStrategy } from '../callbacks/retry-policy';
+import { CallbackSender } from '@app/callbacks';
+import { callbackBackoffStrategy } from '@app/callbacks';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
 import { WorkerTuning } from '../worker-tuning';

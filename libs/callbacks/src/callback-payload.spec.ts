@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { verify } from '@app/signature';
 import { buildSignedCallback, newCallbackNonce, webhookSignature } from './callback-payload';
 
-const vectors = JSON.parse(readFileSync(join(__dirname, '../../../../../shared/vectors/signature.json'), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(join(__dirname, '../../../../shared/vectors/signature.json'), 'utf8')) as {
   api_secret: string;
   cases: { name: string; body: Record<string, unknown>; signature: string }[];
 };
