@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import inspector from 'node:inspector';
 import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -175,3 +176,80 @@ export function askCost(child: ChildProcess): Promise<ServerCost> {
 }
 
 export const fmt = (n: number, digits = 0): string => n.toFixed(digits);
+
+export interface ProfileRow {
+  fn: string;
+  where: string;
+  selfPercent: number;
+}
+
+/**
+ * Lets the parent CPU-profile this process with node:inspector (the same sampler as
+ * `node --cpu-prof`): 'profile-start' starts it, 'profile-stop' answers `{profile}`, the
+ * functions with the most self time, summed over every node of the same function.
+ */
+export function answerProfile(top = 15): void {
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((done, fail) => session.post(method, params ?? {}, (err, result) => (err ? fail(err) : done(result))));
+  process.on('message', (message) => {
+    if (message === 'profile-start') {
+      void post('Profiler.enable')
+        .then(() => post('Profiler.setSamplingInterval', { interval: 200 }))
+        .then(() => post('Profiler.start'))
+        .then(() => process.send!({ profiling: true }));
+    } else if (message === 'profile-stop') {
+      void post('Profiler.stop').then((result) => process.send!({ profile: summarizeProfile((result as { profile: CpuProfile }).profile, top) }));
+    }
+  });
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function summarizeProfile(profile: CpuProfile, top: number): ProfileRow[] {
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  const self = new Map<string, { fn: string; where: string; us: number }>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const frame = byNode.get(id);
+    const us = profile.timeDeltas[i] ?? 0;
+    if (!frame) return;
+    total += us;
+    // Paths relative to the project: node_modules/..., or apps|libs|bench/... of whichever build ran.
+    const url = frame.url.replace(/^.*\/node_modules\//, 'node_modules/').replace(/^file:\/\/.*?\/(apps|libs|bench)\//, '$1/');
+    const where = frame.url ? `${url}:${frame.lineNumber + 1}` : '(native)';
+    const key = `${frame.functionName}@${where}`;
+    const row = self.get(key) ?? { fn: frame.functionName || '(anonymous)', where, us: 0 };
+    row.us += us;
+    self.set(key, row);
+  });
+  return [...self.values()]
+    .sort((a, b) => b.us - a.us)
+    .slice(0, top)
+    .map((r) => ({ fn: r.fn, where: r.where, selfPercent: (100 * r.us) / Math.max(1, total) }));
+}
+
+/** Profiles `child` (which called answerProfile) while `load` runs. */
+export async function profileWhile(child: ChildProcess, load: () => Promise<unknown>): Promise<ProfileRow[]> {
+  const reply = <T>(key: string): Promise<T> =>
+    new Promise((done) => {
+      const listen = (m: Record<string, unknown>): void => {
+        if (!(key in m)) return;
+        child.off('message', listen);
+        done(m[key] as T);
+      };
+      child.on('message', listen);
+    });
+  const started = reply<boolean>('profiling');
+  child.send('profile-start');
+  await started;
+  await load();
+  const rows = reply<ProfileRow[]>('profile');
+  child.send('profile-stop');
+  return rows;
+}

@@ -5,7 +5,7 @@ import { Pool } from 'pg';
 import { loadConfig } from '@app/common';
 import { verify } from '@app/signature';
 import { createApiApp } from '../../apps/api/src/create-api-app';
-import { REDIS, answerRss, askCost, benchDatabase, countCosts, fmt, forkServer, signedBody, signedLoad } from '../support';
+import { REDIS, answerProfile, answerRss, askCost, benchDatabase, countCosts, fmt, forkServer, profileWhile, signedBody, signedLoad } from '../support';
 
 /**
  * `npm run bench` (or node dist/bench/create-order/run.js): createOrder end to end (signed, a
@@ -21,6 +21,7 @@ const PATH = '/api/merchant/createOrder';
 
 async function serveApi(): Promise<void> {
   answerRss();
+  answerProfile();
   const counter = countCosts();
   const app = await createApiApp(loadConfig(process.env));
   app.getHttpAdapter().getInstance().addHook('onRequest', async () => counter.request());
@@ -111,6 +112,14 @@ async function main(): Promise<void> {
     console.log('| connections | service CPU ms | PostgreSQL round trips | Redis commands | bare CPU ms | PostgreSQL | Redis |');
     console.log('|---|---|---|---|---|---|---|');
     for (const row of costRows) console.log(row);
+
+    // Where the API's CPU goes: one more run at 64 connections under the sampling profiler.
+    const profile = await profileWhile(api.child, () => signedLoad(api.port, PATH, 64, Math.min(SECONDS, 5), body));
+    console.log('');
+    console.log('createOrder API profile at 64 connections (node:inspector sampling, top self time):');
+    console.log('| self % | function | where |');
+    console.log('|---|---|---|');
+    for (const row of profile) console.log(`| ${row.selfPercent.toFixed(1)} | ${row.fn} | ${row.where} |`);
   } finally {
     await api.stop();
     await bare.stop();
