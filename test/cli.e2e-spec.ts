@@ -40,6 +40,9 @@ describe('operator CLI', () => {
     const rotated = await cli('merchant:rotate-secret', '--merchant', String(m.json!.id));
     expect(rotated.json!.api_key).toBe(m.json!.api_key);
     expect(rotated.json!.api_secret).not.toBe(m.json!.api_secret);
+    expect(Date.parse(String(rotated.json!.previous_secret_valid_until))).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    const revoked = await cli('merchant:rotate-secret', '--merchant', String(m.json!.id), '--grace', '0');
+    expect(revoked.json).toMatchObject({ api_key: m.json!.api_key, previous_secret_valid_until: null });
     for (const cmd of ['merchant:disable', 'merchant:enable']) expect((await cli(cmd, '--merchant', String(m.json!.id))).code).toBe(0);
     expect((await cli('merchant:set-notify-url', '--merchant', String(m.json!.id), '--url', 'http://x.test/cb')).code).toBe(0);
     for (const cmd of ['channel:disable', 'channel:enable']) expect((await cli(cmd, '--channel', String(c.json!.id))).code).toBe(0);
@@ -53,6 +56,7 @@ describe('operator CLI', () => {
     [['merchant:create', '--name', 'x', '--bogus', '1']],
     [['merchant:create', '--name', 'x', '--mode', 'sandbox']],
     [['merchant:disable', '--merchant', 'abc']],
+    [['merchant:rotate-secret', '--merchant', '1', '--grace', 'soon']],
     [['merchant:disable', '--merchant', '999999']],
     [['channel:create', '--category', 'bogus', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'sandbox']],
     [['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay,paypal', '--adapter', 'sandbox']],

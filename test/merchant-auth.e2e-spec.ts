@@ -167,12 +167,40 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect((await post(api.app, URL, signed(other))).body.code).toBe(1);
   });
 
-  it('stops accepting the old secret after a rotation', async () => {
+  it('after a rotation with --grace 0 the old secret is refused at once (a leaked secret)', async () => {
     const m = await api.operator.createMerchant({ name: 'rotating' });
-    const rotated = await api.operator.rotateSecret(m.id);
+    const rotated = await api.operator.rotateSecret(m.id, '0');
     expect(rotated.api_key).toBe(m.api_key);
+    expect(rotated.previous_secret_valid_until).toBeNull();
     expect((await post(api.app, URL, signed(m))).body.code).toBe(40102);
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
+  });
+
+  it('after a rotation both secrets verify during the grace (24 h by default), the old one 40102 once it ends', async () => {
+    const m = await api.operator.createMerchant({ name: 'rotating-with-grace' });
+    const before = Date.now();
+    const rotated = await api.operator.rotateSecret(m.id);
+    const until = Date.parse(rotated.previous_secret_valid_until!);
+    expect(until - before).toBeGreaterThanOrEqual(24 * 3_600_000 - 5_000);
+    expect(until - before).toBeLessThanOrEqual(24 * 3_600_000 + 5_000);
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
+    expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
+
+    // A second rotation with a short grace: the first secret stops at once, the second verifies until the grace ends.
+    const again = await api.operator.rotateSecret(m.id, '2s');
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(40102);
+    expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
+    expect((await post(api.app, URL, signed(again))).body.code).toBe(1);
+    await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(again.previous_secret_valid_until!) - Date.now() + 50)));
+    // Nothing announced the end: the cached copy itself stops using the previous secret on time.
+    expect((await post(api.app, URL, signed(rotated))).body.code).toBe(40102);
+    expect((await post(api.app, URL, signed(again))).body.code).toBe(1);
+  });
+
+  it.each(['-1', '24', 'forever', '31d', '1.5h'])('merchant:rotate-secret refuses --grace %p and changes nothing', async (grace) => {
+    const m = await api.operator.createMerchant({ name: 'bad-grace' });
+    await expect(api.operator.rotateSecret(m.id, grace)).rejects.toThrow(/--grace must be 0 or a duration/);
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
   });
 });
 

@@ -34,7 +34,11 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     flags: ['merchant', 'rate'],
     run: (ops, f) => ops.setDepositRate(id(f, 'merchant'), required(f, 'rate')),
   },
-  'merchant:rotate-secret': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.rotateSecret(id(f, 'merchant')) },
+  'merchant:rotate-secret': {
+    usage: '--merchant ID [--grace DURATION (default 24h; 0 revokes the previous secret at once)]',
+    flags: ['merchant', 'grace'],
+    run: (ops, f) => ops.rotateSecret(id(f, 'merchant'), f.grace),
+  },
   'merchant:balance': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.balance(id(f, 'merchant')) },
   'merchant:ledger': {
     usage: '--merchant ID [--limit N]',

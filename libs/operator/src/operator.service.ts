@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, SecretBox, formatRate, isEmailAddress, parseRate, parseYuan } from '@app/common';
+import { AppConfig, SecretBox, formatRate, isEmailAddress, merchantSecretContext, parseDuration, parseRate, parseYuan, previousMerchantSecretContext } from '@app/common';
 import {
   CHANNEL_ADAPTERS,
   CHANNEL_CATEGORIES,
@@ -24,6 +24,24 @@ export interface Invitation {
   email: string;
   invitation_url: string;
   expires_at: string;
+}
+
+/** SPEC 3: after a rotation the previous secret keeps verifying this long unless told otherwise. */
+export const DEFAULT_SECRET_GRACE_MS = 24 * 3_600_000;
+/** A longer overlap would leave a leaked secret alive for too long to be a rotation at all. */
+export const MAX_SECRET_GRACE_MS = 30 * 86_400_000;
+
+/** "24h", "90m", "7d"... or "0" (revoke the previous secret at once); null when it is neither. */
+export function parseGrace(text: string): number | null {
+  if (/^0+(ms|s|m|h|d)?$/.test(text.trim())) return 0;
+  const ms = parseDuration(text);
+  return ms !== null && ms <= MAX_SECRET_GRACE_MS ? ms : null;
+}
+
+/** merchant:rotate-secret's answer: the new secret (shown once) and until when the previous one still verifies. */
+export interface RotatedCredentials extends Credentials {
+  /** ISO time; null when the previous secret stopped verifying at once (--grace 0). */
+  previous_secret_valid_until: string | null;
 }
 
 /** A mistake in an operator's input: printed as one line, exit code 2. */
@@ -104,7 +122,7 @@ export class OperatorService {
       name,
       mode: merchantMode,
       apiKey,
-      apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${apiKey}`),
+      apiSecretEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
       notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, '--notify-url'),
       depositRate: rate(depositRate, '--deposit-rate'),
     });
@@ -127,13 +145,28 @@ export class OperatorService {
     return { id, deposit_rate: depositRate };
   }
 
-  /** A new secret under the same api_key; the old one stops working at once. */
-  async rotateSecret(id: number): Promise<Credentials> {
-    const merchant = await this.merchants.findById(id);
-    if (!merchant) throw new UsageError(`no merchant ${id}`);
+  /**
+   * A new secret under the same api_key (SPEC 3). The one it replaces keeps verifying requests,
+   * and signs callbacks beside the new one, for `grace` ("24h" by default; "0" revokes it at
+   * once, for a leaked secret). A secret older than the replaced one stops at once.
+   */
+  async rotateSecret(id: number, grace?: string): Promise<RotatedCredentials> {
+    const graceMs = grace === undefined ? DEFAULT_SECRET_GRACE_MS : parseGrace(grace);
+    if (graceMs === null) throw new UsageError('--grace must be 0 or a duration such as 30m, 24h or 7d, at most 30d');
     const apiSecret = newApiSecret();
-    await this.merchants.update(id, { apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${merchant.apiKey}`) });
-    return { id, api_key: merchant.apiKey, api_secret: apiSecret, mode: merchant.mode };
+    const rotated = await this.merchants.rotateSecret(id, graceMs, (apiKey, currentEnc) => ({
+      currentEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
+      previousEnc: this.secrets.seal(this.secrets.open(currentEnc, merchantSecretContext(apiKey)), previousMerchantSecretContext(apiKey)),
+    }));
+    if (!rotated) throw new UsageError(`no merchant ${id}`);
+    const merchant = await this.merchants.findById(id);
+    return {
+      id,
+      api_key: rotated.apiKey,
+      api_secret: apiSecret,
+      mode: merchant!.mode,
+      previous_secret_valid_until: rotated.previousUntil?.toISOString() ?? null,
+    };
   }
 
   async balance(id: number): Promise<{ available_fen: number; deposit_fen: number }> {
