@@ -196,6 +196,14 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       expect(codes.sort()).toEqual([1, 42900, 42900, 42900, 42900]);
     });
 
+    it("the operator's callback:recover needs no queue: the worker's sweep sends the rows it writes", async () => {
+      const e = await failedEvent(other, otherChannelId, 300);
+      const result = await api.operator.callbackRecover(other.id, String(now() - 600), undefined);
+      expect(result).toMatchObject({ merchant_id: other.id, queued: 1 });
+      await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery sent by the sweep');
+      expect(await db.delivery(result.delivery_ids[0])).toMatchObject({ status: 'succeeded' });
+    });
+
     it.each([
       [{}, 'start_time', /start_time is required/],
       [{ start_time: 'yesterday' }, 'start_time', /integer Unix seconds/],

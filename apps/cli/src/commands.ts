@@ -51,6 +51,16 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     run: (ops, f) => ops.inviteUser(id(f, 'merchant'), required(f, 'email')),
   },
   'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (ops, f) => ops.disableUser(required(f, 'email')) },
+  'callback:list': {
+    usage: '--order ORDER_NO',
+    flags: ['order'],
+    run: (ops, f) => ops.callbackList(required(f, 'order')),
+  },
+  'callback:recover': {
+    usage: '--merchant ID --since UNIX [--until UNIX] (failed deliveries of the last 7 days at most)',
+    flags: ['merchant', 'since', 'until'],
+    run: (ops, f) => ops.callbackRecover(id(f, 'merchant'), required(f, 'since'), f.until),
+  },
   'channel:create': {
     usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
     flags: ['category', 'name', 'pay-method', 'adapter', 'rate', 'min', 'max', 'config'],

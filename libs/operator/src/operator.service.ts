@@ -5,6 +5,7 @@ import {
   CHANNEL_CATEGORIES,
   type ChannelAdapterName,
   type ChannelCategory,
+  CallbackToolsRepository,
   ChannelRepository,
   LedgerRepository,
   MERCHANT_MODES,
@@ -13,6 +14,7 @@ import {
   MerchantUserRepository,
   PAY_METHODS,
 } from '@app/db';
+import { type DeliveryView, deliveryView, recoverWindow } from '@app/callbacks';
 import { channelConfigContext, channelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
 import { newApiKey, newApiSecret, newInvitationToken } from './credentials';
 
@@ -110,6 +112,7 @@ export class OperatorService {
     private readonly secrets: SecretBox,
     private readonly users: MerchantUserRepository,
     private readonly config: AppConfig,
+    private readonly callbackTools: CallbackToolsRepository,
   ) {}
 
   async createMerchant({ name, mode = 'live', notifyUrl, depositRate }: NewMerchantInput): Promise<Credentials> {
@@ -284,6 +287,31 @@ export class OperatorService {
     const result = await this.users.disableByEmail(email);
     if (!result.userFound && result.invitationsRevoked === 0) throw new UsageError(`no portal user or pending invitation for ${email}`);
     return { email, status: 'disabled', sessions_ended: result.sessionsEnded, invitations_revoked: result.invitationsRevoked };
+  }
+
+  /** callback:list: an order's deliveries with every attempt, newest first, as callbackQueryList shows them to the merchant. */
+  async callbackList(orderNo: string): Promise<{ order_no: string; merchant_id: number; deliveries: DeliveryView[] }> {
+    const found = await this.callbackTools.deliveriesOfAnyOrder(orderNo);
+    if (!found) throw new UsageError(`no order ${orderNo}`);
+    return { order_no: orderNo, merchant_id: found.merchantId, deliveries: found.deliveries.map(deliveryView) };
+  }
+
+  /**
+   * callback:recover: callbackRecover's rules (the same 7-day window) for an operator, without
+   * the merchant's once-a-minute allowance. The new rows are due now: the worker's sweep sends
+   * them, since the CLI holds no queue connection.
+   */
+  async callbackRecover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
+    const unix = (value: string, name: string): number => {
+      if (!/^\d{1,12}$/.test(value)) throw new UsageError(`--${name} must be Unix seconds`);
+      return Number(value);
+    };
+    const window = recoverWindow(unix(since, 'since'), until === undefined ? undefined : unix(until, 'until'), Math.floor(Date.now() / 1000));
+    if ('field' in window) throw new UsageError(window.message.replace('start_time', '--since').replace('end_time', '--until'));
+    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    const result = await this.callbackTools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), null);
+    const ids = result.kind === 'queued' ? result.deliveryIds : [];
+    return { merchant_id: merchantId, queued: ids.length, delivery_ids: ids };
   }
 
   /** Whether the email has set a password (accepted an invitation): for the embedded demo's banner. */
