@@ -4,7 +4,7 @@ import { ChannelRepository } from '@app/db';
 import type { Credentials } from '@app/operator';
 import { runCli } from '../apps/cli/src/main';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
-import { CallbackFixtures } from './helpers/callbacks';
+import { CallbackFixtures, waitFor } from './helpers/callbacks';
 import { sql } from './helpers/orders';
 import { PASSWORD, PortalClient, csrfToken, inviteAndAccept } from './helpers/portal';
 
@@ -376,15 +376,16 @@ describe('merchant portal security', () => {
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
       const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)![1];
       expect(secret).not.toBe(shop.merchant.api_secret);
+      // Heard by the API within 1 s (NOTIFY); the old secret keeps working meanwhile and after.
+      await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 1, 1000, 'the new secret');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
-      expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code).toBe(1);
       for (const path of ['/portal', '/portal/developers', '/portal/account']) expect((await client.get(path)).html).not.toContain(secret);
 
       await client.get('/portal/developers');
       const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0' });
       expect(revoked.html).toContain('the previous secret no longer works');
       const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
-      expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code).toBe(40102);
+      await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: newest }))).body.code).toBe(1);
     });
 

@@ -162,12 +162,11 @@ export class OperatorService {
       previousEnc: this.secrets.seal(this.secrets.open(currentEnc, merchantSecretContext(apiKey)), previousMerchantSecretContext(apiKey)),
     }));
     if (!rotated) throw new UsageError(`no merchant ${id}`);
-    const merchant = await this.merchants.findById(id);
     return {
       id,
       api_key: rotated.apiKey,
       api_secret: apiSecret,
-      mode: merchant!.mode,
+      mode: rotated.mode,
       previous_secret_valid_until: rotated.previousUntil?.toISOString() ?? null,
     };
   }

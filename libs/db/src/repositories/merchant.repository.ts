@@ -56,9 +56,12 @@ export class MerchantRepository {
     id: number,
     graceMs: number,
     seal: (apiKey: string, currentEnc: string) => { currentEnc: string; previousEnc: string },
-  ): Promise<{ apiKey: string; previousUntil: Date | null } | undefined> {
+  ): Promise<{ apiKey: string; mode: MerchantMode; previousUntil: Date | null } | undefined> {
     return this.merchants.manager.transaction(async (em) => {
-      const [row]: { api_key: string; api_secret_enc: string }[] = await em.query(`SELECT api_key, api_secret_enc FROM merchants WHERE id = $1 FOR UPDATE`, [id]);
+      const [row]: { api_key: string; mode: MerchantMode; api_secret_enc: string }[] = await em.query(
+        `SELECT api_key, mode, api_secret_enc FROM merchants WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
       if (!row) return undefined;
       const sealed = seal(row.api_key, row.api_secret_enc);
       // In a CTE: TypeORM answers a bare UPDATE with [rows, count], a SELECT with its rows.
@@ -73,7 +76,7 @@ export class MerchantRepository {
          SELECT until FROM u`,
         [id, sealed.currentEnc, sealed.previousEnc, graceMs],
       );
-      return { apiKey: row.api_key, previousUntil: updated.until };
+      return { apiKey: row.api_key, mode: row.mode, previousUntil: updated.until };
     });
   }
 }
