@@ -197,9 +197,10 @@ describe("the merchant's callback tools (SPEC 7)", () => {
     });
 
     it("the operator's callback:recover needs no queue: the worker's sweep sends the rows it writes", async () => {
-      const e = await failedEvent(other, otherChannelId, 300);
-      const result = await api.operator.callbackRecover(other.id, String(now() - 600), undefined);
-      expect(result).toMatchObject({ merchant_id: other.id, queued: 1 });
+      const own = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
+      const e = await failedEvent(own.merchant, own.channels.remotepay, 300);
+      const result = await api.operator.callbackRecover(own.merchant.id, String(now() - 600), undefined);
+      expect(result).toMatchObject({ merchant_id: own.merchant.id, queued: 1 });
       await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery sent by the sweep');
       expect(await db.delivery(result.delivery_ids[0])).toMatchObject({ status: 'succeeded' });
     });
