@@ -41,6 +41,14 @@ describe('examples/merchant-client.ts against the shared vectors', () => {
     expect(client.verifyCallbackHeaders(headers, raw)).toBe(true);
     expect(client.verifyCallbackHeaders(headers, `${raw} `)).toBe(false);
     expect(client.verifyCallbackHeaders({ ...headers, 'webhook-timestamp': String(Number(ts) - 3600) }, raw)).toBe(false);
+
+    // During a rotation's grace the header carries the new secret's entry first, then the previous one's: either verifies.
+    const previous = 'sk_previous_secret_of_the_example_merchant';
+    const old = createHmac('sha256', previous).update(`${cb.body.event_id}.${ts}.${raw}`).digest('base64');
+    const both = { ...headers, 'webhook-signature': `v1,${sig} v1,${old}` };
+    expect(client.verifyCallbackHeaders(both, raw)).toBe(true);
+    expect(new MerchantClient('http://unused', String(cb.body.api_key), previous).verifyCallbackHeaders(both, raw)).toBe(true);
+    expect(new MerchantClient('http://unused', String(cb.body.api_key), 'sk_someone_else').verifyCallbackHeaders(both, raw)).toBe(false);
   });
 });
 
@@ -54,7 +62,7 @@ describe('examples/sign.sh against the shared vectors', () => {
   });
 });
 
-describe('examples/merchant-client.ts money-out methods', () => {
+describe('examples/merchant-client.ts money-out and callback-tool methods', () => {
   let server: Server;
   const seen: { path: string; body: Record<string, unknown> }[] = [];
   const secret = 'sk_example_secret_do_not_use_0123456789';
@@ -81,6 +89,12 @@ describe('examples/merchant-client.ts money-out methods', () => {
     await client.refundQuery({ merchantRefundNo: 'R-1' });
     await client.refundQueryList('2025112112000012345678');
     await client.createSellOrder({ cnyAmount: '50.00', paychannelId: 3, payeeName: '张三', payeeAccount: '6222021234561234', payeeBank: '中国工商银行', merchantOrderNo: 'P-1' });
+    await client.callbackResend('2025112112000012345678');
+    await client.callbackQueryList('2025112112000012345678');
+    await client.callbackRecover(1763700000);
+    await client.callbackRecover(1763700000, 1763786400);
+    await client.callbackTest();
+    await client.callbackTest('https://shop.example/notify');
     const own = (body: Record<string, unknown>): Record<string, unknown> =>
       Object.fromEntries(Object.entries(body).filter(([k]) => !['api_key', 'timestamp', 'nonce', 'signature'].includes(k)));
     expect(seen.map((r) => [r.path, own(r.body)])).toEqual([
@@ -93,6 +107,12 @@ describe('examples/merchant-client.ts money-out methods', () => {
         '/api/merchant/createSellOrder',
         { cny_amount: '50.00', paychannel_id: 3, payee_name: '张三', payee_account: '6222021234561234', payee_bank: '中国工商银行', merchant_order_no: 'P-1' },
       ],
+      ['/api/merchant/callbackResend', { order_no: '2025112112000012345678' }],
+      ['/api/merchant/callbackQueryList', { order_no: '2025112112000012345678' }],
+      ['/api/merchant/callbackRecover', { start_time: 1763700000 }],
+      ['/api/merchant/callbackRecover', { start_time: 1763700000, end_time: 1763786400 }],
+      ['/api/merchant/callbackTest', {}],
+      ['/api/merchant/callbackTest', { url: 'https://shop.example/notify' }],
     ]);
     for (const { body } of seen) {
       const { signature, ...rest } = body;

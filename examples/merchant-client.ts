@@ -89,6 +89,26 @@ export interface SellOrder {
   payee_account: string;
 }
 
+/** One callback delivery with its attempts, as callbackQueryList answers it. */
+export interface CallbackDelivery {
+  delivery_id: string;
+  event_id: string;
+  event: string;
+  url: string | null;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: { at: number; http_status: number | null; duration_ms: number; error: string | null; response_excerpt: string | null }[];
+}
+
+/** callbackTest's answer: the one attempt it made. */
+export interface CallbackTestAttempt {
+  url: string;
+  http_status: number | null;
+  duration_ms: number;
+  success: boolean;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 export class MerchantClient {
   constructor(
     private readonly baseUrl: string,
@@ -166,6 +186,29 @@ export class MerchantClient {
     });
   }
 
+  /** Queue the order's latest callback event again (same event_id); at most 10 per order per hour. */
+  callbackResend(orderNo: string): Promise<Envelope<{ event_id: string; event: string; delivery_id: string }>> {
+    return this.call('callbackResend', { order_no: orderNo });
+  }
+
+  /** The order's callback deliveries, newest first, each with every attempt. */
+  callbackQueryList(orderNo: string): Promise<Envelope<{ list: CallbackDelivery[]; total: number }>> {
+    return this.call('callbackQueryList', { order_no: orderNo });
+  }
+
+  /**
+   * After your endpoint was down: queue again every event whose delivery failed from `startTime`
+   * (Unix seconds, at most 7 days back) to `endTime` (default now). Once a minute at most.
+   */
+  callbackRecover(startTime: number, endTime?: number): Promise<Envelope<{ queued: number }>> {
+    return this.call('callbackRecover', { start_time: startTime, end_time: endTime });
+  }
+
+  /** Send a signed `webhook.test` event now to `url` (default: your notify URL) and get the attempt back. */
+  callbackTest(url?: string): Promise<Envelope<CallbackTestAttempt>> {
+    return this.call('callbackTest', { url });
+  }
+
   /** A callback body is signed like a request: check it before trusting it (and dedupe by event_id). */
   verifyCallbackBody(body: Params): boolean {
     return typeof body.signature === 'string' && body.api_key === this.apiKey && sameHex(signParams(body, this.apiSecret), body.signature);
@@ -174,6 +217,8 @@ export class MerchantClient {
   /**
    * The Standard Webhooks headers: `webhook-signature` holds `v1,` + base64 HMAC-SHA256 of
    * `${webhook-id}.${webhook-timestamp}.${raw body}`. Pass the raw bytes exactly as received.
+   * During a secret rotation's grace it holds two space-separated entries (new secret first), so
+   * this check passes with either secret while the body's `signature` uses the new one only.
    */
   verifyCallbackHeaders(headers: Record<string, string | undefined>, rawBody: string, toleranceSeconds = 300): boolean {
     const id = headers['webhook-id'];

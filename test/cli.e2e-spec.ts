@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { runCli } from '../apps/cli/src/main';
+import { CallbackFixtures } from './helpers/callbacks';
 import { createTestDatabase } from './helpers/database';
 
 describe('operator CLI', () => {
@@ -40,6 +41,9 @@ describe('operator CLI', () => {
     const rotated = await cli('merchant:rotate-secret', '--merchant', String(m.json!.id));
     expect(rotated.json!.api_key).toBe(m.json!.api_key);
     expect(rotated.json!.api_secret).not.toBe(m.json!.api_secret);
+    expect(Date.parse(String(rotated.json!.previous_secret_valid_until))).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    const revoked = await cli('merchant:rotate-secret', '--merchant', String(m.json!.id), '--grace', '0');
+    expect(revoked.json).toMatchObject({ api_key: m.json!.api_key, previous_secret_valid_until: null });
     for (const cmd of ['merchant:disable', 'merchant:enable']) expect((await cli(cmd, '--merchant', String(m.json!.id))).code).toBe(0);
     expect((await cli('merchant:set-notify-url', '--merchant', String(m.json!.id), '--url', 'http://x.test/cb')).code).toBe(0);
     for (const cmd of ['channel:disable', 'channel:enable']) expect((await cli(cmd, '--channel', String(c.json!.id))).code).toBe(0);
@@ -53,6 +57,7 @@ describe('operator CLI', () => {
     [['merchant:create', '--name', 'x', '--bogus', '1']],
     [['merchant:create', '--name', 'x', '--mode', 'sandbox']],
     [['merchant:disable', '--merchant', 'abc']],
+    [['merchant:rotate-secret', '--merchant', '1', '--grace', 'soon']],
     [['merchant:disable', '--merchant', '999999']],
     [['channel:create', '--category', 'bogus', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'sandbox']],
     [['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay,paypal', '--adapter', 'sandbox']],
@@ -124,6 +129,74 @@ describe('operator CLI', () => {
     expect(Object.keys(listing.entries[0]).sort()).toEqual(['account', 'amount_fen', 'created_at', 'id', 'kind', 'order_no', 'refund_no']);
     // The totals cover every entry, not only those listed.
     expect(listing.totals).toEqual({ available_fen: 3 * 895, deposit_fen: 3 * 99 });
+  });
+
+  it('callback:list prints an order\'s deliveries with attempts; callback:recover queues the failed ones of the window', async () => {
+    const m = await cli('merchant:create', '--name', 'Callback shop', '--mode', 'test', '--notify-url', 'https://shop.test/notify');
+    const c = await cli('channel:create', '--category', 'remotepay', '--name', 'Sandbox', '--pay-method', 'alipay', '--adapter', 'sandbox');
+    await cli('channel:link', '--merchant', String(m.json!.id), '--channel', String(c.json!.id));
+    const fixtures = await CallbackFixtures.connect(env.DATABASE_URL);
+    let order: { orderId: string; orderNo: string };
+    let failed: { eventId: string; deliveryId: string };
+    let old: { eventId: string; deliveryId: string };
+    try {
+      order = await fixtures.insertOrder(Number(m.json!.id), Number(c.json!.id));
+      failed = await fixtures.insertEvent(order.orderId);
+      await fixtures.db.query(
+        `INSERT INTO callback_attempts (delivery_id, number, attempted_at, url, http_status, duration_ms, response_excerpt, error) VALUES ($1, 1, now(), 'https://shop.test/notify', 500, 31, $2, 'HTTP 500')`,
+        [failed.deliveryId, 'E'.repeat(1000)],
+      );
+      await fixtures.db.query(`UPDATE callback_deliveries SET status = 'failed', attempts_made = 1, updated_at = now() - interval '1 hour' WHERE id = $1`, [failed.deliveryId]);
+      const older = await fixtures.insertOrder(Number(m.json!.id), Number(c.json!.id));
+      old = await fixtures.insertEvent(older.orderId);
+      await fixtures.db.query(`UPDATE callback_deliveries SET status = 'failed', updated_at = now() - interval '3 days' WHERE id = $1`, [old.deliveryId]);
+    } finally {
+      await fixtures.close();
+    }
+
+    const listed = await cli('callback:list', '--order', order.orderNo);
+    expect(listed.json).toEqual({
+      order_no: order.orderNo,
+      merchant_id: m.json!.id,
+      deliveries: [
+        {
+          delivery_id: failed.deliveryId,
+          event_id: failed.eventId,
+          event: 'order.paid',
+          url: 'https://shop.test/notify',
+          status: 'failed',
+          attempts: [{ at: expect.any(Number), http_status: 500, duration_ms: 31, error: 'HTTP 500', response_excerpt: 'E'.repeat(256) }],
+        },
+      ],
+    });
+
+    const since = Math.floor(Date.now() / 1000) - 2 * 3600;
+    const recovered = await cli('callback:recover', '--merchant', String(m.json!.id), '--since', String(since));
+    expect(recovered.json).toEqual({ merchant_id: m.json!.id, queued: 1, delivery_ids: [expect.any(String)] });
+    const after = await cli('callback:list', '--order', order.orderNo);
+    const deliveries = (after.json as { deliveries: { delivery_id: string; status: string; attempts: unknown[] }[] }).deliveries;
+    expect(deliveries.map((d) => [d.delivery_id, d.status, d.attempts.length])).toEqual([
+      [(recovered.json!.delivery_ids as string[])[0], 'pending', 0],
+      [failed.deliveryId, 'failed', 1],
+    ]);
+    // Nothing twice: the event has a pending delivery now. The operator has no once-a-minute limit.
+    expect((await cli('callback:recover', '--merchant', String(m.json!.id), '--since', String(since))).json).toMatchObject({ queued: 0 });
+    // --until bounds the window: the 3-day-old failure only.
+    const older = await cli('callback:recover', '--merchant', String(m.json!.id), '--since', String(since - 4 * 86_400), '--until', String(since - 86_400));
+    expect(older.json).toMatchObject({ queued: 1 });
+
+    for (const [argv, message] of [
+      [['callback:list', '--order', '2099010100000000000000'], /no order/],
+      [['callback:list'], /--order is required/],
+      [['callback:recover', '--merchant', String(m.json!.id), '--since', String(since - 8 * 86_400)], /--since must be within the last 7 days/],
+      [['callback:recover', '--merchant', String(m.json!.id), '--since', String(since), '--until', String(since - 1)], /--until must not be before --since/],
+      [['callback:recover', '--merchant', String(m.json!.id), '--since', 'yesterday'], /--since must be Unix seconds/],
+      [['callback:recover', '--merchant', '999999', '--since', String(since)], /no merchant 999999/],
+    ] as [string[], RegExp][]) {
+      const res = await cli(...argv);
+      expect([argv, res.code, res.out]).toEqual([argv, 2, '']);
+      expect(res.err).toMatch(message);
+    }
   });
 
   it('refuses an http gateway_url unless CHANNEL_ALLOW_HTTP=true: the epay key would travel in clear', async () => {

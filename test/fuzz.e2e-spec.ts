@@ -55,6 +55,9 @@ const MERCHANT_OPERATIONS = [
   'orderQueryDetail',
   'getPayChannels',
   'callbackResend',
+  'callbackQueryList',
+  'callbackRecover',
+  'callbackTest',
   'orderClose',
   'refundCreate',
   'refundQuery',
@@ -90,6 +93,16 @@ function operations(channelId: number): Operation[] {
     { path: '/api/merchant/orderQueryDetail', params: { order_no: orderNo } },
     { path: '/api/merchant/getPayChannels', params: { category: fc.constantFrom('processor', 'remotepay', 'warehouse') } },
     { path: '/api/merchant/callbackResend', params: { order_no: orderNo } },
+    { path: '/api/merchant/callbackQueryList', params: { order_no: orderNo } },
+    {
+      path: '/api/merchant/callbackRecover',
+      params: {
+        start_time: fc.integer({ min: -10 * 86_400, max: 3600 }).map((d) => String(Math.floor(Date.now() / 1000) - d)),
+        end_time: fc.integer({ min: -86_400, max: 86_400 }).map((d) => Math.floor(Date.now() / 1000) - d),
+      },
+    },
+    // Addresses that fail at once (refused, unresolvable, blocked): the fuzz must not wait for timeouts.
+    { path: '/api/merchant/callbackTest', params: { url: fc.constantFrom('http://127.0.0.1:9/cb', 'https://merchant.invalid/notify', 'http://[::1]:9/x', 'ftp://x') } },
     { path: '/api/merchant/orderClose', params: { order_no: orderNo } },
     {
       path: '/api/merchant/refundCreate',

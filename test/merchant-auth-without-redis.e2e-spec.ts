@@ -1,5 +1,6 @@
 import { type Credentials } from '@app/operator';
 import { type TestApi, post, signed, startTestApi } from './helpers/api';
+import { CallbackReceiver } from './helpers/callbacks';
 
 const URL = '/api/merchant/getPayChannels';
 
@@ -9,7 +10,7 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
   let merchant: Credentials;
 
   beforeAll(async () => {
-    api = await startTestApi({ REDIS_URL: '', RATE_LIMIT_MERCHANT_PER_SECOND: '1', RATE_LIMIT_MERCHANT_BURST: '3', RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
+    api = await startTestApi({ REDIS_URL: '', CALLBACK_ALLOW_PRIVATE: 'true', RATE_LIMIT_MERCHANT_PER_SECOND: '1', RATE_LIMIT_MERCHANT_BURST: '3', RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
     merchant = await api.operator.createMerchant({ name: 'embedded' });
   });
   afterAll(() => api?.close());
@@ -41,5 +42,22 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
     let code = 0;
     while (code !== 40300 && Date.now() < deadline) code = (await post(api.app, URL, signed(m))).body.code;
     expect(code).toBe(40300);
+  });
+
+  it("callbackTest and callbackRecover work without Redis: the test event's nonce is spent in the nonce table, the recover minute is PostgreSQL's", async () => {
+    const receiver = await CallbackReceiver.start();
+    try {
+      const m = await api.operator.createMerchant({ name: 'tools-embedded', notifyUrl: receiver.url });
+      const tested = await post<{ success: boolean }>(api.app, '/api/merchant/callbackTest', signed(m));
+      expect(tested.body).toMatchObject({ code: 1, data: { success: true } });
+      expect((await post(api.app, '/api/merchant/callbackTest', receiver.received[0].body)).body.code).toBe(40104);
+      await new Promise((done) => setTimeout(done, 1100)); // the bucket of 1 a second refills
+      const start = Math.floor(Date.now() / 1000) - 60;
+      expect((await post(api.app, '/api/merchant/callbackRecover', signed(m, { start_time: start }))).body).toMatchObject({ code: 1, data: { queued: 0 } });
+      await new Promise((done) => setTimeout(done, 1100));
+      expect((await post(api.app, '/api/merchant/callbackRecover', signed(m, { start_time: start }))).body.code).toBe(42900);
+    } finally {
+      await receiver.close();
+    }
   });
 });

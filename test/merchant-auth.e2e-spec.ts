@@ -167,12 +167,48 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect((await post(api.app, URL, signed(other))).body.code).toBe(1);
   });
 
-  it('stops accepting the old secret after a rotation', async () => {
+  /** The code a request signed with `creds` answers once the rotation was heard (NOTIFY, within 1 s by contract). */
+  async function answersWithin1s(creds: Pick<Credentials, 'api_key' | 'api_secret'>, code: number): Promise<number> {
+    const deadline = Date.now() + 1000;
+    let got = 0;
+    while (got !== code && Date.now() < deadline) got = (await post(api.app, URL, signed(creds))).body.code;
+    return got;
+  }
+
+  it('after a rotation with --grace 0 the old secret is refused at once (a leaked secret)', async () => {
     const m = await api.operator.createMerchant({ name: 'rotating' });
-    const rotated = await api.operator.rotateSecret(m.id);
+    const rotated = await api.operator.rotateSecret(m.id, '0');
     expect(rotated.api_key).toBe(m.api_key);
-    expect((await post(api.app, URL, signed(m))).body.code).toBe(40102);
+    expect(rotated.previous_secret_valid_until).toBeNull();
+    expect(await answersWithin1s(m, 40102)).toBe(40102);
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
+  });
+
+  it('after a rotation both secrets verify during the grace (24 h by default), the old one 40102 once it ends', async () => {
+    const m = await api.operator.createMerchant({ name: 'rotating-with-grace' });
+    const before = Date.now();
+    const rotated = await api.operator.rotateSecret(m.id);
+    const until = Date.parse(rotated.previous_secret_valid_until!);
+    expect(until - before).toBeGreaterThanOrEqual(24 * 3_600_000 - 5_000);
+    expect(until - before).toBeLessThanOrEqual(24 * 3_600_000 + 5_000);
+    expect(await answersWithin1s(rotated, 1)).toBe(1);
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
+
+    // A second rotation with a short grace: the first secret stops at once, the second verifies until the grace ends.
+    const again = await api.operator.rotateSecret(m.id, '3s');
+    expect(await answersWithin1s(m, 40102)).toBe(40102);
+    expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
+    expect((await post(api.app, URL, signed(again))).body.code).toBe(1);
+    await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(again.previous_secret_valid_until!) - Date.now() + 50)));
+    // Nothing announced the end: the cached copy itself stops using the previous secret on time.
+    expect((await post(api.app, URL, signed(rotated))).body.code).toBe(40102);
+    expect((await post(api.app, URL, signed(again))).body.code).toBe(1);
+  });
+
+  it.each(['-1', '24', 'forever', '31d', '1.5h'])('merchant:rotate-secret refuses --grace %p and changes nothing', async (grace) => {
+    const m = await api.operator.createMerchant({ name: 'bad-grace' });
+    await expect(api.operator.rotateSecret(m.id, grace)).rejects.toThrow(/--grace must be 0 or a duration/);
+    expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
   });
 });
 

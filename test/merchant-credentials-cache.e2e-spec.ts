@@ -92,6 +92,13 @@ describe('MerchantCredentialsCache: invalidated by merchant_changed, bypassed wh
 
     const rotated = await api.operator.rotateSecret(m.id);
     await waitFor(async () => (await cache.find(m.api_key))?.secrets()[0].secret === rotated.api_secret, 1000, 'the new secret within 1 s');
+    // The replaced secret stays, second, until its grace ends.
+    expect((await cache.find(m.api_key))!.secrets().map((s) => [s.secret, s.untilMs])).toEqual([
+      [rotated.api_secret, null],
+      [m.api_secret, Date.parse(rotated.previous_secret_valid_until!)],
+    ]);
+    await api.operator.rotateSecret(m.id, '0');
+    await waitFor(async () => (await cache.find(m.api_key))?.secrets().length === 1, 1000, 'the revocation within 1 s');
   });
 
   it('while the listener is down nothing is cached, so a change it cannot hear is seen at once; once back it caches again', async () => {

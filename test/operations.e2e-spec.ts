@@ -109,6 +109,9 @@ describe('OpenAPI document', () => {
       'orderQueryDetail',
       'getPayChannels',
       'callbackResend',
+      'callbackQueryList',
+      'callbackRecover',
+      'callbackTest',
       'orderClose',
       'refundCreate',
       'refundQuery',
@@ -136,6 +139,10 @@ describe('OpenAPI document', () => {
       ['cny_amount', 'merchant_order_no', 'notify_url', 'paychannel_id', 'payee_account', 'payee_bank', 'payee_name'].sort(),
     );
     expect(schemas.CreateSellOrderDto.required).toEqual(expect.arrayContaining(['cny_amount', 'paychannel_id', 'payee_name', 'payee_account', 'payee_bank']));
+    expect(Object.keys(schemas.CallbackQueryListDto.properties)).toEqual(['order_no']);
+    expect(Object.keys(schemas.CallbackRecoverDto.properties).sort()).toEqual(['end_time', 'start_time']);
+    expect(schemas.CallbackRecoverDto.required).toEqual(['start_time']);
+    expect(Object.keys(schemas.CallbackTestDto.properties)).toEqual(['url']);
     for (const code of ['40000', '40104', '40900', '40901', '40902', '42900', '50200', '50300']) expect(doc.info.description).toContain(`| ${code} |`);
     expect(doc.info.description).toMatch(/canonical string[\s\S]*api_key=mk_example/);
     const page = await api.app.inject({ method: 'GET', url: '/docs' });

@@ -164,13 +164,22 @@ describe('merchant portal in a browser', () => {
     await page.getByRole('link', { name: 'Developers', exact: true }).click();
     expect(await page.locator('#api-key').innerText()).toBe(shop.api_key);
     await shoot('developers');
-    await page.getByLabel('I understand that the current secret stops working at once.').check();
+    // Send test event: one signed webhook.test to the notify URL, its answer shown on the page.
+    receiver.respond = () => ({ status: 200, body: 'success' });
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.locator('#test-result').waitFor();
+    expect(await page.locator('#test-result').innerText()).toContain('Your endpoint accepted the test event.');
+    expect(receiver.received.at(-1)!.body.event).toBe('webhook.test');
+    await shoot('test-event');
+    // A routine rotation (the default): the old secret keeps working for 24 hours beside the new one.
+    expect(await page.getByLabel('Keeps working for 24 hours', { exact: false }).isChecked()).toBe(true);
+    await page.getByLabel('I understand that a new secret replaces the current one', { exact: false }).check();
     await page.getByRole('button', { name: 'Rotate the secret' }).click();
     const secret = (await page.locator('#new-secret').innerText()).trim();
     expect(secret).toMatch(/^sk_/);
     await shoot('secret');
-    expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop))).body.code).toBe(40102);
-    expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop, api_secret: secret }))).body.code).toBe(1);
+    await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop, api_secret: secret }))).body.code === 1, 1000, 'the new secret');
+    expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop))).body.code).toBe(1);
     // The signing examples on the page work as printed, given the secret in API_SECRET.
     await page.getByRole('link', { name: 'I have saved it' }).click();
     const env = { ...process.env, API_SECRET: secret };

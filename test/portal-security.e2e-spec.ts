@@ -4,7 +4,7 @@ import { ChannelRepository } from '@app/db';
 import type { Credentials } from '@app/operator';
 import { runCli } from '../apps/cli/src/main';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
-import { CallbackFixtures } from './helpers/callbacks';
+import { CallbackFixtures, waitFor } from './helpers/callbacks';
 import { sql } from './helpers/orders';
 import { PASSWORD, PortalClient, csrfToken, inviteAndAccept } from './helpers/portal';
 
@@ -259,6 +259,7 @@ describe('merchant portal security', () => {
         [`/portal/orders/${orderNo}/resend`, {}],
         ['/portal/developers/rotate-secret', { confirm: 'yes' }],
         ['/portal/developers/notify-url', { notify_url: 'https://evil.example/hook' }],
+        ['/portal/developers/test-event', {}],
         ['/portal/account/password', { current_password: PASSWORD, new_password: 'an attacker password', new_password_repeat: 'an attacker password' }],
         ['/portal/account/sign-out-everywhere', {}],
       ];
@@ -356,20 +357,54 @@ describe('merchant portal security', () => {
       expect(page.html).toContain('The latest event (order.paid) was queued again with the same event_id.');
     });
 
-    it('the rotated secret is shown once, on the answer to the rotation only, and the old one stops working', async () => {
+    it('the rotated secret is shown once, on the answer to the rotation only; the old one works 24 h by default, or stops at once', async () => {
       const shop = await merchantWithChannels(api.operator);
       const client = await inviteAndAccept(api.app, api.operator, shop.merchant.id, email('rotate'));
       await client.get('/portal/developers');
       const unconfirmed = await client.post('/portal/developers/rotate-secret', {});
       expect(unconfirmed.status).toBe(400);
+      await client.get('/portal/developers');
+      const badGrace = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '30d' });
+      expect(badGrace.status).toBe(400);
+      expect(errorText(badGrace.html)).toBe('Choose how long the current secret keeps working.');
+      expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
+
+      await client.get('/portal/developers');
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes' });
       expect(answer.status).toBe(200);
       expect(answer.headers['cache-control']).toBe('no-store');
+      expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
       const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)![1];
       expect(secret).not.toBe(shop.merchant.api_secret);
-      expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(40102);
-      expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code).toBe(1);
+      // Heard by the API within 1 s (NOTIFY); the old secret keeps working meanwhile and after.
+      await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 1, 1000, 'the new secret');
+      expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
       for (const path of ['/portal', '/portal/developers', '/portal/account']) expect((await client.get(path)).html).not.toContain(secret);
+
+      await client.get('/portal/developers');
+      const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0' });
+      expect(revoked.html).toContain('the previous secret no longer works');
+      const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
+      await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');
+      expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: newest }))).body.code).toBe(1);
+    });
+
+    it('Send test event: needs a notify URL, and shows the attempt, here refused as a private address (CALLBACK_ALLOW_PRIVATE off)', async () => {
+      const shop = await merchantWithChannels(api.operator);
+      const client = await inviteAndAccept(api.app, api.operator, shop.merchant.id, email('test-event'));
+      await client.get('/portal/developers');
+      const none = await client.post('/portal/developers/test-event', {});
+      expect(none.status).toBe(400);
+      expect(errorText(none.html)).toBe('Set a notify URL first: the test event is sent there.');
+
+      await api.operator.setNotifyUrl(shop.merchant.id, 'http://10.0.0.7/notify');
+      await client.get('/portal/developers');
+      const sent = await client.post('/portal/developers/test-event', {});
+      expect(sent.status).toBe(200);
+      expect(sent.html).toContain('id="test-result"');
+      expect(errorText(sent.html)).toBe('The test event was not accepted. Real callbacks would be retried; this one is not.');
+      expect(sent.html).toContain('http://10.0.0.7/notify');
+      expect(sent.html).toMatch(/private/);
     });
 
     it('the notify URL is changed only to an http(s) URL of at most 512 characters', async () => {

@@ -138,12 +138,22 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 1)).toBeLessThan(1000);
   });
 
-  it('after a secret rotation both instances refuse the old secret (40102) within 1 s and accept the new one', async () => {
+  it('after a routine rotation (24 h grace) both instances take the new secret within 1 s and keep accepting the old one', async () => {
+    const operator = cli.get(OperatorService);
+    const m = await operator.createMerchant({ name: 'rotated-with-grace-on-both' });
+    for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
+
+    const rotated = await operator.rotateSecret(m.id);
+    expect(await bothWithin(1000, Date.now(), () => signed(rotated), (code) => code === 1)).toBeLessThan(1000);
+    for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
+  });
+
+  it('after a secret rotation with --grace 0 both instances refuse the old secret (40102) within 1 s and accept the new one', async () => {
     const operator = cli.get(OperatorService);
     const m = await operator.createMerchant({ name: 'rotated-on-both' });
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
-    const rotated = await operator.rotateSecret(m.id);
+    const rotated = await operator.rotateSecret(m.id, '0');
     expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40102)).toBeLessThan(1000);
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(rotated))).code).toBe(1);
   });

@@ -34,7 +34,11 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     flags: ['merchant', 'rate'],
     run: (ops, f) => ops.setDepositRate(id(f, 'merchant'), required(f, 'rate')),
   },
-  'merchant:rotate-secret': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.rotateSecret(id(f, 'merchant')) },
+  'merchant:rotate-secret': {
+    usage: '--merchant ID [--grace DURATION (default 24h; 0 revokes the previous secret at once)]',
+    flags: ['merchant', 'grace'],
+    run: (ops, f) => ops.rotateSecret(id(f, 'merchant'), f.grace),
+  },
   'merchant:balance': { usage: '--merchant ID', flags: ['merchant'], run: (ops, f) => ops.balance(id(f, 'merchant')) },
   'merchant:ledger': {
     usage: '--merchant ID [--limit N]',
@@ -47,6 +51,16 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     run: (ops, f) => ops.inviteUser(id(f, 'merchant'), required(f, 'email')),
   },
   'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (ops, f) => ops.disableUser(required(f, 'email')) },
+  'callback:list': {
+    usage: '--order ORDER_NO',
+    flags: ['order'],
+    run: (ops, f) => ops.callbackList(required(f, 'order')),
+  },
+  'callback:recover': {
+    usage: '--merchant ID --since UNIX [--until UNIX] (failed deliveries of the last 7 days at most)',
+    flags: ['merchant', 'since', 'until'],
+    run: (ops, f) => ops.callbackRecover(id(f, 'merchant'), required(f, 'since'), f.until),
+  },
   'channel:create': {
     usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
     flags: ['category', 'name', 'pay-method', 'adapter', 'rate', 'min', 'max', 'config'],

@@ -43,4 +43,21 @@ describe('callback payload', () => {
     expect(() => wh.verify(body.replace('100.00', '100.01'), headers)).toThrow();
     expect(webhookSignature(vectors.api_secret, event.id, Math.floor(now / 1000), body)).toBe(headers['webhook-signature']);
   });
+
+  it('during a rotation grace: body signed with the new secret, both v1 entries in webhook-signature (new first)', () => {
+    const previous = 'sk_the_previous_secret_of_this_merchant_0123456789';
+    const now = Date.now();
+    const { body, headers } = buildSignedCallback(event, { ...merchant, previousApiSecret: previous }, 1, newCallbackNonce(), now);
+    const ts = Math.floor(now / 1000);
+    expect(headers['webhook-signature']).toBe(`${webhookSignature(vectors.api_secret, event.id, ts, body)} ${webhookSignature(previous, event.id, ts, body)}`);
+    const { signature, ...rest } = JSON.parse(body) as Record<string, unknown>;
+    expect(verify(rest, signature as string, vectors.api_secret)).toBe(true);
+    expect(verify(rest, signature as string, previous)).toBe(false);
+    for (const secret of [vectors.api_secret, previous]) {
+      const wh = new Webhook(`whsec_${Buffer.from(secret, 'utf8').toString('base64')}`);
+      expect(wh.verify(body, headers)).toEqual(JSON.parse(body));
+    }
+    const stranger = new Webhook(`whsec_${Buffer.from('sk_someone_else', 'utf8').toString('base64')}`);
+    expect(() => stranger.verify(body, headers)).toThrow();
+  });
 });

@@ -44,11 +44,13 @@ export function newCallbackNonce(): string {
 /**
  * The callback of SPEC 7 for one attempt: the event's facts plus api_key, timestamp, `nonce`
  * (already claimed in the nonce store by the caller, SPEC 3) and the request-style
- * `signature`, then the Standard Webhooks headers over the exact body bytes.
+ * `signature`, then the Standard Webhooks headers over the exact body bytes. During a
+ * rotation's grace (`previousApiSecret`), the body is signed with the new secret and
+ * `webhook-signature` carries both `v1,` entries, the new one first (SPEC 3).
  */
 export function buildSignedCallback(
   event: CallbackEvent,
-  merchant: { apiKey: string; apiSecret: string },
+  merchant: { apiKey: string; apiSecret: string; previousApiSecret?: string | null },
   attemptNumber: number,
   nonce: string,
   now = Date.now(),
@@ -75,7 +77,9 @@ export function buildSignedCallback(
       'x-delivery-attempt': String(attemptNumber),
       'webhook-id': event.id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': webhookSignature(merchant.apiSecret, event.id, timestamp, body),
+      'webhook-signature': [merchant.apiSecret, ...(merchant.previousApiSecret ? [merchant.previousApiSecret] : [])]
+        .map((secret) => webhookSignature(secret, event.id, timestamp, body))
+        .join(' '),
     },
   };
 }

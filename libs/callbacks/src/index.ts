@@ -2,3 +2,4 @@ export * from './address-guard';
 export * from './callback-payload';
 export * from './callback-sender';
 export * from './retry-policy';
+export * from './callback-tools';

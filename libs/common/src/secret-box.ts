@@ -33,3 +33,13 @@ export class SecretBox {
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
   }
 }
+
+/** The AAD of a merchant's current api_secret: the ciphertext opens only on that merchant's row. */
+export function merchantSecretContext(apiKey: string): string {
+  return `merchant:${apiKey}`;
+}
+
+/** The AAD of the secret before the last rotation: never opens as the current one (api keys hold no colon). */
+export function previousMerchantSecretContext(apiKey: string): string {
+  return `merchant:${apiKey}:previous`;
+}

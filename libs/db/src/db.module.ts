@@ -6,6 +6,7 @@ import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
 import { NonceStore } from './nonce.store';
 import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
+import { CallbackToolsRepository } from './repositories/callback-tools.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
 import { MerchantUserRepository } from './repositories/merchant-user.repository';
@@ -24,6 +25,7 @@ const REPOSITORIES = [
   OrderEventRepository,
   LedgerRepository,
   CallbackDeliveryRepository,
+  CallbackToolsRepository,
   NonceStore,
   MerchantUserRepository,
   PortalSessionRepository,

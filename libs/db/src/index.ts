@@ -4,6 +4,7 @@ export * from './entities';
 export * from './nonce.store';
 export * from './notification-listener';
 export * from './repositories/callback-delivery.repository';
+export * from './repositories/callback-tools.repository';
 export * from './repositories/channel.repository';
 export * from './repositories/ledger.repository';
 export * from './repositories/merchant-user.repository';

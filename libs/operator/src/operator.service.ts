@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, SecretBox, formatRate, isEmailAddress, parseRate, parseYuan } from '@app/common';
+import { AppConfig, SecretBox, formatRate, isEmailAddress, merchantSecretContext, parseDuration, parseRate, parseYuan, previousMerchantSecretContext } from '@app/common';
 import {
   CHANNEL_ADAPTERS,
   CHANNEL_CATEGORIES,
   type ChannelAdapterName,
   type ChannelCategory,
+  CallbackToolsRepository,
   ChannelRepository,
   LedgerRepository,
   MERCHANT_MODES,
@@ -13,6 +14,7 @@ import {
   MerchantUserRepository,
   PAY_METHODS,
 } from '@app/db';
+import { type DeliveryView, deliveryView, recoverWindow } from '@app/callbacks';
 import { channelConfigContext, channelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
 import { newApiKey, newApiSecret, newInvitationToken } from './credentials';
 
@@ -24,6 +26,24 @@ export interface Invitation {
   email: string;
   invitation_url: string;
   expires_at: string;
+}
+
+/** SPEC 3: after a rotation the previous secret keeps verifying this long unless told otherwise. */
+export const DEFAULT_SECRET_GRACE_MS = 24 * 3_600_000;
+/** A longer overlap would leave a leaked secret alive for too long to be a rotation at all. */
+export const MAX_SECRET_GRACE_MS = 30 * 86_400_000;
+
+/** "24h", "90m", "7d"... or "0" (revoke the previous secret at once); null when it is neither. */
+export function parseGrace(text: string): number | null {
+  if (/^0+(ms|s|m|h|d)?$/.test(text.trim())) return 0;
+  const ms = parseDuration(text);
+  return ms !== null && ms <= MAX_SECRET_GRACE_MS ? ms : null;
+}
+
+/** merchant:rotate-secret's answer: the new secret (shown once) and until when the previous one still verifies. */
+export interface RotatedCredentials extends Credentials {
+  /** ISO time; null when the previous secret stopped verifying at once (--grace 0). */
+  previous_secret_valid_until: string | null;
 }
 
 /** A mistake in an operator's input: printed as one line, exit code 2. */
@@ -92,6 +112,7 @@ export class OperatorService {
     private readonly secrets: SecretBox,
     private readonly users: MerchantUserRepository,
     private readonly config: AppConfig,
+    private readonly callbackTools: CallbackToolsRepository,
   ) {}
 
   async createMerchant({ name, mode = 'live', notifyUrl, depositRate }: NewMerchantInput): Promise<Credentials> {
@@ -104,7 +125,7 @@ export class OperatorService {
       name,
       mode: merchantMode,
       apiKey,
-      apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${apiKey}`),
+      apiSecretEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
       notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, '--notify-url'),
       depositRate: rate(depositRate, '--deposit-rate'),
     });
@@ -127,13 +148,27 @@ export class OperatorService {
     return { id, deposit_rate: depositRate };
   }
 
-  /** A new secret under the same api_key; the old one stops working at once. */
-  async rotateSecret(id: number): Promise<Credentials> {
-    const merchant = await this.merchants.findById(id);
-    if (!merchant) throw new UsageError(`no merchant ${id}`);
+  /**
+   * A new secret under the same api_key (SPEC 3). The one it replaces keeps verifying requests,
+   * and signs callbacks beside the new one, for `grace` ("24h" by default; "0" revokes it at
+   * once, for a leaked secret). A secret older than the replaced one stops at once.
+   */
+  async rotateSecret(id: number, grace?: string): Promise<RotatedCredentials> {
+    const graceMs = grace === undefined ? DEFAULT_SECRET_GRACE_MS : parseGrace(grace);
+    if (graceMs === null) throw new UsageError('--grace must be 0 or a duration such as 30m, 24h or 7d, at most 30d');
     const apiSecret = newApiSecret();
-    await this.merchants.update(id, { apiSecretEnc: this.secrets.seal(apiSecret, `merchant:${merchant.apiKey}`) });
-    return { id, api_key: merchant.apiKey, api_secret: apiSecret, mode: merchant.mode };
+    const rotated = await this.merchants.rotateSecret(id, graceMs, (apiKey, currentEnc) => ({
+      currentEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
+      previousEnc: this.secrets.seal(this.secrets.open(currentEnc, merchantSecretContext(apiKey)), previousMerchantSecretContext(apiKey)),
+    }));
+    if (!rotated) throw new UsageError(`no merchant ${id}`);
+    return {
+      id,
+      api_key: rotated.apiKey,
+      api_secret: apiSecret,
+      mode: rotated.mode,
+      previous_secret_valid_until: rotated.previousUntil?.toISOString() ?? null,
+    };
   }
 
   async balance(id: number): Promise<{ available_fen: number; deposit_fen: number }> {
@@ -251,6 +286,31 @@ export class OperatorService {
     const result = await this.users.disableByEmail(email);
     if (!result.userFound && result.invitationsRevoked === 0) throw new UsageError(`no portal user or pending invitation for ${email}`);
     return { email, status: 'disabled', sessions_ended: result.sessionsEnded, invitations_revoked: result.invitationsRevoked };
+  }
+
+  /** callback:list: an order's deliveries with every attempt, newest first, as callbackQueryList shows them to the merchant. */
+  async callbackList(orderNo: string): Promise<{ order_no: string; merchant_id: number; deliveries: DeliveryView[] }> {
+    const found = await this.callbackTools.deliveriesOfAnyOrder(orderNo);
+    if (!found) throw new UsageError(`no order ${orderNo}`);
+    return { order_no: orderNo, merchant_id: found.merchantId, deliveries: found.deliveries.map(deliveryView) };
+  }
+
+  /**
+   * callback:recover: callbackRecover's rules (the same 7-day window) for an operator, without
+   * the merchant's once-a-minute allowance. The new rows are due now: the worker's sweep sends
+   * them, since the CLI holds no queue connection.
+   */
+  async callbackRecover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
+    const unix = (value: string, name: string): number => {
+      if (!/^\d{1,12}$/.test(value)) throw new UsageError(`--${name} must be Unix seconds`);
+      return Number(value);
+    };
+    const window = recoverWindow(unix(since, 'since'), until === undefined ? undefined : unix(until, 'until'), Math.floor(Date.now() / 1000));
+    if ('field' in window) throw new UsageError(window.message.replace('start_time', '--since').replace('end_time', '--until'));
+    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    const result = await this.callbackTools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), null);
+    const ids = result.kind === 'queued' ? result.deliveryIds : [];
+    return { merchant_id: merchantId, queued: ids.length, delivery_ids: ids };
   }
 
   /** Whether the email has set a password (accepted an invitation): for the embedded demo's banner. */

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { AppConfig, SecretBox } from '@app/common';
+import { AppConfig, SecretBox, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
 import { type Merchant, MerchantRepository, NotificationListener, type NotificationListenerTimings } from '@app/db';
 
 /** The channel the merchants trigger notifies (migration 1764150000000). */
@@ -13,6 +13,24 @@ export const MERCHANT_CACHE_MAX_AGE_MS = 60_000;
 export interface VerifyingSecret {
   secret: string;
   untilMs: number | null;
+}
+
+/**
+ * The merchant's current secret, then the previous one while its rotation grace lasts (SPEC 3).
+ * The expiry is kept, not judged here: a cached copy stops using the previous secret on time.
+ */
+export function merchantSecrets(
+  secretBox: SecretBox,
+  merchant: Pick<Merchant, 'apiKey' | 'apiSecretEnc' | 'apiSecretPreviousEnc' | 'apiSecretPreviousUntil'>,
+): readonly VerifyingSecret[] {
+  const secrets: VerifyingSecret[] = [{ secret: secretBox.open(merchant.apiSecretEnc, merchantSecretContext(merchant.apiKey)), untilMs: null }];
+  if (merchant.apiSecretPreviousEnc && merchant.apiSecretPreviousUntil && merchant.apiSecretPreviousUntil.getTime() > Date.now()) {
+    secrets.push({
+      secret: secretBox.open(merchant.apiSecretPreviousEnc, previousMerchantSecretContext(merchant.apiKey)),
+      untilMs: merchant.apiSecretPreviousUntil.getTime(),
+    });
+  }
+  return secrets;
 }
 
 /** A merchant row and the secrets that verify its requests, opened once per cached copy. */
@@ -101,7 +119,7 @@ export class MerchantCredentialsCache implements OnModuleInit, OnApplicationShut
   }
 
   private openSecrets(merchant: Merchant): readonly VerifyingSecret[] {
-    return [{ secret: this.secretBox.open(merchant.apiSecretEnc, `merchant:${merchant.apiKey}`), untilMs: null }];
+    return merchantSecrets(this.secretBox, merchant);
   }
 
   private store(apiKey: string, credentials: MerchantCredentials): void {

@@ -1,7 +1,19 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@app/common';
-import { CallbackDeliveryRepository, type ResendLimit } from '@app/db';
-import { JobQueue } from '@app/queue';
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { DomainError, ErrorCode, SecretBox, unixSeconds } from '@app/common';
+import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, NonceStore, type ResendLimit, type ToolAllowance } from '@app/db';
+import {
+  CallbackSender,
+  type DeliveryView,
+  TEST_EVENT_TYPE,
+  buildSignedCallback,
+  deliveryView,
+  firstCharacters,
+  newCallbackNonce,
+  recoverWindow,
+} from '@app/callbacks';
+import { JobsAfterCommit } from '@app/orders';
+import { merchantSecrets } from '../auth/merchant-credentials-cache';
 
 export interface ResendView {
   event_id: string;
@@ -9,17 +21,44 @@ export interface ResendView {
   delivery_id: string;
 }
 
+/** callbackTest's answer (SPEC 7): the one attempt, as the delivery log would record it. */
+export interface TestAttemptView {
+  url: string;
+  http_status: number | null;
+  duration_ms: number;
+  success: boolean;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 /** SPEC 7: a resend is a merchant's repair tool, not a way to make the worker flood an endpoint. */
 export const RESEND_LIMIT: ResendLimit = { max: 10, windowSeconds: 3600 };
+/** SPEC 7: callbackRecover at most once per minute per merchant. */
+export const RECOVER_ALLOWANCE: ToolAllowance = { tool: 'recover', max: 1, windowSeconds: 60 };
+/**
+ * callbackTest sends from the API process and may hold a request for the 10 s timeout: ten a
+ * minute per merchant is plenty to debug an endpoint and keeps the API from being a flood source.
+ */
+export const TEST_ALLOWANCE: ToolAllowance = { tool: 'test', max: 10, windowSeconds: 60 };
+/** Recovered deliveries are enqueued this many at a time: the rows are the truth, the sweep covers a failure. */
+const ENQUEUE_BATCH = 20;
 
 @Injectable()
-export class CallbacksService {
+export class CallbacksService implements OnApplicationShutdown {
   private readonly logger = new Logger('Callbacks');
 
   constructor(
     private readonly deliveries: CallbackDeliveryRepository,
-    private readonly jobs: JobQueue,
+    private readonly tools: CallbackToolsRepository,
+    private readonly jobs: JobsAfterCommit,
+    private readonly nonces: NonceStore,
+    private readonly secretBox: SecretBox,
+    private readonly sender: CallbackSender,
   ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.sender.close();
+  }
 
   /**
    * SPEC 7 callbackResend: a new delivery of the order's latest event, same event_id; or the
@@ -30,13 +69,67 @@ export class CallbacksService {
     const result = await this.deliveries.resendLatestEvent(merchantId, orderNo, RESEND_LIMIT);
     if (result.kind === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
-    if (result.kind === 'queued') {
-      try {
-        await this.jobs.add('callback.deliver', { deliveryId: result.deliveryId }, { jobId: result.deliveryId });
-      } catch (err) {
-        this.logger.error(`enqueue callback.deliver ${result.deliveryId} failed, the sweeper will send it: ${(err as Error).message}`);
-      }
-    }
+    if (result.kind === 'queued') await this.jobs.deliver(result.deliveryId);
     return { view: { event_id: result.eventId, event: result.event, delivery_id: result.deliveryId }, queued: result.kind === 'queued' };
+  }
+
+  /** SPEC 7 callbackQueryList: the order's deliveries, newest first, each with its attempts; 40400 for no such order of this merchant. */
+  async list(merchantId: number, orderNo: string): Promise<{ list: DeliveryView[]; total: number }> {
+    const deliveries = await this.tools.deliveriesOfOrder(merchantId, orderNo);
+    if (!deliveries) throw new DomainError(ErrorCode.OrderNotFound);
+    return { list: deliveries.map(deliveryView), total: deliveries.length };
+  }
+
+  /**
+   * SPEC 7 callbackRecover: a new delivery for every event whose delivery failed in the window
+   * (not those already pending again or delivered since), at most once a minute per merchant.
+   */
+  async recover(merchantId: number, startTime: number, endTime: number | undefined): Promise<{ queued: number }> {
+    const window = recoverWindow(startTime, endTime, unixSeconds());
+    if ('field' in window) throw DomainError.invalid(window.field, window.message);
+    const result = await this.tools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), RECOVER_ALLOWANCE);
+    if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
+    for (let i = 0; i < result.deliveryIds.length; i += ENQUEUE_BATCH) {
+      await Promise.all(result.deliveryIds.slice(i, i + ENQUEUE_BATCH).map((id) => this.jobs.deliver(id)));
+    }
+    if (result.deliveryIds.length > 0) this.logger.log(`merchant ${merchantId} recovered ${result.deliveryIds.length} failed deliveries`);
+    return { queued: result.deliveryIds.length };
+  }
+
+  /**
+   * SPEC 7 callbackTest: a signed `webhook.test` event sent now from this process, under the
+   * callbacks' safety rules (a refused address is a failed attempt in the answer), its nonce
+   * claimed like every callback's (SPEC 3), no retries, nothing stored but the allowance.
+   */
+  async test(merchant: Merchant, url: string | undefined): Promise<TestAttemptView> {
+    const target = url ?? merchant.notifyUrl;
+    if (!target) throw DomainError.invalid('url', 'url is required: this merchant has no notify URL to send the test event to');
+    const allowance = await this.tools.takeAllowance(merchant.id, TEST_ALLOWANCE);
+    if (!allowance.allowed) throw DomainError.rateLimited(allowance.retryAfterMs);
+
+    const now = Date.now();
+    const [current, previous] = merchantSecrets(this.secretBox, merchant).filter((s) => s.untilMs === null || s.untilMs > now);
+    const answer = (outcome: { ok: boolean; httpStatus: number | null; durationMs: number; error: string | null; excerpt: string | null }): TestAttemptView => ({
+      url: target,
+      http_status: outcome.httpStatus,
+      duration_ms: outcome.durationMs,
+      success: outcome.ok,
+      error: outcome.error,
+      response_excerpt: firstCharacters(outcome.excerpt),
+    });
+    const nonce = newCallbackNonce();
+    try {
+      if (!(await this.nonces.claim(merchant.apiKey, nonce))) throw new Error('a fresh random nonce was already used');
+    } catch (err) {
+      return answer({ ok: false, httpStatus: null, durationMs: 0, excerpt: null, error: `not sent: its nonce could not be recorded (${(err as Error).message})` });
+    }
+    const { body, headers } = buildSignedCallback(
+      { id: randomUUID(), type: TEST_EVENT_TYPE, payload: {} },
+      { apiKey: merchant.apiKey, apiSecret: current.secret, previousApiSecret: previous?.secret ?? null },
+      1,
+      nonce,
+      now,
+    );
+    return answer(await this.sender.send(target, body, headers));
   }
 }

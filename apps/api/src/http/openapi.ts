@@ -56,7 +56,15 @@ ${signatureExample(config.apiPrefix)}
 
 ## Callbacks
 Signed the same way with the merchant's secret, plus Standard Webhooks headers (\`webhook-id\`, \`webhook-timestamp\`,
-\`webhook-signature\`; secret \`whsec_\` + base64(api_secret)). Answer \`success\` (or an empty 2xx); dedupe by \`event_id\`.`;
+\`webhook-signature\`; secret \`whsec_\` + base64(api_secret)). Answer \`success\` (or an empty 2xx); dedupe by \`event_id\`.
+After a secret rotation the previous secret keeps verifying requests for a grace period (24 h unless the operator
+chose otherwise, or none for a leaked secret); during it callbacks are signed with the new secret and
+\`webhook-signature\` carries two space-separated \`v1,\` entries (new first), so a receiver with either secret verifies.
+
+## Callback tools
+\`callbackQueryList\` shows an order's deliveries and attempts, \`callbackResend\` sends its latest event again,
+\`callbackRecover\` queues again what failed in a window (once a minute), \`callbackTest\` sends a signed
+\`webhook.test\` event now and answers the attempt.`;
 }
 
 /** The OpenAPI document at /docs-json and its page at /docs. */

@@ -1,12 +1,13 @@
 import { Body, Controller, HttpCode, Get, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DevelopersService } from './developers.service';
+import { formatShanghai } from './shanghai-time';
 import { PortalExceptionFilter } from './portal-exception.filter';
 import { PortalPageGuard } from './portal-page.guard';
 import { CurrentSession, formText } from './portal-request';
 import type { PortalSession } from './portal-sessions';
 
-/** api_key, secret rotation (the new secret shown once, on the answer to the POST only), notify URL, signing examples. */
+/** api_key, secret rotation (the new secret shown once, on the answer to the POST only), notify URL, test event, signing examples. */
 @Controller('portal/developers')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)
@@ -21,11 +22,23 @@ export class DevelopersController {
   @Post('rotate-secret')
   @HttpCode(200)
   async rotateSecret(@CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
-    if (formText(form, 'confirm') !== 'yes') {
-      return void reply.status(400).view('developers', { ...(await this.developers.view(session.merchantId)), notice: null, error: 'developers.rotateNeedsConfirm' });
-    }
-    const credentials = await this.developers.rotateSecret(session.merchantId);
-    return void reply.view('secret', { apiKey: credentials.api_key, apiSecret: credentials.api_secret });
+    const refuse = async (error: string): Promise<void> =>
+      void reply.status(400).view('developers', { ...(await this.developers.view(session.merchantId)), notice: null, error });
+    if (formText(form, 'confirm') !== 'yes') return refuse('developers.rotateNeedsConfirm');
+    const credentials = await this.developers.rotateSecret(session.merchantId, formText(form, 'grace') || '24h');
+    if (!credentials) return refuse('developers.graceInvalid');
+    const until = credentials.previous_secret_valid_until;
+    return void reply.view('secret', { apiKey: credentials.api_key, apiSecret: credentials.api_secret, previousUntil: until ? formatShanghai(new Date(until)) : null });
+  }
+
+  @Post('test-event')
+  @HttpCode(200)
+  async sendTestEvent(@CurrentSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
+    const result = await this.developers.sendTestEvent(session.merchantId);
+    const view = await this.developers.view(session.merchantId);
+    if (result.kind === 'no_notify_url') return void reply.status(400).view('developers', { ...view, notice: null, error: 'developers.testNoNotifyUrl' });
+    if (result.kind === 'rate_limited') return void reply.status(429).view('developers', { ...view, notice: null, error: 'developers.testRateLimited' });
+    return void reply.view('developers', { ...view, notice: null, error: null, testResult: result.attempt });
   }
 
   @Post('notify-url')

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode, isHttpUrl } from '@app/common';
 import { MerchantRepository } from '@app/db';
-import { type Credentials, OperatorService } from '@app/operator';
+import { OperatorService, type RotatedCredentials } from '@app/operator';
+import { CallbacksService, type TestAttemptView } from '../callbacks/callbacks.service';
+
+/** The rotation choices the page offers (SPEC 3): a routine rotation keeps the old secret a day, a leak revokes it now. */
+export const PORTAL_GRACE_CHOICES = ['24h', '0'] as const;
+
+export type TestEventResult = { kind: 'sent'; attempt: TestAttemptView } | { kind: 'no_notify_url' } | { kind: 'rate_limited' };
 
 export interface DevelopersView {
   apiKey: string;
@@ -81,6 +87,7 @@ export class DevelopersService {
     private readonly config: AppConfig,
     private readonly merchants: MerchantRepository,
     private readonly operator: OperatorService,
+    private readonly callbacks: CallbacksService,
   ) {}
 
   async view(merchantId: number): Promise<DevelopersView> {
@@ -90,9 +97,23 @@ export class DevelopersService {
     return { apiKey: merchant.apiKey, notifyUrl: merchant.notifyUrl, baseUrl, examples: signingExamples(merchant.apiKey, `${baseUrl}/merchant/orderQueryList`) };
   }
 
-  /** The one call a grace period for the old secret will change (issue 12). */
-  rotateSecret(merchantId: number): Promise<Credentials> {
-    return this.operator.rotateSecret(merchantId);
+  /** null when `grace` is not one of the page's choices. */
+  async rotateSecret(merchantId: number, grace: string): Promise<RotatedCredentials | null> {
+    if (!(PORTAL_GRACE_CHOICES as readonly string[]).includes(grace)) return null;
+    return this.operator.rotateSecret(merchantId, grace);
+  }
+
+  /** callbackTest to the merchant's notify URL, as the API operation sends it (same allowance). */
+  async sendTestEvent(merchantId: number): Promise<TestEventResult> {
+    const merchant = await this.merchants.findById(merchantId);
+    if (!merchant) throw new DomainError(ErrorCode.MerchantDisabled);
+    if (!merchant.notifyUrl) return { kind: 'no_notify_url' };
+    try {
+      return { kind: 'sent', attempt: await this.callbacks.test(merchant, undefined) };
+    } catch (err) {
+      if (err instanceof DomainError && err.code === ErrorCode.RateLimited) return { kind: 'rate_limited' };
+      throw err;
+    }
   }
 
   /** false when the URL is not an http or https URL of at most 512 characters. */

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
-import { AppConfig, type JobPayloads, SecretBox, callbackAttemptsLimit } from '@app/common';
+import { AppConfig, type JobPayloads, SecretBox, callbackAttemptsLimit, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
 import { type ClaimedAttempt, CallbackDeliveryRepository, NonceStore } from '@app/db';
 import { buildSignedCallback, newCallbackNonce } from '@app/callbacks';
 import { type SendOutcome, CallbackSender } from '@app/callbacks';
@@ -92,10 +92,11 @@ export class CallbackDeliveryProcessor {
     } catch (err) {
       return { ok: false, httpStatus: null, durationMs: 0, excerpt: null, error: `not sent: its nonce could not be recorded (${(err as Error).message})`, retryAfterMs: null };
     }
-    const apiSecret = this.secrets.open(attempt.merchantSecretEnc, `merchant:${attempt.merchantApiKey}`);
+    const apiSecret = this.secrets.open(attempt.merchantSecretEnc, merchantSecretContext(attempt.merchantApiKey));
+    const previousApiSecret = attempt.merchantPreviousSecretEnc && this.secrets.open(attempt.merchantPreviousSecretEnc, previousMerchantSecretContext(attempt.merchantApiKey));
     const { body, headers } = buildSignedCallback(
       { id: attempt.eventId, type: attempt.eventType, payload: attempt.payload },
-      { apiKey: attempt.merchantApiKey, apiSecret },
+      { apiKey: attempt.merchantApiKey, apiSecret, previousApiSecret },
       attempt.number,
       nonce,
     );

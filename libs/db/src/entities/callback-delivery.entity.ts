@@ -2,13 +2,14 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColum
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 /** `event`: the outbox row of a transition; `resend`: asked for by callbackResend (limited per order and hour). */
-export type DeliveryOrigin = 'event' | 'resend';
+export type DeliveryOrigin = 'event' | 'resend' | 'recover';
 
 /** One attempt series to send one event to the merchant (the outbox row; job id = id). */
 @Entity('callback_deliveries')
 @Index('ix_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('ix_deliveries_event', ['eventId'])
 @Index('ix_deliveries_order_resends', ['orderId', 'createdAt'], { where: `"origin" = 'resend'` })
+@Index('ix_deliveries_merchant_failed', ['merchantId', 'updatedAt'], { where: `"status" = 'failed'` })
 export class CallbackDelivery {
   @PrimaryColumn({ type: 'uuid' })
   id: string;

@@ -27,6 +27,13 @@ export class Merchant {
   @Column({ name: 'api_secret_enc', type: 'text' })
   apiSecretEnc: string;
 
+  /** The secret before the last rotation, sealed with context "merchant:{api_key}:previous"; verifies until apiSecretPreviousUntil (SPEC 3). */
+  @Column({ name: 'api_secret_previous_enc', type: 'text', nullable: true })
+  apiSecretPreviousEnc: string | null;
+
+  @Column({ name: 'api_secret_previous_until', type: 'timestamptz', nullable: true })
+  apiSecretPreviousUntil: Date | null;
+
   @Column({ name: 'notify_url', type: 'varchar', length: 512, nullable: true })
   notifyUrl: string | null;
 

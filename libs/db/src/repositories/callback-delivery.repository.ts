@@ -16,6 +16,8 @@ export interface ClaimedAttempt {
   notifyUrl: string | null;
   merchantApiKey: string;
   merchantSecretEnc: string;
+  /** The secret before the last rotation while its grace lasts (SPEC 3), else null. */
+  merchantPreviousSecretEnc: string | null;
 }
 
 export type ClaimResult =
@@ -105,7 +107,8 @@ export class CallbackDeliveryRepository {
          INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error)
          SELECT id, attempts_made, now(), 0, $4 FROM d)
        SELECT d.id, d.attempts_made, e.id AS event_id, e.type, e.payload,
-              COALESCE(r.notify_url, o.notify_url, m.notify_url) AS notify_url, m.api_key, m.api_secret_enc
+              COALESCE(r.notify_url, o.notify_url, m.notify_url) AS notify_url, m.api_key, m.api_secret_enc,
+              CASE WHEN m.api_secret_previous_until > now() THEN m.api_secret_previous_enc END AS api_secret_previous_enc
          FROM d
          JOIN order_events e ON e.id = d.event_id
          JOIN orders o ON o.id = d.order_id
@@ -126,6 +129,7 @@ export class CallbackDeliveryRepository {
           notifyUrl: (row.notify_url as string | null) ?? null,
           merchantApiKey: row.api_key as string,
           merchantSecretEnc: row.api_secret_enc as string,
+          merchantPreviousSecretEnc: (row.api_secret_previous_enc as string | null) ?? null,
         },
       };
     }
