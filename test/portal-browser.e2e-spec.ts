@@ -168,6 +168,8 @@ describe('merchant portal in a browser', () => {
     expect(sellRows[0]).toContain(sellOrderNo);
     expect(sellRows[0]).toContain('Sell (payout)');
     await page.getByRole('link', { name: 'Reset' }).click();
+    await page.waitForURL(/\/portal\/orders$/);
+    await shoot('orders-all');
 
     // One order: its timeline and every callback attempt, the failed first ones included.
     await page.getByRole('link', { name: orders[0].order_no }).click();
