@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import ts from 'typescript';
+import { formatCny } from '@app/common';
 import type { Credentials } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackReceiver, waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
 import { createOrder, sql } from './helpers/orders';
+import { createSellOrder, refundCreate } from './helpers/money-out';
 import { PASSWORD } from './helpers/portal';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -32,6 +34,8 @@ describe('merchant portal in a browser', () => {
   let base: string;
   let shop: Credentials;
   let orders: { order_no: string }[];
+  let refundNo: string;
+  let sellOrderNo: string;
   const shots = mkdtempSync(join(tmpdir(), 'portal-screens-'));
 
   beforeAll(async () => {
@@ -62,6 +66,19 @@ describe('merchant portal in a browser', () => {
       const rows = await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE merchant_id = $1 AND status = 'succeeded'`, [shop.id]);
       return rows[0].n >= 4;
     }, 60_000, 'order.paid and order.completed delivered for both paid orders');
+
+    // Money out through the signed API: part of the 88.00 order refunded, and a payout of 100.00 (+0.60 fee).
+    const refund = await refundCreate(api.app, shop, { order_no: orders[1].order_no, refund_amount: '8.00', merchant_refund_no: 'R-88-1', reason: 'one item returned' });
+    expect(refund.body.code).toBe(1);
+    refundNo = refund.body.data.refund_no;
+    const sell = await createSellOrder(api.app, shop, { cny_amount: '100.00', paychannel_id: made.channels.remotepay });
+    expect(sell.body.code).toBe(1);
+    sellOrderNo = sell.body.data.order_no;
+    await waitFor(async () => {
+      const [refundRow] = await sql(api.app).query(`SELECT status FROM refunds WHERE refund_no = $1`, [refundNo]);
+      const [sellRow] = await sql(api.app).query(`SELECT status FROM orders WHERE order_no = $1`, [sellOrderNo]);
+      return refundRow.status === 'succeeded' && sellRow.status === 'completed';
+    }, 60_000, 'the refund succeeded and the payout completed');
 
     context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'portal-chromium-')), {
       executablePath: CHROMIUM,
@@ -115,26 +132,44 @@ describe('merchant portal in a browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${base}/portal`);
 
-    // Overview: balances and today's paid orders (1,234.56 + 88.00).
+    // Overview: the mode, balances and today's paid orders (1,234.56 + 88.00; the payout is money out, not a payment).
     expect(await heading()).toBe('Overview');
+    expect(await page.locator('header #merchant-mode').innerText()).toBe('Test mode');
     const today = page.locator('section.tile', { hasText: 'Paid today' });
     expect(await today.locator('.figure').innerText()).toBe('¥1,322.56');
     expect(await today.locator('.muted').innerText()).toBe('2 orders');
     expect(await page.locator('svg.chart rect.bar').count()).toBe(14);
-    const credited = (await post(api.app, '/api/merchant/orderQueryList', signed(shop, { status: 'completed' }))).body.data as { list: { merchant_actual_amount: number }[] };
+    const credited = (await post(api.app, '/api/merchant/orderQueryList', signed(shop, { status: 'completed', order_type: 1 }))).body.data as { list: { merchant_actual_amount: number }[] };
     expect(credited.list).toHaveLength(2);
+    // Available: both credits, less the 8.00 refund and the payout's 100.00 + 0.60.
+    const availableFen = credited.list.reduce((n, o) => n + o.merchant_actual_amount, 0) - 800 - 10_060;
+    expect(await page.locator('section.tile', { hasText: 'Available balance' }).locator('.figure').innerText()).toBe(formatCny(availableFen));
+    const movements = await page.locator('table.ledger tbody tr').allInnerTexts();
+    expect(movements).toHaveLength(4);
+    expect(movements[0]).toContain(sellOrderNo);
+    expect(movements[0]).toContain('-¥100.60');
     await shoot('overview');
 
-    // Orders: all three, then only the pending one.
+    // Orders: all four, then only the pending one, then only the sell order.
     await page.getByRole('link', { name: 'Orders', exact: true }).click();
-    expect(await page.locator('table.orders tbody tr').count()).toBe(3);
+    expect(await page.locator('table.orders tbody tr').count()).toBe(4);
     await page.getByLabel('Status').selectOption('pending');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.waitForURL(/status=pending/);
     expect(await page.locator('table.orders tbody tr').count()).toBe(1);
     expect(await page.locator('table.orders tbody tr').innerText()).toContain(orders[2].order_no);
     await shoot('orders');
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Type').selectOption('2');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/order_type=2/);
+    const sellRows = await page.locator('table.orders tbody tr').allInnerTexts();
+    expect(sellRows).toHaveLength(1);
+    expect(sellRows[0]).toContain(sellOrderNo);
+    expect(sellRows[0]).toContain('Sell (payout)');
     await page.getByRole('link', { name: 'Reset' }).click();
+    await page.waitForURL(/\/portal\/orders$/);
+    await shoot('orders-all');
 
     // One order: its timeline and every callback attempt, the failed first ones included.
     await page.getByRole('link', { name: orders[0].order_no }).click();
@@ -154,6 +189,43 @@ describe('merchant portal in a browser', () => {
     await waitFor(async () => (await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.order_no = $1`, [orders[0].order_no]))[0].n === 3, 10_000, 'the resent delivery');
     await page.reload();
     expect(await page.locator('article.delivery').count()).toBe(3);
+    expect(await page.getByRole('heading', { name: 'Refunds' }).count()).toBe(1);
+    expect(await page.getByText('No refund.', { exact: false }).count()).toBe(1);
+
+    // The refunded order: its refund, what is left to refund, the refund's event and callback.
+    await page.goto(`${base}/portal/orders/${orders[1].order_no}`);
+    const refunds = page.locator('article.refund');
+    expect(await refunds.count()).toBe(1);
+    const refundText = await refunds.innerText();
+    for (const text of ['Refund of ¥8.00', 'Succeeded', refundNo, 'R-88-1', 'one item returned']) expect([text, refundText.includes(text)]).toEqual([text, true]);
+    const refundFacts = await page.locator('section', { hasText: 'Still refundable' }).locator('dl.facts').first().innerText();
+    expect(refundFacts).toMatch(/Refunded\s+¥8\.00/);
+    expect(refundFacts).toMatch(/Still refundable\s+¥80\.00/);
+    expect(await page.locator('.timeline').innerText()).toContain('Refund succeeded (refund.succeeded)');
+    await waitFor(async () => {
+      await page.reload();
+      return (await page.locator('article.delivery', { hasText: 'refund.succeeded' }).locator('.badge').innerText()) === 'Delivered';
+    }, 20_000, 'the refund.succeeded callback delivered');
+    await shoot('order-refunded');
+
+    // The sell order: its payee with the account masked, never in full.
+    await page.goto(`${base}/portal/orders/${sellOrderNo}`);
+    expect(await page.locator('#payee-account').innerText()).toBe('6222********1234');
+    expect(await page.locator('#payout-title .badge').innerText()).toBe('Paid out');
+    expect(await page.locator('dl.facts').first().innerText()).toMatch(/Debited from your balance \(amount \+ fee\)\s+¥100\.60/);
+    expect(await page.locator('.timeline').innerText()).toContain('Paid out to the payee (order.paid)');
+    expect(await page.content()).not.toContain('6222021234561234');
+    await shoot('sell-order');
+
+    // The ledger: every movement, newest first, signed, with its order and refund.
+    await page.getByRole('link', { name: 'Ledger', exact: true }).click();
+    expect(await heading()).toBe('Ledger');
+    const lines = await page.locator('table.ledger tbody tr').allInnerTexts();
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(new RegExp(`Payout \\(amount \\+ fee\\)\\s+${sellOrderNo}\\s+-¥100\\.60`));
+    expect(lines[1]).toMatch(new RegExp(`Refund\\s+${orders[1].order_no}\\s+refund ${refundNo}\\s+-¥8\\.00`));
+    expect(lines.slice(2).every((line) => line.includes('Order credited') && /\+¥[\d,]+\.\d\d$/.test(line.trim()))).toBe(true);
+    await shoot('ledger');
 
     await page.getByRole('link', { name: 'Channels', exact: true }).click();
     expect(await page.locator('table tbody tr').count()).toBe(3);
@@ -163,6 +235,7 @@ describe('merchant portal in a browser', () => {
     // Developers: rotate the secret, see it once.
     await page.getByRole('link', { name: 'Developers', exact: true }).click();
     expect(await page.locator('#api-key').innerText()).toBe(shop.api_key);
+    expect(await page.locator('#api-mode').innerText()).toBe('Test mode');
     await shoot('developers');
     // Send test event: one signed webhook.test to the notify URL, its answer shown on the page.
     receiver.respond = () => ({ status: 200, body: 'success' });
@@ -186,7 +259,7 @@ describe('merchant portal in a browser', () => {
     // Asynchronously: this process serves the requests the examples send.
     const run = promisify(execFile);
     const curl = await run('bash', ['-c', await page.locator('#example-curl').innerText()], { env, timeout: 20_000 });
-    expect(JSON.parse(curl.stdout)).toMatchObject({ code: 1, data: { total: 3 } });
+    expect(JSON.parse(curl.stdout)).toMatchObject({ code: 1, data: { total: 4 } });
     const typescript = ts.transpileModule(await page.locator('#example-typescript').innerText(), { compilerOptions: { module: ts.ModuleKind.CommonJS } }).outputText;
     expect((await run(process.execPath, ['-e', typescript], { env, timeout: 20_000 })).stdout).toMatch(/code: 1,/);
     expect(await page.content()).not.toContain(secret);
@@ -202,6 +275,9 @@ describe('merchant portal in a browser', () => {
       ['/portal', '概览', 'overview'],
       ['/portal/orders', '订单', 'orders'],
       [`/portal/orders/${orders[0].order_no}`, `订单 ${orders[0].order_no}`, 'order'],
+      [`/portal/orders/${orders[1].order_no}`, `订单 ${orders[1].order_no}`, 'order-refunded'],
+      [`/portal/orders/${sellOrderNo}`, `订单 ${sellOrderNo}`, 'sell-order'],
+      ['/portal/ledger', '资金流水', 'ledger'],
       ['/portal/channels', '支付通道', 'channels'],
       ['/portal/developers', '开发者', 'developers'],
     ]) {
@@ -210,6 +286,8 @@ describe('merchant portal in a browser', () => {
       await shoot(name);
     }
     expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    expect(await page.locator('header #merchant-mode').innerText()).toBe('测试模式');
+    expect(await page.locator('#api-mode').innerText()).toBe('测试模式');
 
     await page.getByRole('button', { name: '退出登录' }).click();
     await page.waitForURL(/\/portal\/login/);
@@ -237,6 +315,10 @@ describe('merchant portal in a browser', () => {
     // The address itself is in the language links; the page shows nothing of the order.
     const main = await page.locator('main').innerHTML();
     for (const order of orders) expect(main).not.toContain(order.order_no);
+    await page.goto(`${base}/portal/ledger`);
+    expect(await page.locator('table.ledger').count()).toBe(0);
+    expect(await page.locator('main').innerText()).toContain('No movement yet');
+    expect((await page.goto(`${base}/portal/orders/${sellOrderNo}`))?.status()).toBe(404);
     await page.goto(`${base}/portal/developers`);
     expect(await page.content()).not.toContain(shop.api_key);
   });

@@ -5,6 +5,7 @@ import type { Credentials } from '@app/operator';
 import { runCli } from '../apps/cli/src/main';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, waitFor } from './helpers/callbacks';
+import { completedOrder, createSellOrder } from './helpers/money-out';
 import { sql } from './helpers/orders';
 import { PASSWORD, PortalClient, csrfToken, inviteAndAccept } from './helpers/portal';
 
@@ -141,7 +142,7 @@ describe('merchant portal security', () => {
     });
 
     it('every page without a session redirects to sign-in; an idled-out session counts as none', async () => {
-      for (const path of ['/portal', '/portal/orders', '/portal/orders/20250101000000123', '/portal/channels', '/portal/developers', '/portal/account', '/portal/orders/export.csv']) {
+      for (const path of ['/portal', '/portal/orders', '/portal/orders/20250101000000123', '/portal/ledger', '/portal/channels', '/portal/developers', '/portal/account', '/portal/orders/export.csv']) {
         const res = await new PortalClient(api.app).get(path);
         expect([path, res.status, res.location?.startsWith('/portal/login')]).toEqual([path, 303, true]);
       }
@@ -298,7 +299,7 @@ describe('merchant portal security', () => {
       expect(anonymous.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     });
 
-    it('never show the api_secret or a channel config value, and show none of another merchant\'s data', async () => {
+    it('never show the api_secret, a channel config value or a full payee account, and show none of another merchant\'s data', async () => {
       const client = new PortalClient(api.app);
       await signIn(client, a.email);
       const mine = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
@@ -315,17 +316,33 @@ describe('merchant portal security', () => {
       }
       expect(configValues.length).toBeGreaterThan(0);
 
-      const pages = ['/portal', '/portal/orders', `/portal/orders/${mine.orderNo}`, '/portal/channels', '/portal/developers', '/portal/account'];
+      // A sell order of each merchant: the payee account is stored sealed and shown only masked.
+      const sellOrders: { orderNo: string; account: string; sealed: string }[] = [];
+      for (const [shop, account] of [[a, '6222021111112222'], [b, '6217003333334444']] as const) {
+        await completedOrder(api.app, shop.merchant, { cny_amount: '500.00', paychannel_id: shop.channels.remotepay });
+        const sell = await createSellOrder(api.app, shop.merchant, { cny_amount: '50.00', paychannel_id: shop.channels.remotepay, payee_account: account });
+        expect(sell.body.code).toBe(1);
+        const [row] = await sql(api.app).query(`SELECT p.payee_account_enc FROM payouts p JOIN orders o ON o.id = p.order_id WHERE o.order_no = $1`, [sell.body.data.order_no]);
+        sellOrders.push({ orderNo: sell.body.data.order_no, account, sealed: row.payee_account_enc });
+      }
+      const [mySell, theirSell] = sellOrders;
+      const sellPage = await client.get(`/portal/orders/${mySell.orderNo}`);
+      expect(sellPage.html).toContain('6222********2222');
+      // Not even the digits the mask hides, in any run of the page's text.
+      expect(sellPage.html.replace(/<[^>]+>|\s/g, '')).not.toContain(mySell.account.slice(4, 12));
+
+      const pages = ['/portal', '/portal/orders', `/portal/orders/${mine.orderNo}`, `/portal/orders/${mySell.orderNo}`, '/portal/ledger', '/portal/channels', '/portal/developers', '/portal/account'];
+      const never = [a.merchant.api_secret, b.merchant.api_secret, b.merchant.api_key, theirs.orderNo, theirSell.orderNo, ...configValues, ...sellOrders.flatMap((o) => [o.account, o.sealed])];
       for (const path of pages) {
         const { status, html } = await client.get(path);
         expect([path, status]).toEqual([path, 200]);
-        for (const secret of [a.merchant.api_secret, b.merchant.api_secret, b.merchant.api_key, theirs.orderNo, ...configValues]) {
-          expect([path, html.includes(secret)]).toEqual([path, false]);
-        }
+        for (const secret of never) expect([path, html.includes(secret)]).toEqual([path, false]);
       }
       const csv = await client.get('/portal/orders/export.csv');
       expect(csv.html).toContain(mine.orderNo);
-      expect(csv.html).not.toContain(theirs.orderNo);
+      expect(csv.html).toContain(mySell.orderNo);
+      for (const secret of [theirs.orderNo, ...never]) expect(csv.html.includes(secret)).toBe(false);
+      expect((await client.get(`/portal/orders/${theirSell.orderNo}`)).status).toBe(404);
 
       // Another merchant's order is a 404, like an unknown one; its Resend queues nothing.
       for (const orderNo of [theirs.orderNo, '20250101000000999999', '<script>']) {

@@ -1,12 +1,14 @@
-import { Controller, Get, Render, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query, Render, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { OverviewService } from './overview.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
 import { PortalPageGuard } from './portal-page.guard';
 import { CurrentSession } from './portal-request';
 import type { PortalSession } from './portal-sessions';
 import { PortalChannelsService } from './portal-channels.service';
+import { PortalLedgerService, ledgerCursor } from './portal-ledger.service';
 
-/** The overview and the channels pages. */
+/** The overview, the ledger and the channels pages. */
 @Controller('portal')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)
@@ -14,12 +16,22 @@ export class OverviewController {
   constructor(
     private readonly overviews: OverviewService,
     private readonly channels: PortalChannelsService,
+    private readonly ledger: PortalLedgerService,
   ) {}
 
   @Get()
   @Render('overview')
   async overview(@CurrentSession() session: PortalSession): Promise<object> {
     return { overview: await this.overviews.overview(session.merchantId) };
+  }
+
+  /** Every movement of the balances, newest first; `before` is the last entry of the previous page. */
+  @Get('ledger')
+  async ledgerPage(@CurrentSession() session: PortalSession, @Query('before') before: unknown, @Res() reply: FastifyReply): Promise<void> {
+    const cursor = ledgerCursor(before);
+    if (cursor === undefined) return void reply.status(400).view('ledger', { page: null, first: true, error: 'ledger.badCursor' });
+    const page = await this.ledger.page(session.merchantId, cursor);
+    return void reply.view('ledger', { page, first: cursor === null, error: null });
   }
 
   @Get('channels')

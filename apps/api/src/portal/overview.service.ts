@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { LedgerRepository, OrderRepository } from '@app/db';
+import { type LedgerLine, LedgerRepository, OrderRepository } from '@app/db';
+import { OVERVIEW_LEDGER_LINES } from './portal-ledger.service';
 import { lastShanghaiDays } from './shanghai-time';
 
 export const CHART_DAYS = 14;
@@ -25,6 +26,8 @@ export interface Overview {
   days: DayTotal[];
   totalCount: number;
   totalFen: number;
+  /** The latest movements of the balances, newest first. */
+  movements: LedgerLine[];
   chart: { width: number; height: number; plotTop: number; baseline: number; barWidth: number; maxFen: number; bars: ChartBar[] };
 }
 
@@ -42,7 +45,7 @@ export function chartBars(days: DayTotal[]): Overview['chart'] {
   return { width: CHART.width, height: CHART.height, plotTop: CHART.plotTop, baseline: CHART.baseline, barWidth: CHART.barWidth, maxFen, bars };
 }
 
-/** Balances and the last 14 days of paid orders (Asia/Shanghai days), with today's apart. */
+/** Balances, their latest movements and the last 14 days of paid orders (Asia/Shanghai days), with today's apart. */
 @Injectable()
 export class OverviewService {
   constructor(
@@ -52,7 +55,11 @@ export class OverviewService {
 
   async overview(merchantId: number, now = new Date()): Promise<Overview> {
     const { days, since } = lastShanghaiDays(CHART_DAYS, now);
-    const [balance, paid] = await Promise.all([this.ledger.balanceOf(merchantId), this.orders.paidByDay(merchantId, since)]);
+    const [balance, paid, movements] = await Promise.all([
+      this.ledger.balanceOf(merchantId),
+      this.orders.paidByDay(merchantId, since),
+      this.ledger.movements(merchantId, OVERVIEW_LEDGER_LINES),
+    ]);
     const byDay = new Map(paid.map((p) => [p.day, p]));
     const totals = days.map((day) => ({ day, count: byDay.get(day)?.count ?? 0, cnyFen: byDay.get(day)?.cnyFen ?? 0 }));
     return {
@@ -62,6 +69,7 @@ export class OverviewService {
       days: totals,
       totalCount: totals.reduce((n, d) => n + d.count, 0),
       totalFen: totals.reduce((n, d) => n + d.cnyFen, 0),
+      movements,
       chart: chartBars(totals),
     };
   }

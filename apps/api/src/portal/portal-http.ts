@@ -22,6 +22,8 @@ function yuanTextFen(yuan: string): number {
 const VIEW_FORMATS = {
   cny: (fen: number) => formatCny(fen),
   cnyText: (yuan: string) => formatCny(yuanTextFen(yuan)),
+  /** A movement of a balance: +¥1.00 in, -¥1.00 out. */
+  cnySigned: (fen: number) => (fen > 0 ? `+${formatCny(fen)}` : formatCny(fen)),
   rate: (rate: string) => formatRatePercent(storedRateE8(rate, 'an order shown in the portal')),
   ratePercent: (rateE8: number) => formatRatePercent(rateE8),
   time: (at: Date | number) => formatShanghai(at),

@@ -64,7 +64,7 @@ export class PortalOrdersController {
   @Post(':orderNo/resend')
   @HttpCode(200)
   async resend(@CurrentSession() session: PortalSession, @Param('orderNo') orderNo: string, @Res() reply: FastifyReply): Promise<void> {
-    const { order } = await this.orders.detail(session.merchantId, orderNo);
+    const order = await this.orders.find(session.merchantId, orderNo);
     const back = `/portal/orders/${order.orderNo}`;
     try {
       const { view, queued } = await this.callbacks.resend(session.merchantId, order.orderNo);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '@app/common';
 import {
+  BUY_ORDER,
   CallbackDeliveryRepository,
   ChannelRepository,
   type DeliveryWithAttempts,
@@ -8,6 +9,12 @@ import {
   type OrderEventSummary,
   OrderEventRepository,
   OrderRepository,
+  type Payout,
+  PayoutRepository,
+  type Refund,
+  RefundRepository,
+  type RefundStatus,
+  SELL_ORDER,
 } from '@app/db';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
 import { type OrderView, OrdersService } from '../orders/orders.service';
@@ -27,11 +34,71 @@ export interface OrderFilterForm {
 
 export type FilterResult = { ok: true; form: OrderFilterForm; params: OrderQueryListDto } | { ok: false; form: OrderFilterForm; fields: MessageKey[] };
 
+/** A refund as the order page shows it. */
+export interface PortalRefund {
+  refundNo: string;
+  merchantRefundNo: string;
+  refundFen: number;
+  status: RefundStatus;
+  reason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A buy order's refunds and what they add up to; `refundableFen` is what refundCreate would still accept. */
+export interface RefundSummary {
+  list: PortalRefund[];
+  succeededFen: number;
+  processingFen: number;
+  refundableFen: number;
+}
+
+/**
+ * A sell order's payee: the account only masked (the sealed one never leaves the repository's
+ * row), the payout's state from the order's (pending: with the channel, paid or later: paid
+ * out, cancelled: refused and the debit reversed).
+ */
+export interface PortalPayout {
+  payeeName: string;
+  payeeBank: string;
+  payeeAccountMasked: string;
+  state: 'processing' | 'paid_out' | 'refused';
+}
+
 export interface OrderDetail {
   order: Order;
   channelName: string | null;
   events: OrderEventSummary[];
   deliveries: DeliveryWithAttempts[];
+  /** Buy orders only. */
+  refunds: RefundSummary | null;
+  /** Sell orders only. */
+  payout: PortalPayout | null;
+}
+
+export function refundSummary(order: Pick<Order, 'cnyFen'>, refunds: Refund[]): RefundSummary {
+  const sum = (status: RefundStatus) => refunds.filter((r) => r.status === status).reduce((n, r) => n + r.refundFen, 0);
+  const succeededFen = sum('succeeded');
+  const processingFen = sum('processing');
+  return {
+    list: refunds.map((r) => ({
+      refundNo: r.refundNo,
+      merchantRefundNo: r.merchantRefundNo,
+      refundFen: r.refundFen,
+      status: r.status,
+      reason: r.reason,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+    })),
+    succeededFen,
+    processingFen,
+    refundableFen: Math.max(0, order.cnyFen - succeededFen - processingFen),
+  };
+}
+
+export function portalPayout(order: Pick<Order, 'status'>, payout: Payout): PortalPayout {
+  const state = order.status === 'pending' ? 'processing' : order.status === 'cancelled' ? 'refused' : 'paid_out';
+  return { payeeName: payout.payeeName, payeeBank: payout.payeeBank, payeeAccountMasked: payout.payeeAccountMasked, state };
 }
 
 const FIELD_LABELS: Record<string, MessageKey> = {
@@ -64,6 +131,8 @@ export class PortalOrdersService {
     private readonly events: OrderEventRepository,
     private readonly deliveries: CallbackDeliveryRepository,
     private readonly channels: ChannelRepository,
+    private readonly refunds: RefundRepository,
+    private readonly payouts: PayoutRepository,
   ) {}
 
   /** The query string into orderQueryList's parameters, validated by its own DTO; dates are Asia/Shanghai days. */
@@ -104,15 +173,30 @@ export class PortalOrdersService {
     for await (const batch of this.ordersService.exportList(merchantId, params)) yield batch.map(csvLine).join('');
   }
 
-  /** One order of this merchant with its events and callbacks; 40400 for an unknown or another merchant's. */
-  async detail(merchantId: number, orderNo: string): Promise<OrderDetail> {
+  /** One order of this merchant; 40400 for an unknown or another merchant's. */
+  async find(merchantId: number, orderNo: string): Promise<Order> {
     const order = /^\d{1,32}$/.test(orderNo) ? await this.orders.findByOrderNo(merchantId, orderNo) : null;
     if (!order) throw new DomainError(ErrorCode.OrderNotFound);
-    const [channel, events, deliveries] = await Promise.all([
+    return order;
+  }
+
+  /** One order of this merchant with its events, callbacks, and its refunds (buy) or payee (sell); 40400 for an unknown or another merchant's. */
+  async detail(merchantId: number, orderNo: string): Promise<OrderDetail> {
+    const order = await this.find(merchantId, orderNo);
+    const [channel, events, deliveries, refunds, payout] = await Promise.all([
       this.channels.findById(order.channelId),
       this.events.listForOrder(merchantId, order.id),
       this.deliveries.listForOrder(merchantId, order.id),
+      order.orderType === BUY_ORDER ? this.refunds.listForOrder(merchantId, order.id) : null,
+      order.orderType === SELL_ORDER ? this.payouts.findForMerchant(merchantId, order.id) : null,
     ]);
-    return { order, channelName: channel?.name ?? null, events, deliveries };
+    return {
+      order,
+      channelName: channel?.name ?? null,
+      events,
+      deliveries,
+      refunds: refunds ? refundSummary(order, refunds) : null,
+      payout: payout ? portalPayout(order, payout) : null,
+    };
   }
 }

@@ -10,6 +10,7 @@ import { OverviewController } from './overview.controller';
 import { OverviewService } from './overview.service';
 import { PortalAuthService } from './portal-auth.service';
 import { PortalChannelsService } from './portal-channels.service';
+import { PortalLedgerService } from './portal-ledger.service';
 import { PortalOrdersController } from './portal-orders.controller';
 import { PortalOrdersService } from './portal-orders.service';
 import { PortalPageGuard } from './portal-page.guard';
@@ -24,7 +25,7 @@ export class PortalSessionsModule {}
 @Module({
   imports: [PortalSessionsModule, OrdersModule, CallbacksModule, OperatorModule.forFeature()],
   controllers: [SignInController, OverviewController, PortalOrdersController, DevelopersController, AccountController],
-  providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, DevelopersService],
+  providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, PortalLedgerService, DevelopersService],
 })
 export class PortalModule {}
 

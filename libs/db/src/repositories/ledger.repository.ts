@@ -22,6 +22,19 @@ export interface LedgerLine {
   createdAt: Date;
 }
 
+interface LedgerRow {
+  id: string;
+  kind: LedgerKind;
+  amount_fen: string;
+  order_no: string;
+  refund_no: string | null;
+  created_at: Date;
+}
+
+function ledgerLine(r: LedgerRow): LedgerLine {
+  return { id: String(r.id), kind: r.kind, account: LEDGER_KINDS[r.kind].account, amountFen: Number(r.amount_fen), orderNo: r.order_no, refundNo: r.refund_no, createdAt: r.created_at };
+}
+
 const CHECK_VIOLATION = '23514';
 
 /**
@@ -100,6 +113,27 @@ export class LedgerRepository {
       refundNo: r.refund_no,
       createdAt: r.created_at,
     }));
+  }
+
+  /**
+   * The portal's ledger: the merchant's entries that moved money (a zero deposit of an order
+   * with no deposit rate moves nothing), newest first, `limit` at a time from after the entry
+   * `beforeId`. The cursor is looked up under the same merchant, so another merchant's id gives
+   * an empty page, never its entries' neighbours.
+   */
+  async movements(merchantId: number, limit: number, beforeId: string | null = null): Promise<LedgerLine[]> {
+    const rows = await this.balances.query<LedgerRow[]>(
+      `SELECT l."id", l."kind", l."amount_fen", o."order_no", r."refund_no", l."created_at"
+         FROM "ledger_entries" l
+         JOIN "orders" o ON o."id" = l."order_id"
+         LEFT JOIN "refunds" r ON r."id" = l."refund_id"
+        WHERE l."merchant_id" = $1 AND l."amount_fen" <> 0
+          AND ($3::bigint IS NULL OR (l."created_at", l."id") < (SELECT c."created_at", c."id" FROM "ledger_entries" c WHERE c."merchant_id" = $1 AND c."id" = $3::bigint))
+        ORDER BY l."created_at" DESC, l."id" DESC
+        LIMIT $2`,
+      [merchantId, limit, beforeId],
+    );
+    return rows.map(ledgerLine);
   }
 
   /** The sum of every entry of the merchant, per balance: what the balances must equal. */

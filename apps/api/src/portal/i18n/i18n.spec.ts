@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ORDER_EVENT_TYPES } from '@app/db';
+import { LEDGER_KINDS, ORDER_EVENT_TYPES, REFUND_STATUSES } from '@app/db';
 import { en } from './en';
 import { DICTIONARIES, LANGS, negotiateLang, translator } from './i18n';
 
@@ -34,6 +34,13 @@ describe('portal dictionaries', () => {
 
   it('name every order event type the timeline can show', () => {
     for (const type of ORDER_EVENT_TYPES) expect([type, `event.${type}` in en]).toEqual([type, true]);
+  });
+
+  it('name every ledger kind, refund status and sell order event the money pages can show', () => {
+    for (const kind of Object.keys(LEDGER_KINDS)) expect([kind, `ledger.kind.${kind}` in en]).toEqual([kind, true]);
+    for (const status of REFUND_STATUSES) expect([status, `refundStatus.${status}` in en]).toEqual([status, true]);
+    // order.eta names a sell order's creation and its order events with the sellEvent texts.
+    for (const type of ['created', 'order.paid', 'order.completed', 'order.cancelled']) expect([type, `sellEvent.${type}` in en]).toEqual([type, true]);
   });
 
   it('fills placeholders and keeps unknown ones', () => {

@@ -1,0 +1,24 @@
+import type { Payout, Refund, RefundStatus } from '@app/db';
+import { portalPayout, refundSummary } from './portal-orders.service';
+
+const refund = (refundFen: number, status: RefundStatus): Refund =>
+  ({ refundNo: `R${refundFen}`, merchantRefundNo: `m${refundFen}`, refundFen, status, reason: null, createdAt: new Date(0), updatedAt: new Date(0) }) as Refund;
+
+describe('the order page\'s money out', () => {
+  it('counts succeeded and processing refunds against the order, never failed ones', () => {
+    const summary = refundSummary({ cnyFen: 10_000 }, [refund(1_000, 'succeeded'), refund(2_000, 'failed'), refund(500, 'processing')]);
+    expect([summary.succeededFen, summary.processingFen, summary.refundableFen]).toEqual([1_000, 500, 8_500]);
+    expect(refundSummary({ cnyFen: 10_000 }, [refund(10_000, 'succeeded')]).refundableFen).toBe(0);
+    expect(refundSummary({ cnyFen: 10_000 }, []).refundableFen).toBe(10_000);
+  });
+
+  it('gives the page a payee with the masked account only, and the payout state from the order\'s', () => {
+    const payout = { orderId: '1', payeeName: '张三', payeeBank: '中国工商银行', payeeAccountEnc: 'sealed', payeeAccountMasked: '6222********1234' } as Payout;
+    const shown = portalPayout({ status: 'paid' }, payout);
+    expect(shown).toEqual({ payeeName: '张三', payeeBank: '中国工商银行', payeeAccountMasked: '6222********1234', state: 'paid_out' });
+    expect(JSON.stringify(shown)).not.toContain('sealed');
+    expect(portalPayout({ status: 'pending' }, payout).state).toBe('processing');
+    expect(portalPayout({ status: 'completed' }, payout).state).toBe('paid_out');
+    expect(portalPayout({ status: 'cancelled' }, payout).state).toBe('refused');
+  });
+});
