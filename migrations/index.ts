@@ -8,6 +8,7 @@ import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
 import { DeliveryOrigin1764000200000 } from './1764000200000-delivery-origin';
 import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-changed-notify';
 import { MoneyOut1764200000000 } from './1764200000000-money-out';
+import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   PortalUsers1764100000000,
   MerchantChangedNotify1764150000000,
   MoneyOut1764200000000,
+  CallbackDispatch1764300000000,
 ];

@@ -55,7 +55,7 @@ function freePort(): Promise<number> {
 /** The worker with the recovery timings shortened (the same code as `npm run start:worker`). */
 async function runWorker(): Promise<void> {
   await createWorkerApp(loadConfigOrExit(), {
-    tuning: { sweepIntervalMs: 2_000, sweepGraceMs: 3_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
+    tuning: { sweepIntervalMs: 2_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
   });
   console.log('chaos worker taking jobs');
 }

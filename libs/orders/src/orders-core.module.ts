@@ -11,6 +11,6 @@ import { SellOrderLifecycle } from './sell-order-lifecycle';
  */
 @Module({
   providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, ChannelAdapters],
-  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, ChannelAdapters],
+  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, ChannelAdapters],
 })
 export class OrdersCoreModule {}

@@ -46,7 +46,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, BeforeApplicatio
     if (!this.consumers.consuming()) return 'the queue consumers are not running';
     try {
       await within(CHECK_TIMEOUT_MS, 'PostgreSQL', this.dataSource.query('SELECT 1'));
-      await within(CHECK_TIMEOUT_MS, 'the queue', this.jobs.queue(QUEUE.callbacks).getJobCounts('waiting'));
+      await within(CHECK_TIMEOUT_MS, 'the queue', this.jobs.queue(QUEUE.orders).getJobCounts('waiting'));
     } catch (err) {
       return (err as Error).message;
     }
