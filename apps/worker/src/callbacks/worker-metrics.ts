@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Counter, Histogram, Registry } from 'prom-client';
@@ -34,13 +35,16 @@ export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     const port = this.config.workerMetricsPort;
     if (port === 0) return;
-    const token = this.config.metricsToken;
+    // METRICS_TOKEN guards this as it guards the API's /metrics: hashes compared in constant time.
+    const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+    const expected = this.config.metricsToken === null ? null : digest(this.config.metricsToken);
     const server = createServer((req, res) => {
       if (req.url !== '/metrics' || req.method !== 'GET') {
         res.writeHead(404).end();
         return;
       }
-      if (token && req.headers.authorization !== `Bearer ${token}`) {
+      const sent = /^Bearer +(\S+)$/i.exec((req.headers.authorization ?? '').trim())?.[1] ?? '';
+      if (expected && !timingSafeEqual(digest(sent), expected)) {
         res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
         return;
       }
