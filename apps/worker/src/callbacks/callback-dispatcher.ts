@@ -80,9 +80,11 @@ export class CallbackDispatcher implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async run(): Promise<void> {
+    // Claims wait for a few free slots while attempts are in flight: one claim statement per batch, not per delivery.
+    const minBatch = Math.max(1, Math.floor(this.tuning.callbackConcurrency / 8));
     while (!this.stopping) {
       const free = this.tuning.callbackConcurrency - this.held;
-      if (free <= 0) {
+      if (free <= 0 || (free < minBatch && this.held > 0)) {
         // A recording frees slots and wakes this.
         this.wakeRequested = false;
         await this.sleep(this.tuning.callbackPollMs);
