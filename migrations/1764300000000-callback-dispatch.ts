@@ -144,7 +144,9 @@ const CLAIM_FUNCTION = `CREATE FUNCTION "claim_callback_deliveries"(p_limit inte
            "last_error" = CASE WHEN d."attempts_made" < p_max_attempts THEN d."last_error" ELSE COALESCE(d."last_error", 'no attempts left') END,
            "lease_until" = CASE WHEN d."attempts_made" < p_max_attempts THEN now() + p_lease_ms * interval '1 millisecond' END,
            "updated_at" = now()
-      FROM picked WHERE d."id" = picked."id"
+      FROM picked
+     -- Rechecked on the row's latest version: a row settled or leased since the scan's snapshot is left alone.
+     WHERE d."id" = picked."id" AND d."status" = 'pending' AND (d."lease_until" IS NULL OR d."lease_until" <= now())
     RETURNING d."id", d."attempts_made", d."status", d."event_id", d."order_id", d."merchant_id", d."destination", picked.open
   ),
   logged AS (

@@ -196,18 +196,31 @@ describe('callback claim rules (SPEC 7 Order, Fairness, Durability)', () => {
     expect(await repo.circuit(destination)).toBeNull();
   });
 
-  it('a delivery whose every attempt was used (the worker died on the last) ends failed, unsent; a released claim is not counted', async () => {
+  it('a delivery whose every attempt was used (the worker died on the last) ends failed, unsent', async () => {
     const [used, fresh] = await deliveries(await merchantAt('http://h.example/n'), 2);
     await db.db.query(`UPDATE callback_deliveries SET attempts_made = $2, lease_until = now() - interval '1 second' WHERE id = $1`, [used, RULES.maxAttempts]);
     const batch = await repo.claimDue(RULES);
     expect(batch.exhausted).toEqual([used]);
     expect(batch.attempts.map((a) => a.deliveryId)).toEqual([fresh]);
     expect(await db.delivery(used)).toMatchObject({ status: 'failed', last_error: 'no attempts left' });
+    expect(await db.attempts(used)).toEqual([]);
+  });
 
-    await repo.release(batch.attempts);
-    expect(await db.delivery(fresh)).toMatchObject({ status: 'pending', attempts_made: 0 });
-    expect(await db.attempts(fresh)).toEqual([]);
-    expect(await claim()).toEqual([expect.objectContaining({ deliveryId: fresh, number: 1 })]);
+  it('a row settled while a claim was scanning is not claimed back to pending', async () => {
+    const [id] = await deliveries(await merchantAt('http://j.example/n'), 1);
+    // Another transaction holds the row and settles it; the claim has already taken its snapshot when it commits.
+    const other = await CallbackFixtures.connect(api.databaseUrl);
+    try {
+      await other.db.query('BEGIN');
+      await other.db.query(`UPDATE callback_deliveries SET status = 'succeeded' WHERE id = $1`, [id]);
+      const claiming = claim();
+      await new Promise((r) => setTimeout(r, 200));
+      await other.db.query('COMMIT');
+      expect(await claiming).toEqual([]);
+    } finally {
+      await other.close();
+    }
+    expect(await db.delivery(id)).toMatchObject({ status: 'succeeded', attempts_made: 0 });
   });
 
   it('a failure recorded after a later attempt was claimed (its lease had expired) does not move the delivery back', async () => {

@@ -126,7 +126,7 @@ export class CallbackDispatcher implements OnApplicationBootstrap, BeforeApplica
   private async idleWait(): Promise<number> {
     try {
       const next = await this.deliveries.nextDueInMs();
-      return next === null ? this.tuning.callbackPollMs : Math.min(Math.max(next, 10), this.tuning.callbackPollMs);
+      return next === null ? this.tuning.callbackPollMs : Math.min(Math.max(next, 1), this.tuning.callbackPollMs);
     } catch {
       return this.tuning.callbackPollMs;
     }
@@ -134,11 +134,18 @@ export class CallbackDispatcher implements OnApplicationBootstrap, BeforeApplica
 
   private start(attempt: ClaimedAttempt): void {
     this.held++;
-    const sent = this.processor.attempt(attempt).then((finished) => {
-      this.metrics.attemptSeconds.observe({ outcome: finished.status === 'succeeded' ? 'success' : 'failure' }, finished.durationMs / 1000);
-      this.finished.push(finished);
-      void this.flush();
-    });
+    const sent = this.processor.attempt(attempt).then(
+      (finished) => {
+        this.metrics.attemptSeconds.observe({ outcome: finished.status === 'succeeded' ? 'success' : 'failure' }, finished.durationMs / 1000);
+        this.finished.push(finished);
+        void this.flush();
+      },
+      (err: Error) => {
+        // Not expected (attempt() reports every failure as an outcome): the lease expires and the row is sent again.
+        this.logger.error(`delivery ${attempt.deliveryId}: attempt ${attempt.number} ended without an outcome: ${err.message}`);
+        this.held--;
+      },
+    );
     this.sending.add(sent);
     void sent.finally(() => this.sending.delete(sent));
   }

@@ -219,26 +219,13 @@ export class CallbackDeliveryRepository {
   }
 
   /**
-   * Hands claimed attempts back unsent (a worker stopping before it sent them): the attempt
-   * is not counted, its log row goes, the lease is cleared; only while the claim is still this one.
+   * Milliseconds until the next pending delivery comes due, or null when none is scheduled. Rows
+   * already due but not claimed wait for something else (an earlier event, a free slot, a probe),
+   * which a recording or the poll brings: they do not count here.
    */
-  async release(claims: { deliveryId: string; number: number }[]): Promise<void> {
-    if (claims.length === 0) return;
-    await this.dataSource.query(
-      `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS i(id, number)),
-       released AS (
-         UPDATE callback_deliveries d SET attempts_made = d.attempts_made - 1, lease_until = NULL, updated_at = now()
-           FROM input i WHERE d.id = i.id AND d.status = 'pending' AND d.attempts_made = i.number
-         RETURNING d.id, i.number)
-       DELETE FROM callback_attempts a USING released r WHERE a.delivery_id = r.id AND a.number = r.number`,
-      [claims.map((c) => c.deliveryId), claims.map((c) => c.number)],
-    );
-  }
-
-  /** Milliseconds until the next pending delivery is due (0 if one is due now), or null when none is pending. */
   async nextDueInMs(): Promise<number | null> {
     const [row]: { ms: number | null }[] = await this.dataSource.query(
-      `SELECT GREATEST(0, ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000))::int AS ms FROM callback_deliveries WHERE status = 'pending'`,
+      `SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::int AS ms FROM callback_deliveries WHERE status = 'pending' AND next_attempt_at > now()`,
     );
     return row?.ms ?? null;
   }
