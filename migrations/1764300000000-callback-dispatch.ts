@@ -98,16 +98,18 @@ export class CallbackDispatch1764300000000 implements MigrationInterface {
  *  - Circuit: an open circuit gives one probe when next_probe_at has come and none is in
  *    flight, and moves next_probe_at on; nothing else, so held deliveries spend no attempts.
  *  - A row that has used every attempt (a worker died on its last one) ends failed, unsent.
- * The advisory lock makes the counts exact: the second statement runs with a fresh snapshot
- * taken once the previous claimer committed.
+ * The advisory lock makes the counts exact: the query after it runs with a fresh snapshot
+ * taken once the previous claimer committed. PL/pgSQL keeps the query's plan for the session.
  */
 const CLAIM_FUNCTION = `CREATE FUNCTION "claim_callback_deliveries"(p_limit integer, p_lease_ms integer, p_per_destination integer, p_probe_ms integer, p_max_attempts integer, p_interrupted text)
   RETURNS TABLE (delivery_id uuid, attempt integer, exhausted boolean, destination text, probe boolean, event_id uuid, event_type text, payload jsonb,
                  notify_url text, api_key text, api_secret_enc text)
-  VOLATILE LANGUAGE sql AS $$
-  SELECT pg_advisory_xact_lock(7007001);
+  VOLATILE LANGUAGE plpgsql AS $$
+  #variable_conflict use_column
+  BEGIN
+  PERFORM pg_advisory_xact_lock(7007001);
 
-  WITH RECURSIVE dests(destination) AS (
+  RETURN QUERY WITH RECURSIVE dests(destination) AS (
     (SELECT d."destination" FROM "callback_deliveries" d WHERE d."status" = 'pending' ORDER BY d."destination" LIMIT 1)
     UNION ALL
     SELECT (SELECT d."destination" FROM "callback_deliveries" d WHERE d."status" = 'pending' AND d."destination" > x.destination ORDER BY d."destination" LIMIT 1)
@@ -164,4 +166,6 @@ const CLAIM_FUNCTION = `CREATE FUNCTION "claim_callback_deliveries"(p_limit inte
     JOIN "orders" o ON o."id" = c."order_id"
     JOIN "merchants" m ON m."id" = c."merchant_id"
     LEFT JOIN "refunds" r ON r."id" = e."refund_id";
+  END
 $$`;
+
