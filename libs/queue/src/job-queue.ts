@@ -1,22 +1,19 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
-import { AppConfig, JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
+import { JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 
 /**
  * The one way to put a job on a queue. Payloads carry ids only; the queue each job goes on
- * and its retry policy come from the contract in libs/common/queues.ts and the config.
+ * and its retry policy come from the contract in libs/common/queues.ts.
  */
 @Injectable()
 export class JobQueue {
   private readonly queues: Record<string, Queue>;
 
-  constructor(
-    private readonly config: AppConfig,
-    @InjectQueue(QUEUE.orders) orders: Queue,
-  ) {
+  constructor(@InjectQueue(QUEUE.orders) orders: Queue) {
     this.queues = { [QUEUE.orders]: orders };
   }
 
