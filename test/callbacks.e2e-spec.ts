@@ -1,8 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
 import { NonceStore } from '@app/db';
-import { JobQueue } from '@app/queue';
-import { OrderLifecycle } from '@app/orders';
+import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import type { Credentials } from '@app/operator';
@@ -10,7 +9,7 @@ import { type TestApi, merchantWithChannels, post, signed, startTestApi } from '
 import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, sleep, waitFor } from './helpers/callbacks';
 
 const SCHEDULE_MS = [200, 200, 400];
-const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300, sweepGraceMs: 2000 };
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300, callbackPollMs: 200 };
 
 /** Both signatures, each checked independently of the worker's code path. */
 function expectVerified(callback: ReceivedCallback, merchant: Credentials): void {
@@ -58,11 +57,11 @@ describe('callbacks (SPEC 7)', () => {
     receiver.respond = () => ({ status: 200, body: 'success' });
   });
 
-  /** A paid order's outbox rows, enqueued the way the orders code does after commit. */
+  /** A paid order's outbox rows, announced the way the orders code does after commit. */
   async function paidOrderEvent(notifyUrl?: string | null): Promise<{ orderId: string; orderNo: string; eventId: string; deliveryId: string }> {
     const order = await db.insertOrder(merchant.id, channelId, { notifyUrl });
     const event = await db.insertEvent(order.orderId);
-    await api.app.get(JobQueue).add('callback.deliver', { deliveryId: event.deliveryId }, { jobId: event.deliveryId });
+    await api.app.get(JobsAfterCommit).deliver(event.deliveryId);
     return { ...order, ...event };
   }
 
@@ -244,7 +243,7 @@ describe('callbacks (SPEC 7)', () => {
     const other = await merchantWithChannels(api.operator);
     const order = await db.insertOrder(other.merchant.id, other.channels.remotepay);
     const { deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobQueue).add('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    await api.app.get(JobsAfterCommit).deliver(deliveryId);
     const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
     expect(row.status).toBe('failed');
     const attempts = await db.attempts(deliveryId);

@@ -1,7 +1,10 @@
 import { Client } from 'pg';
+import { AppConfig } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
+import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
-import { sleep, waitFor } from './helpers/callbacks';
+import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
+import { freePort } from './helpers/free-port';
 import { createOrder, orderRow, sql } from './helpers/orders';
 
 /** A scrape that does not answer within this long is waiting on something it must not wait on. */
@@ -52,7 +55,7 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
       return refreshes(body) === 1 ? body : null;
     }, 10_000, 'the first refresh');
     expect(deliveries(atStart)).toEqual([0, 0, 0]);
-    expect(sample(atStart, 'merchant_pay_queue_jobs{queue="callbacks",state="waiting"}')).not.toBeNull();
+    expect(sample(atStart, 'merchant_pay_queue_jobs{queue="orders",state="waiting"}')).not.toBeNull();
     const windowStart = Date.now();
 
     await seedDeliveries();
@@ -120,5 +123,38 @@ describe('METRICS_TOKEN', () => {
 
   it('leaves the other routes alone', async () => {
     expect((await api.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+  });
+});
+
+describe('the worker\'s metrics (WORKER_METRICS_PORT)', () => {
+  it('counts settled deliveries by outcome and times each attempt; behind METRICS_TOKEN like the API', async () => {
+    const receiver = await CallbackReceiver.start();
+    const token = 'worker-metrics-token';
+    const api = await startTestApi({ CALLBACK_ALLOW_PRIVATE: 'true', CALLBACK_RETRY_SCHEDULE: '100ms', METRICS_TOKEN: token });
+    const port = await freePort();
+    const worker = await createWorkerApp(new AppConfig({ ...api.config, workerMetricsPort: port }), { shutdownHooks: false, tuning: { callbackPollMs: 100 } });
+    const db = await CallbackFixtures.connect(api.databaseUrl);
+    try {
+      const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
+      receiver.respond = (c) => (c.body.order_no === goneNo ? { status: 410 } : { status: 200, body: 'success' });
+      const ok = await db.insertEvent((await db.insertOrder(merchant.id, channels.remotepay)).orderId);
+      const gone = await db.insertOrder(merchant.id, channels.remotepay);
+      const goneNo = gone.orderNo;
+      const ended = await db.insertEvent(gone.orderId);
+      for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.settled(id), 10_000, 'settled');
+
+      const url = `http://127.0.0.1:${port}/metrics`;
+      expect((await fetch(url)).status).toBe(401);
+      const body = await (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).text();
+      expect(body).toMatch(/merchant_pay_callback_deliveries_settled_total\{outcome="succeeded"\} 1\b/);
+      expect(body).toMatch(/merchant_pay_callback_deliveries_settled_total\{outcome="failed"\} 1\b/);
+      expect(body).toMatch(/merchant_pay_callback_attempt_duration_seconds_count\{outcome="success"\} 1\b/);
+      expect(body).toMatch(/merchant_pay_callback_attempt_duration_seconds_count\{outcome="failure"\} 1\b/);
+    } finally {
+      await worker.close();
+      await db.close();
+      await api.close();
+      await receiver.close();
+    }
   });
 });

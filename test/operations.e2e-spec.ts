@@ -29,8 +29,10 @@ describe('health, readiness and metrics', () => {
     expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="\/health",code="200"\} [1-9]/);
     expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="unmatched",code="404"\} [1-9]/);
     expect(res.body).toContain('merchant_pay_http_request_duration_seconds_bucket');
-    expect(res.body).toMatch(/merchant_pay_queue_jobs\{queue="callbacks",state="waiting"\} \d+/);
+    expect(res.body).toMatch(/merchant_pay_queue_jobs\{queue="orders",state="waiting"\} \d+/);
     expect(res.body).toMatch(/merchant_pay_callback_deliveries\{status="failed"\} \d+/);
+    expect(res.body).toMatch(/merchant_pay_callback_open_circuits \d+/);
+    expect(res.body).toMatch(/merchant_pay_callback_held_deliveries \d+/);
     expect(res.body).toContain('merchant_pay_orders_created_total');
   });
 
@@ -75,7 +77,7 @@ describe('queue dashboard', () => {
       expect(page.body).toContain('<html');
       const queues = await api.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: auth });
       expect(queues.statusCode).toBe(200);
-      expect(queues.body).toContain('callbacks');
+      expect(queues.body).toContain('orders');
     } finally {
       await api.close();
     }

@@ -6,15 +6,20 @@ import { Client } from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
-import { OrderLifecycle } from '@app/orders';
+import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
 import { OperatorModule, OperatorService } from '@app/operator';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
 
 /**
- * `npm run bench:callbacks`: N orders marked paid through OrderLifecycle (the real transition,
- * outbox rows and enqueue), delivered by an in-process worker to a local node:http receiver.
- * Beside it, a bare loop of undici POSTs of the same bytes to the same receiver at the same
- * concurrency. Env: BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_POSTGRES_URL, REDIS_URL.
+ * `npm run bench:callbacks`, three measures against one local node:http receiver, at the same
+ * concurrency (the worker's callbackConcurrency and CALLBACK_DESTINATION_CONCURRENCY are set
+ * to it, the receiver being one destination):
+ *  - bare: a loop of undici POSTs of a callback-sized body, no database;
+ *  - deliveries alone: N due delivery rows written in one transaction and announced, then
+ *    claimed, signed, sent and recorded by an in-process worker until the last arrives;
+ *  - pipeline: N orders marked paid through OrderLifecycle (transition, outbox rows, wake-up,
+ *    confirm job, order.completed), until every order.paid and order.completed arrived.
+ * Prints the ratios to bare. Env: BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_POSTGRES_URL, REDIS_URL.
  */
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -45,13 +50,15 @@ async function main(): Promise<void> {
   // The receiver: a merchant endpoint that accepts everything; arrival times of order.paid by order_no.
   const paidArrival = new Map<string, number>();
   let received = 0;
+  let lastArrival = 0;
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       received++;
+      lastArrival = performance.now();
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event?: string; order_no?: string };
-      if (body.event === 'order.paid' && body.order_no) paidArrival.set(body.order_no, performance.now());
+      if (body.event === 'order.paid' && body.order_no) paidArrival.set(body.order_no, lastArrival);
       res.writeHead(200, { 'content-type': 'text/plain' }).end('success');
     });
   });
@@ -64,6 +71,7 @@ async function main(): Promise<void> {
     MASTER_KEY: randomBytes(32).toString('base64'),
     QUEUE_PREFIX: `mp-bench-${randomBytes(4).toString('hex')}`,
     CALLBACK_ALLOW_PRIVATE: 'true',
+    CALLBACK_DESTINATION_CONCURRENCY: String(CONCURRENCY),
     SANDBOX_ENABLED: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
   });
@@ -76,47 +84,35 @@ async function main(): Promise<void> {
 
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
-  const orders: { id: string; orderNo: string }[] = [];
-  for (let i = 0; i < ORDERS; i++) {
-    const orderNo = `20251121120000${String(randomInt(0, 99_999_999)).padStart(8, '0')}`;
-    const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen,
-                           merchant_actual_fen, request_hash, expires_at, created_at, updated_at)
-       VALUES ($1, $2, $3, 1, 'pending', 10000, 0.006, 60, 0, 0, 9940, $4, now() + interval '1 hour', now(), now()) ON CONFLICT DO NOTHING RETURNING id`,
-      [orderNo, merchant.id, channelId, 'x'.repeat(64)],
-    );
-    if (rows[0]) orders.push({ id: String(rows[0].id), orderNo });
-  }
+  const insertOrders = async (n: number): Promise<{ id: string; orderNo: string }[]> => {
+    const made: { id: string; orderNo: string }[] = [];
+    for (let i = 0; i < n; i++) {
+      const orderNo = `20251121120000${String(randomInt(0, 99_999_999)).padStart(8, '0')}`;
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen,
+                             merchant_actual_fen, request_hash, expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, 1, 'pending', 10000, 0.006, 60, 0, 0, 9940, $4, now() + interval '1 hour', now(), now()) ON CONFLICT DO NOTHING RETURNING id`,
+        [orderNo, merchant.id, channelId, 'x'.repeat(64)],
+      );
+      if (rows[0]) made.push({ id: String(rows[0].id), orderNo });
+    }
+    return made;
+  };
+  const waitUntil = async (done: () => boolean, what: string): Promise<void> => {
+    const deadline = Date.now() + 180_000;
+    while (!done()) {
+      if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
 
-  const worker = await createWorkerApp(config, { shutdownHooks: false });
-  const lifecycle = worker.get(OrderLifecycle);
-  const paidAt = new Map<string, number>();
-  const started = performance.now();
-  await pool(orders, CONCURRENCY, async (o) => {
-    paidAt.set(o.orderNo, performance.now());
-    await lifecycle.markPaid(o.id, { amountFen: 10000, channelTradeNo: `T${o.orderNo}` });
-  });
-  const deadline = Date.now() + 120_000;
-  while (paidArrival.size < orders.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const lastPaid = Math.max(...paidArrival.values());
-  const elapsedS = (lastPaid - started) / 1000;
-  const latencies = orders.filter((o) => paidArrival.has(o.orderNo)).map((o) => paidArrival.get(o.orderNo)! - paidAt.get(o.orderNo)!).sort((a, b) => a - b);
-  // order.completed callbacks (the confirm job) run concurrently: let them finish before the bare loop.
-  while (received < orders.length * 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const allCallbacks = received;
-  const allS = (performance.now() - started) / 1000;
-  await worker.close();
-  const { rows: counts } = await db.query<{ events: string; deliveries: string; attempts: string }>(
-    `SELECT (SELECT count(*) FROM order_events) AS events, (SELECT count(*) FROM callback_deliveries) AS deliveries, (SELECT count(*) FROM callback_attempts) AS attempts`,
-  );
-
-  // The bare loop: same receiver, same body size, same concurrency, no database or queue.
+  // The bare loop first: same receiver, a callback-sized body, same concurrency, no database or queue.
   const body = JSON.stringify({ event_id: 'x'.repeat(36), event: 'bench.bare', order_no: '0'.repeat(22), pad: 'x'.repeat(400) });
   const agent = new Agent({ keepAliveTimeout: 4000 });
   const bareLatencies: number[] = [];
   const bareStarted = performance.now();
   await pool(
-    Array.from({ length: orders.length }, (_, i) => i),
+    Array.from({ length: ORDERS }, (_, i) => i),
     CONCURRENCY,
     async () => {
       const t = performance.now();
@@ -128,21 +124,73 @@ async function main(): Promise<void> {
   const bareS = (performance.now() - bareStarted) / 1000;
   bareLatencies.sort((a, b) => a - b);
   await agent.close();
+  const bare = ORDERS / bareS;
+
+  const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
+  const lifecycle = worker.get(OrderLifecycle);
+  const afterCommit = worker.get(JobsAfterCommit);
+
+  // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once.
+  const alone = await insertOrders(ORDERS);
+  received = 0;
+  await db.query('BEGIN');
+  await db.query(
+    `WITH e AS (
+       INSERT INTO order_events (id, order_id, merchant_id, type, payload)
+       SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.paid',
+              jsonb_build_object('order_no', o.order_no, 'merchant_order_no', o.order_no, 'order_type', 1, 'status', 'paid', 'cny_amount', '100.00',
+                                 'merchant_actual_amount', 9940, 'service_rate', '0.00600000', 'service_amount', 60, 'createtime', 0, 'updatetime', 0, 'paid_at', 0)
+         FROM orders o WHERE o.id = ANY($1::bigint[])
+       RETURNING id, order_id, merchant_id)
+     INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at)
+     SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 0, now() FROM e`,
+    [alone.map((o) => o.id)],
+  );
+  const aloneStarted = performance.now();
+  await db.query('COMMIT');
+  await afterCommit.deliver(['bench']);
+  await waitUntil(() => received >= alone.length, 'the deliveries alone');
+  const aloneS = (lastArrival - aloneStarted) / 1000;
+  const aloneRate = alone.length / aloneS;
+
+  // The pipeline: notification -> order.paid and order.completed received.
+  const orders = await insertOrders(ORDERS);
+  received = 0;
+  const paidAt = new Map<string, number>();
+  const started = performance.now();
+  await pool(orders, CONCURRENCY, async (o) => {
+    paidAt.set(o.orderNo, performance.now());
+    await lifecycle.markPaid(o.id, { amountFen: 10000, channelTradeNo: `T${o.orderNo}` });
+  });
+  await waitUntil(() => paidArrival.size >= orders.length, 'every order.paid');
+  const lastPaid = Math.max(...paidArrival.values());
+  const elapsedS = (lastPaid - started) / 1000;
+  const latencies = orders.filter((o) => paidArrival.has(o.orderNo)).map((o) => paidArrival.get(o.orderNo)! - paidAt.get(o.orderNo)!).sort((a, b) => a - b);
+  // order.completed callbacks (the confirm job, then the delivery once order.paid's succeeded) follow.
+  await waitUntil(() => received >= orders.length * 2, 'every order.completed');
+  const allCallbacks = received;
+  const allS = (performance.now() - started) / 1000;
+  await worker.close();
+  const { rows: counts } = await db.query<{ events: string; deliveries: string; attempts: string }>(
+    `SELECT (SELECT count(*) FROM order_events) AS events, (SELECT count(*) FROM callback_deliveries) AS deliveries, (SELECT count(*) FROM callback_attempts) AS attempts`,
+  );
 
   const ours = paidArrival.size / elapsedS;
-  const bare = orders.length / bareS;
+  const paidP50 = percentile(latencies, 50);
+  const bareP50 = percentile(bareLatencies, 50);
   const result = {
     orders: orders.length,
-    delivered_paid: paidArrival.size,
     concurrency: CONCURRENCY,
-    worker_deliveries_per_s: Math.round(ours),
-    all_callbacks: allCallbacks,
-    rows: counts[0],
-    all_callbacks_per_s: Math.round(allCallbacks / allS),
-    paid_to_received_ms: { p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)) },
     bare_undici_posts_per_s: Math.round(bare),
-    bare_post_ms: { p50: +percentile(bareLatencies, 50).toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
-    ratio_worker_to_bare: +(ours / bare).toFixed(3),
+    bare_post_ms: { p50: +bareP50.toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
+    deliveries_alone_per_s: Math.round(aloneRate),
+    ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
+    pipeline_paid_deliveries_per_s: Math.round(ours),
+    pipeline_all_callbacks_per_s: Math.round(allCallbacks / allS),
+    ratio_pipeline_to_bare: +(ours / bare).toFixed(3),
+    paid_to_received_ms: { p50: Math.round(paidP50), p99: Math.round(percentile(latencies, 99)) },
+    ratio_paid_to_received_p50_to_bare_post_p50: +(paidP50 / bareP50).toFixed(1),
+    rows: counts[0],
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 

@@ -8,14 +8,14 @@ export class WorkerTuning {
   /** Budget of one callback HTTP exchange (SPEC 7: 10 s). */
   callbackTimeoutMs = CALLBACK_TIMEOUT_MS;
   /** Callback attempts in flight per worker copy: they mostly wait on merchants. */
-  callbackConcurrency = 32;
+  callbackConcurrency = 64;
+  /** The dispatcher claims at least this often when no wake-up comes (NOTIFY lost, retries coming due). */
+  callbackPollMs = 1_000;
   ordersConcurrency = 4;
   /** How often each worker copy cancels the pending orders whose time ran out. */
   expiryIntervalMs = 1_000;
   /** How often the maintenance sweep runs (one job per interval across all copies). */
   sweepIntervalMs = 30_000;
-  /** A pending delivery this far past its next_attempt_at, with no live job, counts as lost. */
-  sweepGraceMs = 60_000;
   /** A paid order untouched this long is assumed to have lost its confirm job; the sweep re-enqueues it. */
   stuckPaidSeconds = 300;
   /** BullMQ job lock: a worker that died holding a job is noticed after about this long. */

@@ -5,7 +5,8 @@ import { OrdersCoreModule } from '@app/orders';
 import { QueueModule } from '@app/queue';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
 import { CallbackSender } from '@app/callbacks';
-import { CallbackSweeper } from './callbacks/callback-sweeper';
+import { CallbackDispatcher } from './callbacks/callback-dispatcher';
+import { WorkerMetrics } from './callbacks/worker-metrics';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
 import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
 import { QueueWorkers } from './jobs/queue-workers';
@@ -14,14 +15,14 @@ import { ExpiryLoop } from './orders/expiry-loop';
 import { OrdersProcessor } from './orders/orders.processor';
 import { WorkerTuning } from './worker-tuning';
 
-/** The queue consumer: callbacks, order confirmation, refunds and payouts, the maintenance sweep; and the expiry loop. */
+/** The callback dispatcher; the queue consumer (order confirmation, refunds and payouts, the maintenance sweep); and the expiry loop. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
     return {
       module: WorkerModule,
       // Redis (when REDIS_URL is set) holds the nonces the callbacks claim, shared with the API.
-      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.callbackConcurrency + tuning.ordersConcurrency + 2), QueueModule.forRoot(config), OrdersCoreModule],
+      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.ordersConcurrency + 6), QueueModule.forRoot(config), OrdersCoreModule],
       providers: [
         { provide: WorkerTuning, useValue: tuning },
         {
@@ -29,7 +30,8 @@ export class WorkerModule {
           useFactory: () => new CallbackSender({ allowPrivate: config.callbackAllowPrivate, timeoutMs: tuning.callbackTimeoutMs }),
         },
         CallbackDeliveryProcessor,
-        CallbackSweeper,
+        CallbackDispatcher,
+        WorkerMetrics,
         OrdersProcessor,
         ExpiryLoop,
         MoneyOutProcessor,

@@ -1,4 +1,4 @@
-import { MAX_RETRY_AFTER_MS, CallbackAttemptError, callbackBackoffStrategy, parseRetryAfter, retryDelayMs } from './retry-policy';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from './retry-policy';
 
 const SCHEDULE = [15_000, 15_000, 30_000, 180_000];
 
@@ -17,14 +17,6 @@ describe('retry policy', () => {
     expect(retryDelayMs(SCHEDULE, 1, 120_000, () => 0)).toBe(120_000);
     expect(retryDelayMs(SCHEDULE, 1, 1_000, () => 0)).toBe(15_000);
     expect(retryDelayMs(SCHEDULE, 1, 48 * 3_600_000, () => 0)).toBe(MAX_RETRY_AFTER_MS);
-  });
-
-  it('the BullMQ strategy uses the delay the failed attempt recorded, else the schedule', () => {
-    const strategy = callbackBackoffStrategy(SCHEDULE);
-    expect(strategy(1, 'custom', new CallbackAttemptError('x', 2, 12_345))).toBe(12_345);
-    const fallback = strategy(2, 'custom', new Error('database down')) as number;
-    expect(fallback).toBeGreaterThanOrEqual(15_000);
-    expect(fallback).toBeLessThanOrEqual(16_500);
   });
 
   it('parses Retry-After seconds and dates', () => {

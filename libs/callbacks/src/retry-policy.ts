@@ -1,39 +1,13 @@
-import type { BackoffStrategy } from 'bullmq';
-
 /** SPEC 7: a Retry-After on 429 or 503 is honoured up to this. */
 export const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
 /** SPEC 7: each scheduled delay plus up to this fraction of random jitter. */
 export const RETRY_JITTER = 0.1;
-
-/**
- * A failed attempt that may be retried. It carries the delay the handler recorded as the
- * delivery's next_attempt_at, so BullMQ's backoff and the database agree.
- */
-export class CallbackAttemptError extends Error {
-  constructor(
-    message: string,
-    readonly attemptNumber: number,
-    readonly retryDelayMs: number,
-  ) {
-    super(message);
-    this.name = 'CallbackAttemptError';
-  }
-}
 
 /** The wait before attempt `attemptNumber + 1`: the schedule's delay with jitter, or a longer Retry-After. */
 export function retryDelayMs(schedule: number[], attemptNumber: number, retryAfterMs: number | null = null, random = Math.random): number {
   const base = schedule[Math.min(Math.max(attemptNumber, 1), schedule.length) - 1];
   const scheduled = Math.round(base * (1 + RETRY_JITTER * random()));
   return retryAfterMs === null ? scheduled : Math.max(scheduled, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
-}
-
-/**
- * BullMQ's custom backoff for callback jobs (`backoff: { type: 'custom' }`). A failed attempt
- * carries its delay; any other error (the database was down) waits the schedule's delay for
- * the job's own attempt count.
- */
-export function callbackBackoffStrategy(schedule: number[]): BackoffStrategy {
-  return (attemptsMade, _type, err) => (err instanceof CallbackAttemptError ? err.retryDelayMs : retryDelayMs(schedule, attemptsMade));
 }
 
 /** A Retry-After header (delta seconds or an HTTP date) in milliseconds, or null when absent or unreadable. */

@@ -25,10 +25,17 @@ describe('loadConfig', () => {
     expect(c.callbackRetryScheduleMs).toHaveLength(15);
     expect(c.callbackRetryScheduleMs[4]).toBe(10 * 60_000);
     expect(c.callbackAllowPrivate).toBe(false);
+    expect([c.callbackDestinationConcurrency, c.callbackCircuitFailures, c.callbackCircuitProbeSeconds]).toEqual([8, 20, 60]);
+    expect(c.workerMetricsPort).toBe(0);
     expect([c.sandboxEnabled, c.channelAllowHttp]).toEqual([false, false]);
     expect([c.rateLimitMerchantPerSecond, c.rateLimitMerchantBurst, c.rateLimitIpPerSecond]).toEqual([50, 100, 200]);
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
     expect(c.redisUrl).toBeNull();
+  });
+
+  it('reads the callback fairness variables', () => {
+    const c = loadConfig({ ...base, CALLBACK_DESTINATION_CONCURRENCY: '2', CALLBACK_CIRCUIT_FAILURES: '5', CALLBACK_CIRCUIT_PROBE_SECONDS: '1', WORKER_METRICS_PORT: '9464' });
+    expect([c.callbackDestinationConcurrency, c.callbackCircuitFailures, c.callbackCircuitProbeSeconds, c.workerMetricsPort]).toEqual([2, 5, 1, 9464]);
   });
 
   it('reads a compressed retry schedule', () => {
@@ -52,6 +59,10 @@ describe('loadConfig', () => {
     [{ ORDER_EXPIRE_SECONDS: '1.5' }, 'ORDER_EXPIRE_SECONDS'],
     [{ CALLBACK_RETRY_SCHEDULE: '15s,soon' }, 'CALLBACK_RETRY_SCHEDULE'],
     [{ CALLBACK_ALLOW_PRIVATE: 'maybe' }, 'CALLBACK_ALLOW_PRIVATE'],
+    [{ CALLBACK_DESTINATION_CONCURRENCY: '0' }, 'CALLBACK_DESTINATION_CONCURRENCY'],
+    [{ CALLBACK_CIRCUIT_FAILURES: 'twenty' }, 'CALLBACK_CIRCUIT_FAILURES'],
+    [{ CALLBACK_CIRCUIT_PROBE_SECONDS: '0' }, 'CALLBACK_CIRCUIT_PROBE_SECONDS'],
+    [{ WORKER_METRICS_PORT: '70000' }, 'WORKER_METRICS_PORT'],
     [{ RATE_LIMIT_MERCHANT_PER_SECOND: '0' }, 'RATE_LIMIT_MERCHANT_PER_SECOND'],
     [{ RATE_LIMIT_MERCHANT_BURST: 'x' }, 'RATE_LIMIT_MERCHANT_BURST'],
     [{ RATE_LIMIT_IP_PER_SECOND: '0' }, 'RATE_LIMIT_IP_PER_SECOND'],

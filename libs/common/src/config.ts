@@ -27,6 +27,14 @@ export class AppConfig {
   orderExpireSeconds: number;
   callbackRetryScheduleMs: number[];
   callbackAllowPrivate: boolean;
+  /** CALLBACK_DESTINATION_CONCURRENCY: attempts in flight per destination (scheme, host, port), across every worker (SPEC 7). */
+  callbackDestinationConcurrency: number;
+  /** CALLBACK_CIRCUIT_FAILURES: consecutive failed attempts that open a destination's circuit. */
+  callbackCircuitFailures: number;
+  /** CALLBACK_CIRCUIT_PROBE_SECONDS: while a circuit is open, one probe this often. */
+  callbackCircuitProbeSeconds: number;
+  /** WORKER_METRICS_PORT: the worker serves its Prometheus metrics on this port (0: not served). */
+  workerMetricsPort: number;
   /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
   workerHealthFile: string;
   rateLimitMerchantPerSecond: number;
@@ -175,6 +183,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     orderExpireSeconds: integer(env, 'ORDER_EXPIRE_SECONDS', 1800, 1, 30 * 86_400),
     callbackRetryScheduleMs: schedule,
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
+    callbackDestinationConcurrency: integer(env, 'CALLBACK_DESTINATION_CONCURRENCY', 8, 1, 1000),
+    callbackCircuitFailures: integer(env, 'CALLBACK_CIRCUIT_FAILURES', 20, 1, 1_000_000),
+    callbackCircuitProbeSeconds: integer(env, 'CALLBACK_CIRCUIT_PROBE_SECONDS', 60, 1, 86_400),
+    workerMetricsPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
     workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),

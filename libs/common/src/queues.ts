@@ -3,16 +3,19 @@
  * the worker (consumer). Payloads carry ids only; the state lives in PostgreSQL.
  */
 export const QUEUE = {
-  callbacks: 'callbacks',
   orders: 'orders',
 } as const;
 
+/**
+ * Callbacks have no queue job: the pending callback_deliveries rows are the queue. This
+ * PostgreSQL NOTIFY channel wakes the workers' dispatchers when rows become due.
+ */
+export const CALLBACK_DUE_CHANNEL = 'callback_due';
+
 export interface JobPayloads {
-  /** Send one callback delivery (job id = delivery id). */
-  'callback.deliver': { deliveryId: string };
   /** Re-query the channel for a paid order, then confirm and complete it. */
   'order.confirm': { orderId: string };
-  /** Periodic safety net: re-enqueue due deliveries, confirm stuck paid orders (expiry is the worker's own loop). */
+  /** Periodic safety net: confirm stuck paid orders, re-enqueue refunds and payouts (expiry is the worker's own loop). */
   'maintenance.sweep': Record<string, never>;
   /** Ask the channel to pay a sell order out, or query it about an earlier request (job id = "payout-" + order id). */
   'order.payout': { orderId: string };
@@ -24,7 +27,6 @@ export type JobName = keyof JobPayloads;
 
 /** Which queue carries each job. */
 export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
-  'callback.deliver': QUEUE.callbacks,
   'order.confirm': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
   'order.payout': QUEUE.orders,

@@ -297,8 +297,8 @@ export class OperatorService {
 
   /**
    * callback:recover: callbackRecover's rules (the same 7-day window) for an operator, without
-   * the merchant's once-a-minute allowance. The new rows are due now: the worker's sweep sends
-   * them, since the CLI holds no queue connection.
+   * the merchant's once-a-minute allowance. The new rows are due now and are the queue: the
+   * workers' dispatchers find them within a second (no wake-up needed from the CLI).
    */
   async callbackRecover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
     const unix = (value: string, name: string): number => {

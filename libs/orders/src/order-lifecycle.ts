@@ -12,6 +12,7 @@ import {
   ORDER_TRANSITIONS,
   type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobQueue } from '@app/queue';
+import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
 
 /** What a verified success notification did to its order. */
@@ -39,7 +40,7 @@ const CLOSE = ORDER_TRANSITIONS.move('close');
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
  * worker (expiry, confirmation, sweep). Every transition is one conditional UPDATE and writes
- * its event and callback delivery in the same transaction; jobs are enqueued after commit.
+ * its event and callback delivery in the same transaction; jobs and wake-ups follow the commit.
  */
 @Injectable()
 export class OrderLifecycle {
@@ -54,6 +55,7 @@ export class OrderLifecycle {
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly queue: JobQueue,
+    private readonly afterCommit: JobsAfterCommit,
   ) {}
 
   get expireSeconds(): number {
@@ -239,18 +241,13 @@ export class OrderLifecycle {
     return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order, reason));
   }
 
+  /** The committed deliveries wake the dispatchers (one funnel, JobsAfterCommit.deliver). */
   private async enqueueDelivery(deliveryId: string): Promise<void> {
-    await this.enqueue('callback.deliver', { deliveryId }, { jobId: deliveryId });
+    await this.afterCommit.deliver(deliveryId);
   }
 
-  /** Many deliveries in one queue call; like enqueue, a failure is logged and left to the sweeper. */
   private async enqueueDeliveries(deliveryIds: string[]): Promise<void> {
-    if (deliveryIds.length === 0) return;
-    try {
-      await this.queue.addBulk('callback.deliver', deliveryIds.map((deliveryId) => ({ payload: { deliveryId }, jobId: deliveryId })));
-    } catch (err) {
-      this.logger.error(`enqueue of ${deliveryIds.length} callback.deliver jobs failed, the sweeper will retry: ${(err as Error).message}`);
-    }
+    await this.afterCommit.deliver(deliveryIds);
   }
 
   /** After commit the row is the truth: a failed enqueue is logged and left to the sweeper, never thrown. */

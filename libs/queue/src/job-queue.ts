@@ -1,24 +1,20 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
-import { AppConfig, JOB_QUEUE, type JobName, type JobPayloads, QUEUE, callbackAttemptsLimit } from '@app/common';
+import { JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 
 /**
  * The one way to put a job on a queue. Payloads carry ids only; the queue each job goes on
- * and its retry policy come from the contract in libs/common/queues.ts and the config.
+ * and its retry policy come from the contract in libs/common/queues.ts.
  */
 @Injectable()
 export class JobQueue {
   private readonly queues: Record<string, Queue>;
 
-  constructor(
-    private readonly config: AppConfig,
-    @InjectQueue(QUEUE.callbacks) callbacks: Queue,
-    @InjectQueue(QUEUE.orders) orders: Queue,
-  ) {
-    this.queues = { [QUEUE.callbacks]: callbacks, [QUEUE.orders]: orders };
+  constructor(@InjectQueue(QUEUE.orders) orders: Queue) {
+    this.queues = { [QUEUE.orders]: orders };
   }
 
   queue(name: (typeof QUEUE)[keyof typeof QUEUE]): Queue {
@@ -29,9 +25,6 @@ export class JobQueue {
   defaults(name: JobName): JobsOptions {
     const keep = { removeOnComplete: { age: 86_400, count: 10_000 }, removeOnFail: { age: 7 * 86_400 } };
     switch (name) {
-      case 'callback.deliver':
-        // The first attempt plus one per scheduled delay; the delays come from the worker's custom backoff.
-        return { ...keep, attempts: callbackAttemptsLimit(this.config.callbackRetryScheduleMs), backoff: { type: 'custom' } };
       case 'order.confirm':
         return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
       case 'maintenance.sweep':

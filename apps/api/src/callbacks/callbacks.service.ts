@@ -40,8 +40,6 @@ export const RECOVER_ALLOWANCE: ToolAllowance = { tool: 'recover', max: 1, windo
  * minute per merchant is plenty to debug an endpoint and keeps the API from being a flood source.
  */
 export const TEST_ALLOWANCE: ToolAllowance = { tool: 'test', max: 10, windowSeconds: 60 };
-/** Recovered deliveries are enqueued this many at a time: the rows are the truth, the sweep covers a failure. */
-const ENQUEUE_BATCH = 20;
 
 @Injectable()
 export class CallbacksService implements OnApplicationShutdown {
@@ -62,8 +60,8 @@ export class CallbacksService implements OnApplicationShutdown {
 
   /**
    * SPEC 7 callbackResend: a new delivery of the order's latest event, same event_id; or the
-   * delivery still pending, with nothing queued. The row is the truth: if the enqueue fails the
-   * sweeper sends it, so the merchant still gets an answer.
+   * delivery still pending, with nothing queued. The row is the queue: the wake-up only makes
+   * the dispatchers take it at once.
    */
   async resend(merchantId: number, orderNo: string): Promise<{ view: ResendView; queued: boolean }> {
     const result = await this.deliveries.resendLatestEvent(merchantId, orderNo, RESEND_LIMIT);
@@ -89,9 +87,8 @@ export class CallbacksService implements OnApplicationShutdown {
     if ('field' in window) throw DomainError.invalid(window.field, window.message);
     const result = await this.tools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), RECOVER_ALLOWANCE);
     if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
-    for (let i = 0; i < result.deliveryIds.length; i += ENQUEUE_BATCH) {
-      await Promise.all(result.deliveryIds.slice(i, i + ENQUEUE_BATCH).map((id) => this.jobs.deliver(id)));
-    }
+    // The rows are the queue: one wake-up makes the dispatchers take them all.
+    await this.jobs.deliver(result.deliveryIds);
     if (result.deliveryIds.length > 0) this.logger.log(`merchant ${merchantId} recovered ${result.deliveryIds.length} failed deliveries`);
     return { queued: result.deliveryIds.length };
   }

@@ -40,7 +40,7 @@ export class HealthController {
         this.indicators
           .check('queue')
           .attempt(async () => {
-            await this.jobs.queue(QUEUE.callbacks).getJobCounts('waiting');
+            await this.jobs.queue(QUEUE.orders).getJobCounts('waiting');
           })
           .withTimeout(1500),
     ]);

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { QUEUE } from '@app/common';
+import { CallbackDeliveryRepository } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { MetricsService } from './metrics.service';
 
@@ -23,6 +24,8 @@ export class CachedGauges implements OnApplicationBootstrap {
   private readonly logger = new Logger(CachedGauges.name);
   private readonly queueJobs: Gauge<'queue' | 'state'>;
   private readonly deliveries: Gauge<'status'>;
+  private readonly openCircuits: Gauge;
+  private readonly heldDeliveries: Gauge;
   private readonly refreshes: Counter<'outcome'>;
   private lastStartedAt = -Infinity;
   private running = false;
@@ -31,6 +34,7 @@ export class CachedGauges implements OnApplicationBootstrap {
     metrics: MetricsService,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly jobs: JobQueue,
+    private readonly callbackDeliveries: CallbackDeliveryRepository,
   ) {
     const registers = [metrics.registry];
     this.queueJobs = new Gauge({ name: 'merchant_pay_queue_jobs', help: 'Jobs in each queue by state (refreshed at most every 10 s)', labelNames: ['queue', 'state'], registers });
@@ -38,6 +42,16 @@ export class CachedGauges implements OnApplicationBootstrap {
       name: 'merchant_pay_callback_deliveries',
       help: 'Callback deliveries by status: pending, succeeded, failed (refreshed at most every 10 s)',
       labelNames: ['status'],
+      registers,
+    });
+    this.openCircuits = new Gauge({
+      name: 'merchant_pay_callback_open_circuits',
+      help: 'Callback destinations whose circuit is open (SPEC 7 Fairness; refreshed at most every 10 s)',
+      registers,
+    });
+    this.heldDeliveries = new Gauge({
+      name: 'merchant_pay_callback_held_deliveries',
+      help: 'Due callback deliveries held back by an open circuit, spending no attempts (refreshed at most every 10 s)',
       registers,
     });
     this.refreshes = new Counter({ name: 'merchant_pay_cached_gauge_refreshes_total', help: 'Refreshes of the cached gauges, by outcome', labelNames: ['outcome'], registers });
@@ -58,10 +72,13 @@ export class CachedGauges implements OnApplicationBootstrap {
 
   private async refresh(): Promise<void> {
     try {
-      const [deliveryRows, queueCounts] = await Promise.all([
+      const [deliveryRows, queueCounts, circuits] = await Promise.all([
         this.dataSource.query('SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status') as Promise<{ status: string; count: string }[]>,
         Promise.all(Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const)),
+        this.callbackDeliveries.circuitFigures(),
       ]);
+      this.openCircuits.set(circuits.openCircuits);
+      this.heldDeliveries.set(circuits.heldDeliveries);
       for (const status of DELIVERY_STATUSES) {
         this.deliveries.set({ status }, Number(deliveryRows.find((r) => r.status === status)?.count ?? 0));
       }

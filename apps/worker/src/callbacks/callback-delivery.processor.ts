@@ -1,32 +1,23 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { UnrecoverableError } from 'bullmq';
-import { AppConfig, type JobPayloads, SecretBox, callbackAttemptsLimit, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
-import { type ClaimedAttempt, CallbackDeliveryRepository, NonceStore } from '@app/db';
-import { buildSignedCallback, newCallbackNonce } from '@app/callbacks';
-import { type SendOutcome, CallbackSender } from '@app/callbacks';
-import { CallbackAttemptError, retryDelayMs } from '@app/callbacks';
+import { AppConfig, SecretBox, callbackAttemptsLimit, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
+import { type ClaimedAttempt, type FinishedAttempt, NonceStore } from '@app/db';
+import { CallbackSender, type SendOutcome, buildSignedCallback, newCallbackNonce, retryDelayMs } from '@app/callbacks';
 
-/** How long a claimed attempt keeps the sweeper away: the HTTP budget plus the time to record it. */
-const ATTEMPT_LEASE_MARGIN_MS = 30_000;
-
-export interface DeliveryResult {
-  deliveryId: string;
-  attempt?: number;
-  status: 'succeeded' | 'settled';
-}
+/** Decrypted secrets kept per ciphertext: a rotation writes a new ciphertext, so a stale entry is never read. */
+const SECRET_CACHE_SIZE = 1000;
 
 /**
- * One 'callback.deliver' job: one attempt of one delivery. The state (attempt number, status,
- * the log) lives in PostgreSQL; a failed attempt throws so BullMQ's retry and the custom backoff
- * schedule the next one, and the last, or a 410, ends the job with an UnrecoverableError.
+ * One attempt of one claimed delivery: sign (a fresh nonce, claimed in the nonce store first),
+ * send, and decide the delivery's next state from the outcome and the retry schedule. It never
+ * throws: the dispatcher records what it returns.
  */
 @Injectable()
 export class CallbackDeliveryProcessor {
   private readonly logger = new Logger('CallbackDelivery');
+  private readonly secretCache = new Map<string, string>();
 
   constructor(
     private readonly config: AppConfig,
-    private readonly deliveries: CallbackDeliveryRepository,
     private readonly secrets: SecretBox,
     private readonly sender: CallbackSender,
     private readonly nonces: NonceStore,
@@ -37,71 +28,76 @@ export class CallbackDeliveryProcessor {
     return callbackAttemptsLimit(this.config.callbackRetryScheduleMs);
   }
 
-  async deliver({ deliveryId }: JobPayloads['callback.deliver']): Promise<DeliveryResult> {
-    const claim = await this.deliveries.claimAttempt(deliveryId, this.maxAttempts, this.sender.timeoutMs + ATTEMPT_LEASE_MARGIN_MS);
-    if (claim.kind === 'exhausted') throw new UnrecoverableError(`delivery ${deliveryId}: no attempts left`);
-    if (claim.kind === 'settled') return { deliveryId, status: 'settled' };
-    const attempt = claim.attempt;
-    const outcome = await this.attempt(attempt);
-
-    if (outcome.ok) {
-      await this.deliveries.recordAttempt(deliveryId, attempt.number, this.logRow(attempt, outcome), {
-        status: 'succeeded',
-        lastError: null,
-        nextAttemptAt: null,
-      });
-      return { deliveryId, attempt: attempt.number, status: 'succeeded' };
+  async attempt(attempt: ClaimedAttempt): Promise<FinishedAttempt> {
+    let outcome: SendOutcome;
+    let countsForCircuit = true;
+    if (!attempt.notifyUrl) {
+      countsForCircuit = false;
+      outcome = notSent('no callback address: neither the order nor the merchant has a notify_url');
+    } else {
+      try {
+        outcome = await this.send(attempt, attempt.notifyUrl);
+      } catch (err) {
+        // Our side failed (the nonce store, the secret): nothing about the merchant's endpoint.
+        countsForCircuit = false;
+        outcome = notSent((err as Error).message);
+      }
     }
-
-    const error = outcome.error ?? 'failed';
-    const gone = outcome.httpStatus === 410;
-    const last = attempt.number >= this.maxAttempts;
-    if (gone || last) {
-      await this.deliveries.recordAttempt(deliveryId, attempt.number, this.logRow(attempt, outcome), {
-        status: 'failed',
-        lastError: error,
-        nextAttemptAt: null,
-      });
-      this.logger.warn(`delivery ${deliveryId} failed for good after attempt ${attempt.number}: ${error}`);
-      throw new UnrecoverableError(gone ? `HTTP 410: the merchant ended this delivery` : `attempt ${attempt.number} was the last: ${error}`);
-    }
-
-    const delay = retryDelayMs(this.config.callbackRetryScheduleMs, attempt.number, outcome.retryAfterMs);
-    await this.deliveries.recordAttempt(deliveryId, attempt.number, this.logRow(attempt, outcome), {
-      status: 'pending',
-      lastError: error,
-      nextAttemptAt: new Date(Date.now() + delay),
-    });
-    throw new CallbackAttemptError(`attempt ${attempt.number} failed: ${error}`, attempt.number, delay);
+    return this.finish(attempt, outcome, countsForCircuit);
   }
 
-  private async attempt(attempt: ClaimedAttempt): Promise<SendOutcome> {
-    if (!attempt.notifyUrl) {
-      return {
-        ok: false,
-        httpStatus: null,
-        durationMs: 0,
-        excerpt: null,
-        error: 'no callback address: neither the order nor the merchant has a notify_url',
-        retryAfterMs: null,
-      };
+  private finish(attempt: ClaimedAttempt, outcome: SendOutcome, countsForCircuit: boolean): FinishedAttempt {
+    const log = {
+      deliveryId: attempt.deliveryId,
+      number: attempt.number,
+      url: attempt.notifyUrl,
+      httpStatus: outcome.httpStatus,
+      durationMs: outcome.durationMs,
+      responseExcerpt: outcome.excerpt,
+      error: outcome.error,
+      countsForCircuit,
+    };
+    if (outcome.ok) return { ...log, status: 'succeeded', nextAttemptAt: null };
+    const gone = outcome.httpStatus === 410;
+    if (gone || attempt.number >= this.maxAttempts) {
+      this.logger.warn(`delivery ${attempt.deliveryId} failed for good after attempt ${attempt.number}: ${gone ? 'HTTP 410, the merchant ended it' : outcome.error}`);
+      return { ...log, status: 'failed', nextAttemptAt: null };
     }
+    const delay = retryDelayMs(this.config.callbackRetryScheduleMs, attempt.number, outcome.retryAfterMs);
+    return { ...log, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+  }
+
+  private async send(attempt: ClaimedAttempt, url: string): Promise<SendOutcome> {
     let nonce: string;
     try {
       nonce = await this.claimNonce(attempt.merchantApiKey);
     } catch (err) {
-      return { ok: false, httpStatus: null, durationMs: 0, excerpt: null, error: `not sent: its nonce could not be recorded (${(err as Error).message})`, retryAfterMs: null };
+      throw new Error(`not sent: its nonce could not be recorded (${(err as Error).message})`, { cause: err });
     }
-    const apiSecret = this.secrets.open(attempt.merchantSecretEnc, merchantSecretContext(attempt.merchantApiKey));
-    const previousApiSecret = attempt.merchantPreviousSecretEnc && this.secrets.open(attempt.merchantPreviousSecretEnc, previousMerchantSecretContext(attempt.merchantApiKey));
+    const apiSecret = this.secretOf(attempt.merchantApiKey, attempt.merchantSecretEnc, merchantSecretContext(attempt.merchantApiKey));
+    // During a rotation's grace the claim hands over the previous secret too: webhook-signature carries both (SPEC 3).
+    const previousApiSecret = attempt.merchantPreviousSecretEnc
+      ? this.secretOf(attempt.merchantApiKey, attempt.merchantPreviousSecretEnc, previousMerchantSecretContext(attempt.merchantApiKey))
+      : null;
     const { body, headers } = buildSignedCallback(
       { id: attempt.eventId, type: attempt.eventType, payload: attempt.payload },
       { apiKey: attempt.merchantApiKey, apiSecret, previousApiSecret },
       attempt.number,
       nonce,
     );
-    return this.sender.send(attempt.notifyUrl, body, headers);
+    return this.sender.send(url, body, headers);
   }
+
+  private secretOf(apiKey: string, sealed: string, context: string): string {
+    const key = `${apiKey}\n${sealed}`;
+    const cached = this.secretCache.get(key);
+    if (cached !== undefined) return cached;
+    const secret = this.secrets.open(sealed, context);
+    if (this.secretCache.size >= SECRET_CACHE_SIZE) this.secretCache.clear();
+    this.secretCache.set(key, secret);
+    return secret;
+  }
+
 
   /**
    * SPEC 3: a callback is signed like a request, so its nonce is spent in the merchants' nonce
@@ -112,14 +108,8 @@ export class CallbackDeliveryProcessor {
     if (!(await this.nonces.claim(apiKey, nonce))) throw new Error('a fresh random nonce was already used');
     return nonce;
   }
+}
 
-  private logRow(attempt: ClaimedAttempt, outcome: SendOutcome) {
-    return {
-      url: attempt.notifyUrl,
-      httpStatus: outcome.httpStatus,
-      durationMs: outcome.durationMs,
-      responseExcerpt: outcome.excerpt,
-      error: outcome.error,
-    };
-  }
+function notSent(error: string): SendOutcome {
+  return { ok: false, httpStatus: null, durationMs: 0, excerpt: null, error, retryAfterMs: null };
 }

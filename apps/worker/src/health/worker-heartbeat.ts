@@ -2,6 +2,7 @@ import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationB
 import { DataSource } from 'typeorm';
 import { AppConfig, QUEUE } from '@app/common';
 import { JobQueue } from '@app/queue';
+import { CallbackDispatcher } from '../callbacks/callback-dispatcher';
 import { QueueWorkers } from '../jobs/queue-workers';
 import { HEARTBEAT_INTERVAL_MS, removeHeartbeat, writeHeartbeat } from './heartbeat-file';
 
@@ -32,6 +33,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, BeforeApplicatio
     private readonly dataSource: DataSource,
     private readonly jobs: JobQueue,
     private readonly consumers: QueueWorkers,
+    private readonly dispatcher: CallbackDispatcher,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -44,9 +46,10 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, BeforeApplicatio
   /** Why this worker cannot do its work right now, or null. */
   async problem(): Promise<string | null> {
     if (!this.consumers.consuming()) return 'the queue consumers are not running';
+    if (!this.dispatcher.running) return 'the callback dispatcher is not running';
     try {
       await within(CHECK_TIMEOUT_MS, 'PostgreSQL', this.dataSource.query('SELECT 1'));
-      await within(CHECK_TIMEOUT_MS, 'the queue', this.jobs.queue(QUEUE.callbacks).getJobCounts('waiting'));
+      await within(CHECK_TIMEOUT_MS, 'the queue', this.jobs.queue(QUEUE.orders).getJobCounts('waiting'));
     } catch (err) {
       return (err as Error).message;
     }

@@ -2,9 +2,6 @@ import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationB
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import { AppConfig, type JobName, QUEUE } from '@app/common';
 import { JobQueue } from '@app/queue';
-import { CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
-import { CallbackSender } from '@app/callbacks';
-import { callbackBackoffStrategy } from '@app/callbacks';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
 import { WorkerTuning } from '../worker-tuning';
@@ -12,8 +9,8 @@ import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-
 
 /**
  * One BullMQ Worker per queue, dispatching by job name to the handler map. Built here rather
- * than with @Processor because the callback backoff reads the validated config, which a class
- * decorator cannot see; and so the handler map is checked before any job is taken.
+ * than with @Processor so the handler map is checked before any job is taken, and the
+ * concurrency comes from WorkerTuning.
  */
 @Injectable()
 export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -26,9 +23,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly config: AppConfig,
     private readonly tuning: WorkerTuning,
     private readonly jobs: JobQueue,
-    private readonly callbacks: CallbackDeliveryProcessor,
     private readonly orders: OrdersProcessor,
-    private readonly sender: CallbackSender,
     private readonly moneyOut: MoneyOutProcessor,
   ) {
     // Checked while the app is being built: a job name without a handler stops the start-up.
@@ -39,7 +34,6 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
 
   handlers(): JobHandlers {
     return {
-      'callback.deliver': (payload) => this.callbacks.deliver(payload),
       'order.confirm': (payload) => this.orders.confirm(payload),
       'maintenance.sweep': () => this.orders.sweep(),
       'order.payout': (payload) => this.moneyOut.payout(payload),
@@ -55,10 +49,6 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       return handler(job.data, job);
     };
     const perQueue: Record<string, Partial<WorkerOptions>> = {
-      [QUEUE.callbacks]: {
-        concurrency: this.tuning.callbackConcurrency,
-        settings: { backoffStrategy: callbackBackoffStrategy(this.config.callbackRetryScheduleMs) },
-      },
       [QUEUE.orders]: { concurrency: this.tuning.ordersConcurrency },
     };
     for (const name of Object.values(QUEUE)) {
@@ -87,10 +77,9 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     return this.workers.length > 0 && this.workers.every((w) => w.isRunning() && !w.closing);
   }
 
-  /** Lets running jobs finish (a callback attempt is bounded by its timeout) before the queues close. */
+  /** Lets running jobs finish before the queues close. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     await Promise.all(this.workers.splice(0).map((w) => w.close()));
-    await this.sender.close();
   }
 }

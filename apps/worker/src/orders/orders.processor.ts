@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { JobPayloads } from '@app/common';
 import { OrderLifecycle } from '@app/orders';
-import { CallbackSweeper } from '../callbacks/callback-sweeper';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { WorkerTuning } from '../worker-tuning';
 
@@ -12,7 +11,6 @@ export class OrdersProcessor {
 
   constructor(
     private readonly lifecycle: OrderLifecycle,
-    private readonly callbackSweeper: CallbackSweeper,
     private readonly tuning: WorkerTuning,
     private readonly moneyOut: MoneyOutProcessor,
   ) {}
@@ -23,16 +21,11 @@ export class OrdersProcessor {
   }
 
   /** Every part runs even if one fails; a failure still fails the job so it shows in the queue. */
-  async sweep(): Promise<{ requeuedDeliveries: number; confirmsQueued: number; refundsQueued: number; payoutsQueued: number }> {
-    const [callbacks, orders, moneyOut] = await Promise.allSettled([
-      this.callbackSweeper.sweep(),
-      this.lifecycle.sweep(this.tuning.stuckPaidSeconds),
-      this.moneyOut.sweep(),
-    ]);
-    if (callbacks.status === 'rejected') throw callbacks.reason;
+  async sweep(): Promise<{ confirmsQueued: number; refundsQueued: number; payoutsQueued: number }> {
+    const [orders, moneyOut] = await Promise.allSettled([this.lifecycle.sweep(this.tuning.stuckPaidSeconds), this.moneyOut.sweep()]);
     if (orders.status === 'rejected') throw orders.reason;
     if (moneyOut.status === 'rejected') throw moneyOut.reason;
-    const result = { requeuedDeliveries: callbacks.value.requeued, ...orders.value, ...moneyOut.value };
+    const result = { ...orders.value, ...moneyOut.value };
     if (Object.values(result).some((n) => n > 0)) this.logger.log(`sweep: ${JSON.stringify(result)}`);
     return result;
   }

@@ -4,7 +4,7 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 /** `event`: the outbox row of a transition; `resend`: asked for by callbackResend (limited per order and hour). */
 export type DeliveryOrigin = 'event' | 'resend' | 'recover';
 
-/** One attempt series to send one event to the merchant (the outbox row; job id = id). */
+/** One attempt series to send one event to the merchant: the outbox row, and the dispatcher's queue entry. */
 @Entity('callback_deliveries')
 @Index('ix_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('ix_deliveries_event', ['eventId'])
@@ -32,9 +32,21 @@ export class CallbackDelivery {
   @Column({ name: 'attempts_made', type: 'integer', default: 0 })
   attemptsMade: number;
 
-  /** When the sweeper should consider the job lost if it is still pending. */
+  /** When a pending delivery is due: its next attempt (the dispatcher claims due rows). */
   @Column({ name: 'next_attempt_at', type: 'timestamptz' })
   nextAttemptAt: Date;
+
+  /** scheme://host:port of its address, for the per-destination limit and circuit (set by a trigger at insert). */
+  @Column({ type: 'varchar', length: 600, default: '' })
+  destination: string;
+
+  /** Its event's place in the order's history: a later event waits for the earlier ones (set by the trigger). */
+  @Column({ name: 'event_seq', type: 'bigint', default: 0 })
+  eventSeq: string;
+
+  /** While a worker holds an attempt in flight; an expired lease is claimable again. */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
 
   @Column({ name: 'last_error', type: 'text', nullable: true })
   lastError: string | null;

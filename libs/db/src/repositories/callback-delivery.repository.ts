@@ -18,28 +18,59 @@ export interface ClaimedAttempt {
   merchantSecretEnc: string;
   /** The secret before the last rotation while its grace lasts (SPEC 3), else null. */
   merchantPreviousSecretEnc: string | null;
+  /** scheme://host:port, '' without an address. */
+  destination: string;
+  /** Sent through an open circuit: its outcome decides whether the circuit closes. */
+  probe: boolean;
 }
 
-export type ClaimResult =
-  | { kind: 'claimed'; attempt: ClaimedAttempt }
-  /** Not pending any more (succeeded, failed) or unknown: nothing to do. */
-  | { kind: 'settled' }
-  /** Pending but every attempt was used (a shorter schedule, or lost recordings): now marked failed. */
-  | { kind: 'exhausted' };
+export interface ClaimRules {
+  /** Deliveries to claim at most (the worker's free slots). */
+  limit: number;
+  /** How long the claim is the worker's: the HTTP budget plus the time to record the outcome. */
+  leaseMs: number;
+  /** CALLBACK_DESTINATION_CONCURRENCY: live leases per destination, across every worker. */
+  perDestination: number;
+  /** CALLBACK_CIRCUIT_PROBE_SECONDS, in ms: the wait between two probes of an open circuit. */
+  probeMs: number;
+  /** The first attempt plus one per scheduled delay. */
+  maxAttempts: number;
+}
 
-export interface AttemptRecord {
+export interface ClaimBatch {
+  attempts: ClaimedAttempt[];
+  /** Pending rows that had used every attempt (a worker died on the last one): now failed, unsent. */
+  exhausted: string[];
+}
+
+/** One finished attempt and what it does to its delivery. */
+export interface FinishedAttempt {
+  deliveryId: string;
+  number: number;
   url: string | null;
   httpStatus: number | null;
   durationMs: number;
   responseExcerpt: string | null;
   error: string | null;
+  /** The delivery's new state: pending again (with nextAttemptAt), succeeded, or failed for good. */
+  status: 'pending' | 'succeeded' | 'failed';
+  nextAttemptAt: Date | null;
+  /** Whether it tells anything about the destination (false: no address, or our own nonce store failed). */
+  countsForCircuit: boolean;
 }
 
-export interface DeliveryUpdate {
-  status: 'pending' | 'succeeded' | 'failed';
-  lastError: string | null;
-  /** For a pending delivery: when the next attempt is due (the sweeper's deadline). */
-  nextAttemptAt: Date | null;
+export interface CircuitRules {
+  /** CALLBACK_CIRCUIT_FAILURES: consecutive failed attempts that open a destination's circuit. */
+  failures: number;
+  probeMs: number;
+}
+
+/** A destination's circuit, as callback_destinations keeps it. */
+export interface DestinationCircuit {
+  destination: string;
+  consecutiveFailures: number;
+  circuitOpenSince: Date | null;
+  nextProbeAt: Date | null;
 }
 
 /** callbackResend's allowance: at most `max` resend deliveries per order within `windowSeconds`. */
@@ -56,11 +87,6 @@ export type ResendResult =
   /** A new delivery of the latest event, due now: enqueue it. */
   | { kind: 'queued'; eventId: string; event: OrderEventType; deliveryId: string }
   | { kind: 'limited'; retryAfterMs: number };
-
-export interface DueDelivery {
-  id: string;
-  attemptsMade: number;
-}
 
 /** A delivery with every attempt, as the merchant may see it (the portal's order page). */
 export interface DeliveryWithAttempts {
@@ -83,110 +109,148 @@ export interface DeliveryWithAttempts {
 const INTERRUPTED = 'no outcome recorded: the worker stopped during this attempt';
 
 /**
- * callback_deliveries and callback_attempts: the outbox the worker drains and its log. The
- * attempt number comes from the row, not from the queue, so a re-enqueued job continues the
- * schedule where the lost one stopped.
+ * callback_deliveries, callback_attempts and callback_destinations: the outbox, which is also
+ * the dispatcher's queue (nothing to lose), its log, and each destination's circuit.
  */
 @Injectable()
 export class CallbackDeliveryRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
-   * Takes the next attempt number of a pending delivery and logs the attempt as interrupted
-   * until its outcome is recorded, all in one statement. `leaseMs` pushes next_attempt_at past
-   * the attempt, so the sweeper leaves a running attempt alone.
+   * One call of claim_callback_deliveries (the migration CallbackDispatch describes its rules):
+   * due deliveries, oldest first, each leased to this worker with its attempt counted and logged
+   * as interrupted until recordFinished writes its outcome.
    */
-  async claimAttempt(deliveryId: string, maxAttempts: number, leaseMs: number): Promise<ClaimResult> {
-    const rows: Record<string, unknown>[] = await this.dataSource.query(
-      `WITH d AS (
-         UPDATE callback_deliveries
-            SET attempts_made = attempts_made + 1, next_attempt_at = now() + $3 * interval '1 millisecond', updated_at = now()
-          WHERE id = $1 AND status = 'pending' AND attempts_made < $2
-          RETURNING id, event_id, order_id, merchant_id, attempts_made),
-       a AS (
-         INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error)
-         SELECT id, attempts_made, now(), 0, $4 FROM d)
-       SELECT d.id, d.attempts_made, e.id AS event_id, e.type, e.payload,
-              COALESCE(r.notify_url, o.notify_url, m.notify_url) AS notify_url, m.api_key, m.api_secret_enc,
-              CASE WHEN m.api_secret_previous_until > now() THEN m.api_secret_previous_enc END AS api_secret_previous_enc
-         FROM d
-         JOIN order_events e ON e.id = d.event_id
-         JOIN orders o ON o.id = d.order_id
-         JOIN merchants m ON m.id = d.merchant_id
-         LEFT JOIN refunds r ON r.id = e.refund_id`,
-      [deliveryId, maxAttempts, leaseMs, INTERRUPTED],
-    );
-    const row = rows[0];
-    if (row) {
-      return {
-        kind: 'claimed',
-        attempt: {
-          deliveryId: row.id as string,
-          number: row.attempts_made as number,
-          eventId: row.event_id as string,
-          eventType: row.type as OrderEventType,
-          payload: row.payload as Record<string, unknown>,
-          notifyUrl: (row.notify_url as string | null) ?? null,
-          merchantApiKey: row.api_key as string,
-          merchantSecretEnc: row.api_secret_enc as string,
-          merchantPreviousSecretEnc: (row.api_secret_previous_enc as string | null) ?? null,
-        },
-      };
+  async claimDue(rules: ClaimRules): Promise<ClaimBatch> {
+    const rows: Record<string, unknown>[] = await this.dataSource.query(`SELECT * FROM claim_callback_deliveries($1, $2, $3, $4, $5, $6)`, [
+      rules.limit,
+      rules.leaseMs,
+      rules.perDestination,
+      rules.probeMs,
+      rules.maxAttempts,
+      INTERRUPTED,
+    ]);
+    const batch: ClaimBatch = { attempts: [], exhausted: [] };
+    for (const row of rows) {
+      if (row.exhausted) {
+        batch.exhausted.push(row.delivery_id as string);
+        continue;
+      }
+      batch.attempts.push({
+        deliveryId: row.delivery_id as string,
+        number: row.attempt as number,
+        eventId: row.event_id as string,
+        eventType: row.event_type as OrderEventType,
+        payload: row.payload as Record<string, unknown>,
+        notifyUrl: (row.notify_url as string | null) ?? null,
+        merchantApiKey: row.api_key as string,
+        merchantSecretEnc: row.api_secret_enc as string,
+        merchantPreviousSecretEnc: (row.api_secret_previous_enc as string | null) ?? null,
+        destination: row.destination as string,
+        probe: row.probe as boolean,
+      });
     }
-    const exhausted: unknown[] = await this.dataSource.query(
-      `UPDATE callback_deliveries SET status = 'failed', last_error = COALESCE(last_error, 'no attempts left'), updated_at = now()
-        WHERE id = $1 AND status = 'pending' AND attempts_made >= $2 RETURNING id`,
-      [deliveryId, maxAttempts],
-    );
-    return exhausted.length > 0 ? { kind: 'exhausted' } : { kind: 'settled' };
+    return batch;
   }
 
   /**
-   * The attempt's outcome and the delivery's new state, in one statement. A failure only
-   * updates the delivery if no later attempt was claimed meanwhile; a success always settles it.
+   * Finished attempts in one statement: each attempt's log row, its delivery's new state with
+   * the lease cleared (a failure only if no later attempt was claimed meanwhile; a success
+   * always settles it), and each destination's circuit: a success closes it and resets the
+   * count, failures after the batch's last success add up and open it at `circuit.failures`.
    */
-  async recordAttempt(deliveryId: string, number: number, attempt: AttemptRecord, delivery: DeliveryUpdate): Promise<void> {
+  async recordFinished(finished: FinishedAttempt[], circuit: CircuitRules): Promise<void> {
+    if (finished.length === 0) return;
+    // Sorted by id, so two workers' batches lock delivery rows in one order.
+    const rows = finished.map((f, ord) => ({ ...f, ord })).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : 1));
     await this.dataSource.query(
-      `WITH a AS (
-         UPDATE callback_attempts
-            SET url = $3, http_status = $4, duration_ms = $5, response_excerpt = $6, error = $7
-          WHERE delivery_id = $1 AND number = $2)
-       UPDATE callback_deliveries
-          SET status = $8, last_error = $9, next_attempt_at = COALESCE($10, next_attempt_at), updated_at = now()
-        WHERE id = $1 AND status = 'pending' AND (attempts_made = $2 OR $8 = 'succeeded')`,
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::boolean[], $11::int[])
+           AS i(id, number, url, http_status, duration_ms, excerpt, error, status, next_attempt_at, counts, ord)),
+       attempts AS (
+         UPDATE callback_attempts a
+            SET url = left(i.url, 512), http_status = i.http_status, duration_ms = i.duration_ms, response_excerpt = i.excerpt, error = i.error
+           FROM input i WHERE a.delivery_id = i.id AND a.number = i.number),
+       deliveries AS (
+         UPDATE callback_deliveries d
+            SET status = i.status, last_error = i.error, next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at),
+                lease_until = NULL, destination = callback_destination(i.url), updated_at = now()
+           FROM input i
+          WHERE d.id = i.id AND d.status = 'pending' AND (d.attempts_made = i.number OR i.status = 'succeeded')),
+       outcomes AS (
+         SELECT callback_destination(i.url) AS destination, i.ord, i.status = 'succeeded' AS ok FROM input i WHERE i.counts),
+       ranked AS (
+         SELECT o.*, max(o.ord) FILTER (WHERE o.ok) OVER (PARTITION BY o.destination) AS last_ok FROM outcomes o WHERE o.destination <> ''),
+       per_destination AS (
+         SELECT r.destination, bool_or(r.ok) AS any_ok, count(*) FILTER (WHERE NOT r.ok AND r.ord > COALESCE(r.last_ok, -1))::int AS failures
+           FROM ranked r GROUP BY r.destination)
+       INSERT INTO callback_destinations AS c (destination, consecutive_failures, circuit_open_since, next_probe_at, last_success_at, last_failure_at, updated_at)
+       SELECT p.destination, p.failures,
+              CASE WHEN p.failures >= $12 THEN now() END,
+              CASE WHEN p.failures >= $12 THEN now() + $13 * interval '1 millisecond' END,
+              CASE WHEN p.any_ok THEN now() END,
+              CASE WHEN p.failures > 0 THEN now() END,
+              now()
+         FROM per_destination p ORDER BY p.destination
+       ON CONFLICT (destination) DO UPDATE SET
+         consecutive_failures = CASE WHEN EXCLUDED.last_success_at IS NOT NULL THEN EXCLUDED.consecutive_failures
+                                     ELSE c.consecutive_failures + EXCLUDED.consecutive_failures END,
+         circuit_open_since = CASE WHEN EXCLUDED.last_success_at IS NOT NULL THEN EXCLUDED.circuit_open_since
+                                   ELSE COALESCE(c.circuit_open_since, CASE WHEN c.consecutive_failures + EXCLUDED.consecutive_failures >= $12 THEN now() END) END,
+         next_probe_at = CASE WHEN EXCLUDED.last_success_at IS NOT NULL THEN EXCLUDED.next_probe_at
+                              WHEN c.circuit_open_since IS NOT NULL THEN c.next_probe_at
+                              WHEN c.consecutive_failures + EXCLUDED.consecutive_failures >= $12 THEN now() + $13 * interval '1 millisecond' END,
+         last_success_at = COALESCE(EXCLUDED.last_success_at, c.last_success_at),
+         last_failure_at = COALESCE(EXCLUDED.last_failure_at, c.last_failure_at),
+         updated_at = now()`,
       [
-        deliveryId,
-        number,
-        attempt.url?.slice(0, 512) ?? null,
-        attempt.httpStatus,
-        attempt.durationMs,
-        attempt.responseExcerpt,
-        attempt.error,
-        delivery.status,
-        delivery.lastError,
-        delivery.nextAttemptAt,
+        rows.map((r) => r.deliveryId),
+        rows.map((r) => r.number),
+        rows.map((r) => r.url),
+        rows.map((r) => r.httpStatus),
+        rows.map((r) => r.durationMs),
+        rows.map((r) => r.responseExcerpt),
+        rows.map((r) => r.error),
+        rows.map((r) => r.status),
+        rows.map((r) => r.nextAttemptAt),
+        rows.map((r) => r.countsForCircuit),
+        rows.map((r) => r.ord),
+        circuit.failures,
+        circuit.probeMs,
       ],
     );
   }
 
-  /** Pending deliveries whose next attempt is more than `graceMs` overdue: their job may be lost. */
-  async findOverdue(graceMs: number, limit: number): Promise<DueDelivery[]> {
-    const rows: { id: string; attempts_made: number }[] = await this.dataSource.query(
-      `SELECT id, attempts_made FROM callback_deliveries
-        WHERE status = 'pending' AND next_attempt_at < now() - $1 * interval '1 millisecond'
-        ORDER BY next_attempt_at LIMIT $2`,
-      [graceMs, limit],
+  /**
+   * Milliseconds until the next pending delivery comes due, or null when none is scheduled. Rows
+   * already due but not claimed wait for something else (an earlier event, a free slot, a probe),
+   * which a recording or the poll brings: they do not count here.
+   */
+  async nextDueInMs(): Promise<number | null> {
+    const [row]: { ms: number | null }[] = await this.dataSource.query(
+      `SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::int AS ms FROM callback_deliveries WHERE status = 'pending' AND next_attempt_at > now()`,
     );
-    return rows.map((r) => ({ id: r.id, attemptsMade: r.attempts_made }));
+    return row?.ms ?? null;
   }
 
-  /** After a re-enqueue: the grace period starts again, so the next sweep does not re-check it at once. */
-  async touch(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE callback_deliveries SET next_attempt_at = now(), updated_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`,
-      [ids],
+  /** A destination's circuit, or null before its first recorded attempt. */
+  async circuit(destination: string): Promise<DestinationCircuit | null> {
+    const [row]: DestinationCircuit[] = await this.dataSource.query(
+      `SELECT destination, consecutive_failures AS "consecutiveFailures", circuit_open_since AS "circuitOpenSince", next_probe_at AS "nextProbeAt"
+         FROM callback_destinations WHERE destination = $1`,
+      [destination],
     );
+    return row ?? null;
+  }
+
+  /** For the gauges: destinations whose circuit is open, and the due deliveries they hold back. */
+  async circuitFigures(): Promise<{ openCircuits: number; heldDeliveries: number }> {
+    const [row]: { open: number; held: number }[] = await this.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM callback_destinations WHERE circuit_open_since IS NOT NULL) AS open,
+              (SELECT count(*)::int FROM callback_destinations c JOIN callback_deliveries d ON d.destination = c.destination
+                WHERE c.circuit_open_since IS NOT NULL AND d.status = 'pending' AND d.next_attempt_at <= now()) AS held`,
+    );
+    return { openCircuits: row.open, heldDeliveries: row.held };
   }
 
   /** The order's deliveries, newest first, each with its attempts in order, when the order is this merchant's. */

@@ -29,14 +29,16 @@ export class OrderEventRepository {
     );
   }
 
-  /** `refundId`: the refund a refund.* event is about (its notify_url comes first). */
+  /** `refundId`: the refund a refund.* event is about (its notify_url comes first). The event and its delivery in one statement. */
   async record(em: EntityManager, order: Order, type: CallbackEventType, payload: (eventId: string) => Record<string, unknown>, refundId: string | null = null): Promise<RecordedEvent> {
-    const eventId = await this.insertEvent(em, order, type, payload, refundId);
+    const eventId = randomUUID();
     const deliveryId = randomUUID();
     await em.query(
-      `INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at")
-       VALUES ($1, $2, $3, $4, 'pending', 0, now())`,
-      [deliveryId, eventId, order.id, order.merchantId],
+      `WITH "event" AS (
+         INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload", "refund_id") VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING "id")
+       INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at")
+       SELECT $7, "event"."id", $2, $3, 'pending', 0, now() FROM "event"`,
+      [eventId, order.id, order.merchantId, type, JSON.stringify(payload(eventId)), refundId, deliveryId],
     );
     return { eventId, deliveryId };
   }

@@ -8,8 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * once-per-minute allowances of callbackRecover and callbackTest live in one small table every
  * API instance shares.
  */
-export class SecretGraceAndCallbackTools1764310000000 implements MigrationInterface {
-  name = 'SecretGraceAndCallbackTools1764310000000';
+export class SecretGraceAndCallbackTools1764290000000 implements MigrationInterface {
+  name = 'SecretGraceAndCallbackTools1764290000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE "merchants" ADD COLUMN "api_secret_previous_enc" text, ADD COLUMN "api_secret_previous_until" timestamptz`);

@@ -1,0 +1,66 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { type Server, createServer } from 'node:http';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { AppConfig } from '@app/common';
+
+/**
+ * The worker's own Prometheus figures, what happens in this process: settled callback deliveries
+ * by outcome and the latency of each attempt. Served on WORKER_METRICS_PORT when set (the API's
+ * /metrics has the figures that come from the database: open circuits, held deliveries).
+ */
+@Injectable()
+export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('WorkerMetrics');
+  readonly registry = new Registry();
+  private server: Server | null = null;
+
+  readonly deliveries = new Counter({
+    name: 'merchant_pay_callback_deliveries_settled_total',
+    help: 'Callback deliveries this worker settled, by outcome: succeeded, failed (410, schedule ended, or no attempts left)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly attemptSeconds = new Histogram({
+    name: 'merchant_pay_callback_attempt_duration_seconds',
+    help: 'Callback attempts by result: the HTTP exchange with the merchant, up to the timeout',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  constructor(private readonly config: AppConfig) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const port = this.config.workerMetricsPort;
+    if (port === 0) return;
+    // METRICS_TOKEN guards this as it guards the API's /metrics: hashes compared in constant time.
+    const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+    const expected = this.config.metricsToken === null ? null : digest(this.config.metricsToken);
+    const server = createServer((req, res) => {
+      if (req.url !== '/metrics' || req.method !== 'GET') {
+        res.writeHead(404).end();
+        return;
+      }
+      const sent = /^Bearer +(\S+)$/i.exec((req.headers.authorization ?? '').trim())?.[1] ?? '';
+      if (expected && !timingSafeEqual(digest(sent), expected)) {
+        res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    });
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, resolve));
+    this.server = server;
+    this.logger.log(`metrics on :${port}/metrics`);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
