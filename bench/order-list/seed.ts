@@ -16,7 +16,8 @@ export async function seedOrders(databaseUrl: string, merchantId: number, channe
                            deposit_fen, merchant_actual_fen, request_hash, paid_at, expires_at, created_at, updated_at)
        SELECT to_char(t.at AT TIME ZONE 'Asia/Shanghai', 'YYYYMMDDHH24MISS') || lpad(t.i::text, 8, '0'), $1, $2, 1 + (t.i % 10 = 0)::int,
               CASE WHEN t.r < 70 THEN 'completed' WHEN t.r < 85 THEN 'cancelled' WHEN t.r < 95 THEN 'pending' ELSE 'paid' END,
-              'alipay', 10000, 0.006, 60, 0, 0, 9940, repeat('x', 64),
+              -- A sell order (every tenth) debits cny + service, as the amounts CHECK wants.
+              'alipay', 10000, 0.006, 60, 0, 0, CASE WHEN t.i % 10 = 0 THEN 10060 ELSE 9940 END, repeat('x', 64),
               CASE WHEN t.r < 70 OR t.r >= 95 THEN t.at + interval '1 minute' END, t.at + interval '30 minutes', t.at, t.at
        FROM (SELECT i, (i * 7919) % 100 AS r, now() - (((i * 104729) % 31536000) || ' seconds')::interval AS at FROM generate_series($3::bigint, $4::bigint - 1) AS i) AS t`,
       [merchantId, channelId, from, to],
