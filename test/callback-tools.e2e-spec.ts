@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
+import type { TestAttemptView } from '@app/callbacks';
 import { JobsAfterCommit } from '@app/orders';
 import { verify } from '@app/signature';
 import type { Credentials } from '@app/operator';
@@ -17,15 +18,6 @@ interface ListedDelivery {
   url: string | null;
   status: string;
   attempts: { at: number; http_status: number | null; duration_ms: number; error: string | null; response_excerpt: string | null }[];
-}
-
-interface TestAttempt {
-  url: string;
-  http_status: number | null;
-  duration_ms: number;
-  success: boolean;
-  error: string | null;
-  response_excerpt: string | null;
 }
 
 function whsec(secret: string): Webhook {
@@ -226,7 +218,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
     it("sends a signed webhook.test event to the merchant's notify URL at once and answers the attempt", async () => {
       receiver.respond = () => ({ status: 200, body: 'success' });
       const before = receiver.received.length;
-      const res = await post<TestAttempt>(api.app, '/api/merchant/callbackTest', signed(merchant));
+      const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', signed(merchant));
       expect([res.status, res.body.code]).toEqual([200, 1]);
       expect(res.body.data).toEqual({ url: receiver.url, http_status: 200, duration_ms: expect.any(Number), success: true, error: null, response_excerpt: 'success' });
       expect(receiver.received).toHaveLength(before + 1);
@@ -246,7 +238,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       receiver.respond = () => ({ status: 503, body: 'X'.repeat(2000), headers: { 'retry-after': '1' } });
       const before = receiver.received.length;
       const url = `http://127.0.0.1:${receiver.port}/elsewhere`;
-      const res = await post<TestAttempt>(api.app, '/api/merchant/callbackTest', signed(merchant, { url }));
+      const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', signed(merchant, { url }));
       expect(res.body.code).toBe(1);
       expect(res.body.data).toEqual({ url, http_status: 503, duration_ms: expect.any(Number), success: false, error: 'HTTP 503', response_excerpt: 'X'.repeat(256) });
       await sleep(1500);
@@ -295,7 +287,7 @@ describe('callbackTest under the address rules (CALLBACK_ALLOW_PRIVATE off)', ()
     ['name resolving to loopback', () => `http://localhost:${receiver.port}/notify`],
   ])('a %s address is refused as a failed attempt, not an error, and nothing is sent', async (_what, url) => {
     const { merchant } = await merchantWithChannels(api.operator);
-    const res = await post<TestAttempt>(api.app, '/api/merchant/callbackTest', signed(merchant, { url: url() }));
+    const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', signed(merchant, { url: url() }));
     expect([res.status, res.body.code]).toEqual([200, 1]);
     expect(res.body.data).toMatchObject({ url: url(), http_status: null, success: false, response_excerpt: null });
     expect(res.body.data.error).toMatch(/refused|not allowed|blocked|private|loopback|metadata/i);

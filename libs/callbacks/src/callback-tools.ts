@@ -25,6 +25,16 @@ export interface DeliveryView {
   attempts: { at: number; http_status: number | null; duration_ms: number; error: string | null; response_excerpt: string | null }[];
 }
 
+/** callbackTest's answer (SPEC 7): the one attempt, as the delivery log would record it. */
+export interface TestAttemptView {
+  url: string;
+  http_status: number | null;
+  duration_ms: number;
+  success: boolean;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 /** At most `max` characters, never cutting a surrogate pair in two. */
 export function firstCharacters(text: string | null, max = LISTED_EXCERPT_CHARS): string | null {
   if (text === null || text.length <= max) return text;

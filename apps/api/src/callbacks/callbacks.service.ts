@@ -5,6 +5,7 @@ import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, Non
 import {
   CallbackSender,
   type DeliveryView,
+  type TestAttemptView,
   TEST_EVENT_TYPE,
   buildSignedCallback,
   deliveryView,
@@ -19,16 +20,6 @@ export interface ResendView {
   event_id: string;
   event: string;
   delivery_id: string;
-}
-
-/** callbackTest's answer (SPEC 7): the one attempt, as the delivery log would record it. */
-export interface TestAttemptView {
-  url: string;
-  http_status: number | null;
-  duration_ms: number;
-  success: boolean;
-  error: string | null;
-  response_excerpt: string | null;
 }
 
 /** SPEC 7: a resend is a merchant's repair tool, not a way to make the worker flood an endpoint. */

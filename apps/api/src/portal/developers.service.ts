@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode, isHttpUrl } from '@app/common';
 import { MerchantRepository } from '@app/db';
 import { OperatorService, type RotatedCredentials } from '@app/operator';
-import { CallbacksService, type TestAttemptView } from '../callbacks/callbacks.service';
+import type { TestAttemptView } from '@app/callbacks';
+import { CallbacksService } from '../callbacks/callbacks.service';
 
 /** The rotation choices the page offers (SPEC 3): a routine rotation keeps the old secret a day, a leak revokes it now. */
 export const PORTAL_GRACE_CHOICES = ['24h', '0'] as const;
