@@ -3,7 +3,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { AppConfig } from '@app/common';
+import { type AppConfig, NEST_START_OPTIONS } from '@app/common';
 import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
 import { registerHtmlPageHeaders } from './http/html-page';
@@ -39,8 +39,9 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     return503OnClosing: true,
     trustProxy: trustProxyOption(config.trustProxy),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, NEST_START_OPTIONS);
   app.useLogger(app.get(Logger));
+  app.flushLogs();
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));
   app.useGlobalPipes(createValidationPipe());
   if (options.shutdownHooks ?? true) app.enableShutdownHooks();

@@ -17,6 +17,8 @@ import { PayoutRepository } from './repositories/payout.repository';
 import { PortalSessionRepository } from './repositories/portal-session.repository';
 import { RefundRepository } from './repositories/refund.repository';
 import { SignInThrottleRepository } from './repositories/sign-in-throttle.repository';
+import { SealedValueRepository } from './repositories/sealed-value.repository';
+import { StartupChecks } from './startup-checks';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -32,6 +34,7 @@ const REPOSITORIES = [
   SignInThrottleRepository,
   RefundRepository,
   PayoutRepository,
+  SealedValueRepository,
 ];
 
 let instances = 0;
@@ -58,7 +61,7 @@ export class DbModule {
           useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, poolSize), retryAttempts: 3, retryDelay: 1000 }),
         }),
       ],
-      providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES],
+      providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES, StartupChecks],
       exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES],
     };
   }
