@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type AppConfig, CommonModule } from '@app/common';
 import { DbModule } from '@app/db';
+import { KeyResealService } from './key-reseal.service';
 import { OperatorService } from './operator.service';
 
 /**
@@ -13,8 +14,8 @@ export class OperatorModule {
     return {
       module: OperatorModule,
       imports: [CommonModule.forRoot(config), DbModule.forRoot(2)],
-      providers: [OperatorService],
-      exports: [OperatorService],
+      providers: [OperatorService, KeyResealService],
+      exports: [OperatorService, KeyResealService],
     };
   }
 
