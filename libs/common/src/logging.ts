@@ -17,7 +17,17 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
-/** Structured JSON logs (pretty when LOG_FORMAT=pretty) with the request id on every request line. */
+/** pino-pretty is a developer's convenience the runtime image leaves out: without it, pretty means JSON. */
+function prettyAvailable(): boolean {
+  try {
+    require.resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Structured JSON logs (pretty when LOG_FORMAT=pretty and pino-pretty is installed) with the request id on every request line. */
 export function loggingModule(config: AppConfig): DynamicModule {
   return LoggerModule.forRoot({
     pinoHttp: {
@@ -29,7 +39,7 @@ export function loggingModule(config: AppConfig): DynamicModule {
       genReqId: (req) => (req as { id?: string }).id ?? 'unknown',
       // The query string may carry the signature and nonce: log the path only.
       serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }) },
-      transport: config.logFormat === 'pretty' ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
+      transport: config.logFormat === 'pretty' && prettyAvailable() ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
     },
   });
 }
