@@ -13,7 +13,7 @@ export class OperatorModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: OperatorModule,
-      imports: [CommonModule.forRoot(config), DbModule.forRoot(2)],
+      imports: [CommonModule.forRoot(config), DbModule.forRoot(2, 'merchant-pay-cli')],
       providers: [OperatorService, KeyResealService],
       exports: [OperatorService, KeyResealService],
     };
