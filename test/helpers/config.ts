@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type AppConfig, loadConfig } from '@app/common';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -8,7 +8,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
   return loadConfig({
     DATABASE_URL: databaseUrl,
     REDIS_URL: TEST_REDIS_URL,
-    MASTER_KEY: randomBytes(32).toString('base64'),
+    // One key per database, as in production: every app a spec starts on it opens its check value.
+    MASTER_KEY: createHash('sha256').update(`master key of ${databaseUrl}`).digest('base64'),
     LOG_LEVEL: 'silent',
     QUEUE_PREFIX: `mp-test-${randomBytes(4).toString('hex')}`,
     SANDBOX_ENABLED: 'true',

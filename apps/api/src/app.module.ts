@@ -26,7 +26,7 @@ export class AppModule {
         CommonModule.forRoot(config),
         loggingModule(config),
         RedisModule.forRoot(config),
-        DbModule.forRoot(),
+        DbModule.forRoot(10, 'merchant-pay-api'),
         QueueModule.forRoot(config),
         HealthModule,
         MetricsModule,

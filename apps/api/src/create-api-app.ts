@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
+import { Logger as NestLogger } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { AppConfig } from '@app/common';
+import { type AppConfig, NEST_START_OPTIONS } from '@app/common';
 import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
 import { registerHtmlPageHeaders } from './http/html-page';
@@ -14,6 +15,9 @@ import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/** Region bytes, probes and scrapes are high-volume and carry nothing to audit: no access line. */
+const QUIET_PATHS = /^\/(addons\/|health|ready|metrics)/;
+
 /**
  * TRUST_PROXY for Fastify: a hop count becomes a trust function (the socket's peer and the
  * addresses appended after it, `hops` in all, are proxies), because this Fastify reads a bare
@@ -21,6 +25,11 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
  */
 function trustProxyOption(trust: AppConfig['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
+/** A client's request id is kept when it is 1-128 of [A-Za-z0-9._:-] (nothing that could forge a log line). */
+export function requestIdOf(header: string | string[] | undefined): string {
+  return typeof header === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(header) ? header : randomUUID();
 }
 
 export interface ApiAppOptions {
@@ -32,15 +41,17 @@ export interface ApiAppOptions {
 export async function createApiApp(config: AppConfig, options: ApiAppOptions = {}): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
-    // Also set on the raw request, where the pino-http middleware reads it.
-    genReqId: (raw: IncomingMessage) => ((raw as IncomingMessage & { id?: string }).id = randomUUID()),
+    // The client's X-Request-Id when it is a plain token (so a shop and support quote one id), else a
+    // new one; also set on the raw request, where the pino-http middleware reads it.
+    genReqId: (raw: IncomingMessage) => ((raw as IncomingMessage & { id?: string }).id = requestIdOf(raw.headers['x-request-id'])),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     trustProxy: trustProxyOption(config.trustProxy),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, NEST_START_OPTIONS);
   app.useLogger(app.get(Logger));
+  app.flushLogs();
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));
   app.useGlobalPipes(createValidationPipe());
   if (options.shutdownHooks ?? true) app.enableShutdownHooks();
@@ -49,6 +60,24 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   fastify.removeContentTypeParser('text/plain');
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  const access = new NestLogger('Access');
+  fastify.addHook('onResponse', async (request, reply) => {
+    if (QUIET_PATHS.test(request.url)) return;
+    // The path only: the query string may carry a signature and a nonce. Never a body.
+    const merchantId = (request as { merchant?: { id: number } }).merchant?.id;
+    access.log(
+      {
+        request_id: request.id,
+        method: request.method,
+        path: request.url.split('?')[0],
+        route: request.routeOptions?.url ?? null,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime),
+        ...(merchantId === undefined ? {} : { merchant_id: merchantId }),
+      },
+      'request completed',
+    );
   });
   await registerHtmlPageHeaders(app);
   await mountPortal(app, config);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
+import { exitOnStartupFailure, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from './create-api-app';
 
 async function main(): Promise<void> {
@@ -20,4 +20,4 @@ async function main(): Promise<void> {
   logger.log(`listening on port ${config.port}, merchant API under ${config.apiPrefix}`);
 }
 
-void main();
+main().catch((err: unknown) => exitOnStartupFailure('Api', err));

@@ -1,7 +1,8 @@
-import { type OperatorService, UsageError } from '@app/operator';
+import type { INestApplicationContext } from '@nestjs/common';
+import { KeyResealService, type OperatorService, UsageError } from '@app/operator';
 
 type Flags = Record<string, string | undefined>;
-type Command = (ops: OperatorService, flags: Flags) => Promise<object>;
+type Command = (ops: OperatorService, flags: Flags, app: INestApplicationContext) => Promise<object>;
 
 function required(flags: Flags, name: string): string {
   const value = flags[name];
@@ -55,6 +56,11 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     usage: '--order ORDER_NO',
     flags: ['order'],
     run: (ops, f) => ops.callbackList(required(f, 'order')),
+  },
+  'keys:reseal': {
+    usage: '(with MASTER_KEYS=new,old: seals every secret and channel config again under the new key)',
+    flags: [],
+    run: (_ops, _f, app) => app.get(KeyResealService).reseal(),
   },
   'callback:recover': {
     usage: '--merchant ID --since UNIX [--until UNIX] (failed deliveries of the last 7 days at most)',

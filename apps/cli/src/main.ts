@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, loadConfig } from '@app/common';
+import { ConfigError, NEST_START_OPTIONS, StartupRefusal, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { withEmbeddedDefaults } from '../../embedded/src/local-data';
 import { COMMANDS, parseFlags } from './commands';
@@ -42,16 +42,17 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags);
     const config = loadConfig(env);
-    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
+    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { ...NEST_START_OPTIONS, logger: ['error'] });
+    app.flushLogs();
     try {
-      const result = await command.run(app.get(OperatorService), flags);
+      const result = await command.run(app.get(OperatorService), flags, app);
       io.stdout(`${JSON.stringify(result)}\n`);
     } finally {
       await app.close();
     }
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof StartupRefusal) {
       io.stderr(`error: ${err.message}\n`);
       return 2;
     }

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import type { AppConfig } from '@app/common';
+import { type AppConfig, NEST_START_OPTIONS } from '@app/common';
 import { WorkerModule } from './worker.module';
 import { WorkerTuning } from './worker-tuning';
 
@@ -17,8 +17,9 @@ export interface WorkerAppOptions {
  * so refuses to start, when a job name of the contract has no handler. Any number may run.
  */
 export async function createWorkerApp(config: AppConfig, options: WorkerAppOptions = {}): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, new WorkerTuning(options.tuning)), { bufferLogs: true });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, new WorkerTuning(options.tuning)), NEST_START_OPTIONS);
   app.useLogger(app.get(Logger));
+  app.flushLogs();
   if (options.shutdownHooks ?? true) app.enableShutdownHooks();
   return app;
 }

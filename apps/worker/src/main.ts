@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { loadConfigOrExit } from '@app/common/config';
+import { exitOnStartupFailure } from '@app/common/startup';
 import { heartbeatProblem } from './health/heartbeat-file';
 
 /** `--health`, the container healthcheck: it runs every few seconds, so it loads the config and reads one file. */
@@ -16,7 +17,4 @@ async function main(): Promise<void> {
   await runWorker(config);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`Worker failed to start: ${err.message}\n`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitOnStartupFailure('Worker', err));

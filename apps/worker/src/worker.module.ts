@@ -22,7 +22,7 @@ export class WorkerModule {
     return {
       module: WorkerModule,
       // Redis (when REDIS_URL is set) holds the nonces the callbacks claim, shared with the API.
-      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.ordersConcurrency + 6), QueueModule.forRoot(config), OrdersCoreModule],
+      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.ordersConcurrency + 6, 'merchant-pay-worker'), QueueModule.forRoot(config), OrdersCoreModule],
       providers: [
         { provide: WorkerTuning, useValue: tuning },
         {

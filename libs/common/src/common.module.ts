@@ -11,7 +11,7 @@ export class CommonModule {
       module: CommonModule,
       providers: [
         { provide: AppConfig, useValue: config },
-        { provide: SecretBox, useFactory: (c: AppConfig) => new SecretBox(c.masterKey), inject: [AppConfig] },
+        { provide: SecretBox, useFactory: (c: AppConfig) => new SecretBox(c.masterKeys), inject: [AppConfig] },
       ],
       exports: [AppConfig, SecretBox],
     };

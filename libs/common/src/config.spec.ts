@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
 
 const base = {
@@ -135,5 +138,35 @@ describe('METRICS_TOKEN', () => {
     expect(loadConfig(base).metricsToken).toBeNull();
     expect(loadConfig({ ...base, METRICS_TOKEN: '' }).metricsToken).toBeNull();
     expect(loadConfig({ ...base, METRICS_TOKEN: 'tok' }).metricsToken).toBe('tok');
+  });
+});
+
+describe('the master key ring', () => {
+  const key = (fill: number) => Buffer.alloc(32, fill);
+  const b64 = (fill: number) => key(fill).toString('base64');
+  const { MASTER_KEY: _unused, ...noKey } = base;
+
+  it('takes MASTER_KEYS new first, old after, the first sealing', () => {
+    const c = loadConfig({ ...noKey, MASTER_KEYS: `${b64(1)}, ${b64(2)}` });
+    expect(c.masterKeys).toEqual([key(1), key(2)]);
+    expect(c.masterKey).toEqual(key(1));
+  });
+
+  it('reads MASTER_KEY_FILE, one key or a ring, as a mounted secret', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mk-'));
+    writeFileSync(join(dir, 'one'), `${b64(3)}\n`);
+    writeFileSync(join(dir, 'ring'), `${b64(4)}\n${b64(5)}\n`);
+    expect(loadConfig({ ...noKey, MASTER_KEY_FILE: join(dir, 'one') }).masterKeys).toEqual([key(3)]);
+    expect(loadConfig({ ...noKey, MASTER_KEY_FILE: join(dir, 'ring') }).masterKeys).toEqual([key(4), key(5)]);
+    expect(failure({ MASTER_KEY: '', MASTER_KEY_FILE: join(dir, 'missing') })).toBe('MASTER_KEY_FILE');
+  });
+
+  it.each([
+    [{ MASTER_KEYS: b64(1) }, 'MASTER_KEYS'],
+    [{ MASTER_KEY: `${b64(1)},${b64(2)}` }, 'MASTER_KEY'],
+    [{ MASTER_KEY: '', MASTER_KEYS: `${b64(1)},${b64(1)}` }, 'MASTER_KEYS'],
+    [{ MASTER_KEY: '', MASTER_KEYS: `${b64(1)},short` }, 'MASTER_KEYS'],
+  ])('refuses %j naming %s', (env, variable) => {
+    expect(failure(env)).toBe(variable);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseDurationList } from './duration';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,8 @@ export class AppConfig {
   databaseUrl: string;
   /** Absent in the embedded mode: the queue then runs on PostgreSQL and nonces live in a table. */
   redisUrl: string | null;
-  masterKey: Buffer;
+  /** The master key ring (MASTER_KEY, MASTER_KEYS or MASTER_KEY_FILE): the first seals, every one opens. */
+  masterKeys: Buffer[];
   apiPrefix: string;
   publicBaseUrl: string;
   authToleranceSeconds: number;
@@ -59,8 +61,13 @@ export class AppConfig {
   adminUser: string | null;
   adminPassword: string | null;
 
-  constructor(values: AppConfig) {
+  constructor(values: Omit<AppConfig, 'masterKey'>) {
     Object.assign(this, values);
+  }
+
+  /** The key that seals (the ring's first); also the root the portal derives its cookie keys from. */
+  get masterKey(): Buffer {
+    return this.masterKeys[0];
   }
 }
 
@@ -114,13 +121,38 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
-function masterKey(env: Env): Buffer {
-  const raw = text(env, 'MASTER_KEY');
+const KEY_HINT = 'the base64 of 32 random bytes (openssl rand -base64 32)';
+
+function decodeKey(name: string, raw: string): Buffer {
   const key = Buffer.from(raw, 'base64');
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || key.length !== 32) {
-    throw new ConfigError('MASTER_KEY', 'must be the base64 of 32 random bytes (openssl rand -base64 32)');
-  }
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || key.length !== 32) throw new ConfigError(name, `must be ${KEY_HINT}`);
   return key;
+}
+
+/**
+ * The master key ring, first key sealing: MASTER_KEY (one key), MASTER_KEYS (new first, old
+ * after, during a rotation) or MASTER_KEY_FILE (a file holding either form: a Docker or
+ * Kubernetes secret). Exactly one of the three.
+ */
+function masterKeys(env: Env): Buffer[] {
+  const given = (['MASTER_KEY', 'MASTER_KEYS', 'MASTER_KEY_FILE'] as const).filter((name) => env[name]);
+  if (given.length === 0) throw new ConfigError('MASTER_KEY', `is required (${KEY_HINT}; or MASTER_KEYS during a rotation, or MASTER_KEY_FILE)`);
+  if (given.length > 1) throw new ConfigError(given[1], `cannot be set together with ${given[0]}: set one of them`);
+  const name = given[0];
+  let raw = env[name] as string;
+  if (name === 'MASTER_KEY_FILE') {
+    try {
+      raw = readFileSync(raw, 'utf8');
+    } catch (err) {
+      throw new ConfigError(name, `cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    }
+  }
+  const entries = raw.split(/[\s,]+/).filter(Boolean);
+  if (entries.length === 0) throw new ConfigError(name, `must hold ${KEY_HINT}`);
+  if (name === 'MASTER_KEY' && entries.length > 1) throw new ConfigError(name, 'holds one key; use MASTER_KEYS=new,old during a rotation');
+  const keys = entries.map((entry) => decodeKey(name, entry));
+  if (new Set(keys.map((key) => key.toString('hex'))).size !== keys.length) throw new ConfigError(name, 'lists the same key twice');
+  return keys;
 }
 
 function logFormat(env: Env): 'json' | 'pretty' {
@@ -176,7 +208,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl,
-    masterKey: masterKey(env),
+    masterKeys: masterKeys(env),
     apiPrefix: prefix,
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'], `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     authToleranceSeconds: integer(env, 'AUTH_TOLERANCE_SECONDS', 300, 1, 86_400),

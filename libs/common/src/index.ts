@@ -14,3 +14,4 @@ export * from './running-build';
 export * from './stop-on-signals';
 export * from './secret-box';
 export * from './time';
+export * from './startup';

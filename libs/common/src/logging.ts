@@ -17,19 +17,29 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
-/** Structured JSON logs (pretty when LOG_FORMAT=pretty) with the request id on every request line. */
+/** pino-pretty is a developer's convenience the runtime image leaves out: without it, pretty means JSON. */
+function prettyAvailable(): boolean {
+  try {
+    require.resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Structured JSON logs (pretty when LOG_FORMAT=pretty and pino-pretty is installed) with the request id on every request line. */
 export function loggingModule(config: AppConfig): DynamicModule {
   return LoggerModule.forRoot({
     pinoHttp: {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       // The id Fastify gave the request (set on the raw request by genReqId), so log lines and X-Request-Id agree.
-      // Region bytes, probes and scrapes are high-volume and carry nothing to audit: no per-request line.
-      autoLogging: { ignore: (req) => /^\/(addons\/|health|ready|metrics)/.test(req.url ?? '') },
+      // The API writes its own access line (create-api-app.ts), which knows the route and the merchant.
+      autoLogging: false,
       genReqId: (req) => (req as { id?: string }).id ?? 'unknown',
       // The query string may carry the signature and nonce: log the path only.
       serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }) },
-      transport: config.logFormat === 'pretty' ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
+      transport: config.logFormat === 'pretty' && prettyAvailable() ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
     },
   });
 }

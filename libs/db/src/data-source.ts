@@ -3,10 +3,12 @@ import { MIGRATIONS } from '../../../migrations';
 import { ENTITIES } from './entities';
 
 /** The one TypeORM configuration: the apps, the CLI, the tests and the TypeORM CLI all use it. */
-export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
+export function dataSourceOptions(databaseUrl: string, poolSize = 10, applicationName = 'merchant-pay'): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
+    // pg_stat_activity tells the API's connections from the worker's and the CLI's.
+    applicationName,
     entities: ENTITIES,
     migrations: MIGRATIONS,
     // The schema changes only through reviewed migration files.

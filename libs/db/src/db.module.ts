@@ -17,6 +17,8 @@ import { PayoutRepository } from './repositories/payout.repository';
 import { PortalSessionRepository } from './repositories/portal-session.repository';
 import { RefundRepository } from './repositories/refund.repository';
 import { SignInThrottleRepository } from './repositories/sign-in-throttle.repository';
+import { SealedValueRepository } from './repositories/sealed-value.repository';
+import { StartupChecks } from './startup-checks';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -32,6 +34,7 @@ const REPOSITORIES = [
   SignInThrottleRepository,
   RefundRepository,
   PayoutRepository,
+  SealedValueRepository,
 ];
 
 let instances = 0;
@@ -40,7 +43,7 @@ let instances = 0;
 @Global()
 @Module({})
 export class DbModule {
-  static forRoot(poolSize = 10): DynamicModule {
+  static forRoot(poolSize = 10, applicationName = 'merchant-pay'): DynamicModule {
     // @nestjs/typeorm wants one name per DataSource per process, and npm start runs the API and the
     // worker, each with its own, in one: each gets a name, and is injected under the default tokens.
     const name = `db${++instances}`;
@@ -55,10 +58,10 @@ export class DbModule {
         TypeOrmModule.forRootAsync({
           name,
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, poolSize), retryAttempts: 3, retryDelay: 1000 }),
+          useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, poolSize, applicationName), retryAttempts: 3, retryDelay: 1000 }),
         }),
       ],
-      providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES],
+      providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES, StartupChecks],
       exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES],
     };
   }

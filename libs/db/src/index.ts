@@ -17,3 +17,5 @@ export * from './repositories/refund.repository';
 export * from './repositories/sign-in-throttle.repository';
 export * from './run-migrations';
 export * from './token-hash';
+export * from './repositories/sealed-value.repository';
+export * from './startup-checks';

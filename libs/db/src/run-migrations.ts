@@ -3,7 +3,7 @@ import { dataSourceOptions } from './data-source';
 
 /** Applies every pending migration, each in its own transaction; returns the names applied. */
 export async function runMigrations(databaseUrl: string): Promise<string[]> {
-  const ds = new DataSource(dataSourceOptions(databaseUrl, 1));
+  const ds = new DataSource(dataSourceOptions(databaseUrl, 1, 'merchant-pay-migrate'));
   await ds.initialize();
   try {
     const applied = await ds.runMigrations({ transaction: 'each' });

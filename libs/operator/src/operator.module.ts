@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type AppConfig, CommonModule } from '@app/common';
 import { DbModule } from '@app/db';
+import { KeyResealService } from './key-reseal.service';
 import { OperatorService } from './operator.service';
 
 /**
@@ -12,9 +13,9 @@ export class OperatorModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: OperatorModule,
-      imports: [CommonModule.forRoot(config), DbModule.forRoot(2)],
-      providers: [OperatorService],
-      exports: [OperatorService],
+      imports: [CommonModule.forRoot(config), DbModule.forRoot(2, 'merchant-pay-cli')],
+      providers: [OperatorService, KeyResealService],
+      exports: [OperatorService, KeyResealService],
     };
   }
 

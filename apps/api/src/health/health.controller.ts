@@ -1,7 +1,9 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { HealthCheck, type HealthCheckResult, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
 import { JobQueue } from '@app/queue';
+import { pendingMigrations } from '@app/db';
 import { QUEUE } from '@app/common';
 
 @Controller()
@@ -11,7 +13,12 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     private readonly jobs: JobQueue,
+    private readonly dataSource: DataSource,
   ) {}
+
+  /** The schema was checked at start; a database restored or rolled back under a running API shows here. */
+  private schemaCheckedAt = 0;
+  private schemaPending: Promise<string[]> = Promise.resolve([]);
 
   /** Liveness: answers while the process is up. */
   @Get('health')
@@ -43,6 +50,26 @@ export class HealthController {
             await this.jobs.queue(QUEUE.orders).getJobCounts('waiting');
           })
           .withTimeout(1500),
+      () =>
+        this.indicators
+          .check('schema')
+          .attempt(async () => {
+            const pending = await this.pendingMigrations();
+            if (pending.length > 0) throw new Error(`${pending.length} migration(s) pending: run migration:run`);
+          })
+          .withTimeout(1500),
     ]);
+  }
+
+  /** At most one look every 10 s, however often the probe asks. */
+  private pendingMigrations(): Promise<string[]> {
+    if (Date.now() - this.schemaCheckedAt > 10_000) {
+      this.schemaCheckedAt = Date.now();
+      this.schemaPending = pendingMigrations(this.dataSource).catch((err: unknown) => {
+        this.schemaCheckedAt = 0;
+        throw err;
+      });
+    }
+    return this.schemaPending;
   }
 }

@@ -31,7 +31,7 @@ export class PortalExceptionFilter implements ExceptionFilter {
     }
     const page = this.pageFor(exception);
     if (page === INTERNAL) this.logger.error(`request ${request.id} ${request.method} ${request.url}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
-    void reply.status(page.status).view('error', { title: page.title, body: page.body });
+    void reply.status(page.status).view('error', { title: page.title, body: page.body, requestId: request.id });
   }
 
   private pageFor(exception: unknown): ErrorPage {

@@ -10,6 +10,7 @@ import { OrderEvent } from './order-event.entity';
 import { Order } from './order.entity';
 import { Payout } from './payout.entity';
 import { Refund } from './refund.entity';
+import { MasterKeyCheck } from './master-key-check.entity';
 
 export * from './balance.entity';
 export * from './callback-attempt.entity';
@@ -24,5 +25,6 @@ export * from './order-state';
 export * from './order.entity';
 export * from './payout.entity';
 export * from './refund.entity';
+export * from './master-key-check.entity';
 
-export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce, Refund, Payout];
+export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce, Refund, Payout, MasterKeyCheck];

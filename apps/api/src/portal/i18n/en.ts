@@ -261,6 +261,7 @@ export const en = {
   'account.signOutEverywhere': 'Sign out everywhere',
   'account.signOutEverywhereHelp': 'Ends every session of your account on every device, this one included.',
 
+  'error.requestId': 'Request ID (quote it to support):',
   'error.back': 'Back to the overview',
   'error.notFoundTitle': 'Not found',
   'error.notFoundBody': 'There is no such page, or no such order for your merchant.',

@@ -263,6 +263,7 @@ export const zhCN: Record<MessageKey, string> = {
   'account.signOutEverywhere': '在所有设备上退出',
   'account.signOutEverywhereHelp': '结束该账号在所有设备上的会话，包括当前会话。',
 
+  'error.requestId': '请求编号（联系客服时请提供）：',
   'error.back': '返回概览',
   'error.notFoundTitle': '未找到',
   'error.notFoundBody': '页面不存在，或您的商户没有该订单。',

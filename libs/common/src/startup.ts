@@ -1,0 +1,33 @@
+/** A start refused on purpose (wrong master key, schema behind the build): its message is the whole story. */
+export class StartupRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupRefusal';
+  }
+}
+
+/**
+ * Nest's options for every app: bootstrap lines are held until the JSON logger is in place and
+ * are never flushed to Nest's coloured console when the start fails, and a failure rejects
+ * (so main prints one line) instead of Nest exiting from inside.
+ */
+export const NEST_START_OPTIONS = { bufferLogs: true, autoFlushLogs: false, abortOnError: false } as const;
+
+/** The cause of a failed start in one sentence: pg's AggregateError (every address refused) has an empty message. */
+export function startupCause(err: unknown): string {
+  if (err instanceof StartupRefusal) return err.message;
+  if (err instanceof AggregateError && err.errors.length > 0) return [...new Set(err.errors.map(startupCause))].join('; ');
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const message = err.message || code || err.name;
+    return code && /^E[A-Z]+$/.test(code) && !message.includes(code) ? `${message} (${code})` : message;
+  }
+  return String(err);
+}
+
+/** One JSON line, in pino's shape, for a process that cannot start; then it exits 1. */
+export function exitOnStartupFailure(context: string, err: unknown): never {
+  const line = { level: 60, time: Date.now(), pid: process.pid, context, msg: `${context} cannot start: ${startupCause(err)}` };
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+  process.exit(1);
+}

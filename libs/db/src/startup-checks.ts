@@ -1,0 +1,55 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { KEY_CHECK_CONTEXT, SecretBox, StartupRefusal } from '@app/common';
+import { MIGRATIONS } from '../../../migrations';
+import { SealedValueRepository } from './repositories/sealed-value.repository';
+
+/** What the check value holds; its content matters less than that it opens. */
+const KEY_CHECK_TEXT = 'merchant-pay master key check';
+
+/** The migrations of this build that the database has not applied (all of them on an empty database). */
+export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  let applied: Set<string>;
+  try {
+    const rows: { name: string }[] = await dataSource.query(`SELECT name FROM migrations`);
+    applied = new Set(rows.map((row) => row.name));
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P01') throw err; // undefined_table: never migrated
+    applied = new Set();
+  }
+  return MIGRATIONS.map((migration) => new migration().name ?? migration.name).filter((name) => !applied.has(name));
+}
+
+/**
+ * Run by every app (API, worker, CLI) before it takes any work: the schema is the one this
+ * build expects, and the master key opens this database's sealed values.
+ */
+@Injectable()
+export class StartupChecks implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sealedValues: SealedValueRepository,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const pending = await pendingMigrations(this.dataSource);
+    if (pending.length > 0) {
+      throw new StartupRefusal(
+        `the database schema is behind this build (${pending.length} migration${pending.length > 1 ? 's' : ''} pending, first ${pending[0]}): run \`npm run migration:run\` first`,
+      );
+    }
+    const sealed = (await this.sealedValues.keyCheck()) ?? (await this.sealedValues.createKeyCheck(this.secrets.seal(KEY_CHECK_TEXT, KEY_CHECK_CONTEXT)));
+    let opened: string | null = null;
+    try {
+      opened = this.secrets.open(sealed, KEY_CHECK_CONTEXT);
+    } catch {
+      // refused below
+    }
+    if (opened !== KEY_CHECK_TEXT) {
+      throw new StartupRefusal(
+        'the master key does not open this database (its check value was sealed with another key): set the MASTER_KEY this database was created with, or MASTER_KEYS=new,old during a rotation',
+      );
+    }
+  }
+}

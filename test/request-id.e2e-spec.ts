@@ -1,0 +1,82 @@
+import { resolve } from 'node:path';
+import { Client } from 'pg';
+import { randomBytes } from 'node:crypto';
+import { type TestApi, merchantWithChannels, signed, startTestApi } from './helpers/api';
+import { TEST_REDIS_URL } from './helpers/config';
+import { freePort } from './helpers/free-port';
+import { PortalClient, inviteAndAccept } from './helpers/portal';
+import { type Running, launch, stopProcess } from './helpers/processes';
+import { waitFor } from './helpers/callbacks';
+
+const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
+
+describe('X-Request-Id: one id a shop can quote, on every answer and in the access log', () => {
+  let api: TestApi;
+  let compiled: Running;
+  let base: string;
+  let merchant: { api_key: string; api_secret: string; id: number };
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    ({ merchant } = await merchantWithChannels(api.operator));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    compiled = launch('api', API_MAIN, {
+      PORT: String(port),
+      DATABASE_URL: api.databaseUrl,
+      REDIS_URL: TEST_REDIS_URL,
+      MASTER_KEY: api.config.masterKey.toString('base64'),
+      QUEUE_PREFIX: `mp-test-${randomBytes(4).toString('hex')}`,
+      LOG_LEVEL: 'info',
+    });
+    await waitFor(async () => (await fetch(`${base}/ready`).catch(() => null))?.ok === true, 30_000);
+  });
+
+  afterAll(async () => {
+    await stopProcess(compiled);
+    await api.close();
+  });
+
+  const call = (headers: Record<string, string>, body: Record<string, unknown>) =>
+    fetch(`${base}/api/merchant/getPayChannels`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('echoes the id the client sent and logs the request under it, with the merchant and never the secret or signature', async () => {
+    const id = `shop-${randomBytes(6).toString('hex')}`;
+    const body = signed(merchant);
+    const res = await call({ 'x-request-id': id }, body);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe(id);
+    const line = await waitFor(() => compiled.output().split('\n').find((l) => l.includes(`"request_id":"${id}"`) && l.includes('request completed')), 10_000).catch((err: Error) => {
+      throw new Error(`${err.message}; the API printed:\n${compiled.output().slice(-3000)}`);
+    });
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    expect(entry).toMatchObject({ method: 'POST', path: '/api/merchant/getPayChannels', route: '/api/merchant/getPayChannels', status: 200, merchant_id: merchant.id });
+    expect(typeof entry.duration_ms).toBe('number');
+    expect(line).not.toContain(merchant.api_secret);
+    expect(line).not.toContain(String(body.signature));
+  });
+
+  it('replaces an id that could forge a log line with one of its own, and answers an error with it too', async () => {
+    const res = await call({ 'x-request-id': 'x" {"level":60}' }, { api_key: 'mk_test_nobody' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('names its database connections, so pg_stat_activity tells the API from the worker and the CLI', async () => {
+    const client = new Client({ connectionString: api.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ application_name: string }>(`SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database()`);
+      expect(rows.map((row) => row.application_name)).toEqual(expect.arrayContaining(['merchant-pay-api', 'merchant-pay-cli']));
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('shows the id on a portal error page, so a merchant can quote it', async () => {
+    const client = await inviteAndAccept(api.app, api.operator, merchant.id, `ops-${randomBytes(3).toString('hex')}@shop.example`, new PortalClient(api.app));
+    const page = await client.get('/portal/orders/00000000000000000000', { 'x-request-id': 'portal-quote-1' });
+    expect(page.status).toBe(404);
+    expect(page.html).toContain('portal-quote-1');
+  });
+});
