@@ -37,6 +37,7 @@ interface Language {
 
 const javaClasses = mkdtempSync(join(tmpdir(), 'mp-java-client-'));
 const LANGUAGES: Language[] = [
+  { name: 'PHP', file: 'examples/php/MerchantClient.php', interpreter: 'php', probe: ['-r', 'exit(PHP_VERSION_ID >= 80100 ? 0 : 1);'], prepare: () => ['php', join(ROOT, 'examples/php/MerchantClient.php')] },
   { name: 'Python', file: 'examples/python/merchant_client.py', interpreter: 'python3', probe: ['--version'], prepare: () => ['python3', join(ROOT, 'examples/python/merchant_client.py')] },
 ];
 
