@@ -30,15 +30,32 @@ interface Language {
   /** The interpreter the README tells merchants to use, probed with `probe`. */
   interpreter: string;
   probe: string[];
+  /** What the probe prints when the version is recent enough. */
+  version?: RegExp;
   /** Once, before the language's tests: answers the argv prefix that runs the client (Java compiles here). */
   prepare: () => string[];
-  cleanup?: () => void;
+  /** The README's form, when the tests run another (Java's compiled classes, to compile once). */
+  readmeForm?: string[];
 }
 
 const javaClasses = mkdtempSync(join(tmpdir(), 'mp-java-client-'));
 const LANGUAGES: Language[] = [
   { name: 'PHP', file: 'examples/php/MerchantClient.php', interpreter: 'php', probe: ['-r', 'exit(PHP_VERSION_ID >= 80100 ? 0 : 1);'], prepare: () => ['php', join(ROOT, 'examples/php/MerchantClient.php')] },
   { name: 'Python', file: 'examples/python/merchant_client.py', interpreter: 'python3', probe: ['--version'], prepare: () => ['python3', join(ROOT, 'examples/python/merchant_client.py')] },
+  {
+    name: 'Java',
+    file: 'examples/java/MerchantClient.java',
+    // `java File.java` compiles on every run (seconds): the tests compile once and run the classes.
+    interpreter: 'javac',
+    probe: ['-version'],
+    version: /^javac (1[7-9]|[2-9]\d)\b/m,
+    prepare: () => {
+      const compiled = spawnSync('javac', ['-d', javaClasses, join(ROOT, 'examples/java/MerchantClient.java')], { encoding: 'utf8' });
+      if (compiled.status !== 0) throw new Error(`javac failed: ${compiled.stderr}`);
+      return ['java', '-cp', javaClasses, 'MerchantClient'];
+    },
+    readmeForm: ['java', join(ROOT, 'examples/java/MerchantClient.java')],
+  },
 ];
 
 /** Why a language cannot run here (its interpreter missing or too old), or null when it can. */
@@ -46,6 +63,8 @@ function missing(language: Language): string | null {
   const probe = spawnSync(language.interpreter, language.probe, { encoding: 'utf8' });
   if (probe.error) return `${language.interpreter} is not installed (${(probe.error as NodeJS.ErrnoException).code})`;
   if (probe.status !== 0) return `${language.interpreter} ${language.probe.join(' ')} exited ${probe.status}: ${probe.stderr.trim()}`;
+  const printed = `${probe.stdout}${probe.stderr}`.trim();
+  if (language.version && !language.version.test(printed)) return `${language.interpreter} is too old (${printed})`;
   return null;
 }
 
@@ -109,17 +128,19 @@ describe('merchant clients in other languages, against the compiled API and work
       let previousSecret: string | undefined;
 
       /** The client as a command, with the merchant's credentials in its environment. */
-      const run = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> =>
+      const run = (args: string[], options: { stdin?: string; env?: Record<string, string>; as?: string[] } = {}): Promise<Run> =>
         new Promise((done) => {
           const env = {
             PATH: process.env.PATH ?? '',
             HOME: process.env.HOME ?? tmpdir(),
+            LANG: 'C.UTF-8',
             MERCHANT_BASE_URL: baseUrl,
             MERCHANT_API_KEY: merchant?.api_key ?? '',
             MERCHANT_API_SECRET: merchant?.api_secret ?? '',
             ...options.env,
           };
-          const child = execFile(command[0], [...command.slice(1), ...args], { env, encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) =>
+          const [program, ...prefix] = options.as ?? command;
+          const child = execFile(program, [...prefix, ...args], { env, encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) =>
             done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
           );
           child.stdin!.end(options.stdin ?? '');
@@ -141,19 +162,22 @@ describe('merchant clients in other languages, against the compiled API and work
         for (const id of channelIds) await operator.link(merchant.id, id);
       }, 120_000);
 
-      afterAll(() => language.cleanup?.());
-
       it('signs every case of the shared signature vectors', async () => {
         for (const c of vectors.cases) {
           const out = await run(['sign', JSON.stringify({ ...c.query, ...c.body })], { env: { MERCHANT_API_SECRET: vectors.api_secret } });
           expect([c.name, out.stdout.trim()]).toEqual([c.name, c.signature]);
+        }
+        if (language.readmeForm) {
+          const [c] = vectors.cases;
+          const out = await run(['sign', JSON.stringify({ ...c.query, ...c.body })], { env: { MERCHANT_API_SECRET: vectors.api_secret }, as: language.readmeForm });
+          expect([language.readmeForm.join(' '), out.stdout.trim()]).toEqual([language.readmeForm.join(' '), c.signature]);
         }
       }, 60_000);
 
       it('runs the demo: create, pay on the sandbox page, order.paid and order.completed verified both ways; then a refund, its callback verified', async () => {
         const callbackPort = await freePort();
         const demo = spawn(command[0], [...command.slice(1), 'demo'], {
-          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), MERCHANT_BASE_URL: baseUrl, MERCHANT_API_KEY: merchant.api_key, MERCHANT_API_SECRET: merchant.api_secret, DEMO_CALLBACK_PORT: String(callbackPort) },
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), LANG: 'C.UTF-8', MERCHANT_BASE_URL: baseUrl, MERCHANT_API_KEY: merchant.api_key, MERCHANT_API_SECRET: merchant.api_secret, DEMO_CALLBACK_PORT: String(callbackPort) },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let output = '';

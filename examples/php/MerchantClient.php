@@ -383,6 +383,10 @@ final class MerchantClient
         );
         $command = $argv[0] ?? '';
         $count = count($argv);
+        if ($client->apiSecret === '' && $command !== '') {
+            fwrite(STDERR, "MERCHANT_API_SECRET is not set\n");
+            return 2;
+        }
         if ($command === 'sign' && $count === 2) {
             echo self::sign(json_decode($argv[1], false, 512, JSON_THROW_ON_ERROR), $client->apiSecret), "\n";
             return 0;

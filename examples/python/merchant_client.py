@@ -378,6 +378,9 @@ def main(argv):
         return 2
     client = _client_from_env()
     command = argv[0]
+    if not client.api_secret:
+        print("MERCHANT_API_SECRET is not set", file=sys.stderr)
+        return 2
     if command == "sign" and len(argv) == 2:
         print(sign(json.loads(argv[1]), client.api_secret))
         return 0
