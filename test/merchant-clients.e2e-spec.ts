@@ -122,6 +122,8 @@ describe('merchant clients in other languages, against the compiled API and work
   for (const language of LANGUAGES) {
     const why = missing(language);
     const suite = why === null ? describe : describe.skip;
+    // Loud in any run, not only a verbose one: a skipped language is never mistaken for a passed one.
+    if (why !== null) console.warn(`merchant clients: the ${language.name} client's tests are SKIPPED: ${why}`);
     suite(`${language.name} (${language.file})${why === null ? '' : `: SKIPPED, ${why}`}`, () => {
       let command: string[];
       let merchant: Credentials;
