@@ -578,10 +578,10 @@ public final class MerchantClient {
                 System.err.println("MERCHANT_API_SECRET is not set");
                 status = 2;
             } else if (command.equals("sign") && args.length == 2) {
-                System.out.println(sign((Map<String, Object>) Json.parse(args[1]), client.apiSecret));
+                System.out.println(sign(jsonObject(args[1], "the parameters"), client.apiSecret));
                 status = 0;
             } else if (command.equals("call") && (args.length == 2 || args.length == 3)) {
-                Map<String, Object> envelope = client.request(args[1], args.length == 3 ? (Map<String, Object>) Json.parse(args[2]) : Map.of());
+                Map<String, Object> envelope = client.request(args[1], args.length == 3 ? jsonObject(args[2], "the parameters") : Map.of());
                 Map<String, Object> printed = new LinkedHashMap<>(envelope);
                 printed.remove("_http_status");
                 printOneLine(Json.write(printed, false));
@@ -590,7 +590,7 @@ public final class MerchantClient {
             } else if (command.equals("verify") && args.length == 2) {
                 byte[] raw = System.in.readAllBytes();
                 Map<String, String> headers = new LinkedHashMap<>();
-                ((Map<String, Object>) Json.parse(args[1])).forEach((k, v) -> headers.put(k, v == null ? null : String.valueOf(v)));
+                jsonObject(args[1], "the headers").forEach((k, v) -> headers.put(k, v == null ? null : String.valueOf(v)));
                 Object body;
                 try {
                     body = Json.parse(new String(raw, StandardCharsets.UTF_8));
@@ -610,8 +610,18 @@ public final class MerchantClient {
         } catch (MerchantError e) {
             System.err.println(e.getMessage());
             status = 1;
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            status = 2;
         }
         System.exit(status);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> jsonObject(String text, String what) {
+        Object value = Json.parse(text);
+        if (!(value instanceof Map)) throw new IllegalArgumentException(what + " must be a JSON object");
+        return (Map<String, Object>) value;
     }
 
     private static void printOneLine(String text) {

@@ -373,6 +373,15 @@ final class MerchantClient
 
     // -- command line --------------------------------------------------------------------------
 
+    private static function jsonObject(string $text, string $what, bool $assoc): array|stdClass
+    {
+        $value = json_decode($text, $assoc);
+        if (!($assoc ? is_array($value) && !array_is_list($value) || $value === [] : $value instanceof stdClass)) {
+            throw new InvalidArgumentException("$what must be a JSON object");
+        }
+        return $value;
+    }
+
     public static function main(array $argv): int
     {
         $client = new MerchantClient(
@@ -388,11 +397,11 @@ final class MerchantClient
             return 2;
         }
         if ($command === 'sign' && $count === 2) {
-            echo self::sign(json_decode($argv[1], false, 512, JSON_THROW_ON_ERROR), $client->apiSecret), "\n";
+            echo self::sign(self::jsonObject($argv[1], 'the parameters', false), $client->apiSecret), "\n";
             return 0;
         }
         if ($command === 'call' && ($count === 2 || $count === 3)) {
-            $params = $count === 3 ? json_decode($argv[2], false, 512, JSON_THROW_ON_ERROR) : [];
+            $params = $count === 3 ? self::jsonObject($argv[2], 'the parameters', false) : [];
             [$status, $raw] = $client->requestRaw($argv[1], $params);
             $envelope = self::envelopeOf($status, $raw);
             // Printed as it came: decoded as objects, so an empty {} stays {}.
@@ -410,7 +419,7 @@ final class MerchantClient
             $body = json_decode($raw, true);
             $result = [
                 'body_signature' => is_array($body) && $client->verifyCallbackBody($body),
-                'webhook_signature' => $client->verifyCallbackHeaders(json_decode($argv[1], true, 512, JSON_THROW_ON_ERROR), $raw),
+                'webhook_signature' => $client->verifyCallbackHeaders(self::jsonObject($argv[1], 'the headers', true), $raw),
             ];
             echo json_encode($result), "\n";
             return $result['body_signature'] && $result['webhook_signature'] ? 0 : 1;
@@ -499,5 +508,8 @@ if (PHP_SAPI === 'cli' && isset($argv[0]) && realpath($argv[0]) === __FILE__) {
     } catch (MerchantError $e) {
         fwrite(STDERR, $e->getMessage() . "\n");
         exit(1);
+    } catch (InvalidArgumentException $e) {
+        fwrite(STDERR, $e->getMessage() . "\n");
+        exit(2);
     }
 }

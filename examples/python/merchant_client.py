@@ -158,7 +158,8 @@ class MerchantClient:
         return body
 
     def request(self, operation, params=None):
-        """POST {base_url}/merchant/{operation}, signed; answers the envelope {code, msg, time, data} as it came.
+        """POST {base_url}/merchant/{operation}, signed; answers the envelope {code, msg, time, data} as it came
+        (plus _http_status).
         Raises MerchantError(code 0) only when no envelope came back (network failure, not JSON): for a
         create, retry with the same merchant_order_no / merchant_refund_no, which is safe."""
         payload = canonical_json(self.signed_params(params or {})).encode("utf-8")
@@ -371,6 +372,17 @@ def _demo(client):
     return 0
 
 
+def _json_object(text, what):
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        print("%s must be a JSON object" % what, file=sys.stderr)
+        sys.exit(2)
+    return value
+
+
 def main(argv):
     usage = "usage: merchant_client.py call OPERATION '{json}' | sign '{json}' | verify 'HEADERS_JSON' < body | demo"
     if len(argv) < 1:
@@ -382,10 +394,10 @@ def main(argv):
         print("MERCHANT_API_SECRET is not set", file=sys.stderr)
         return 2
     if command == "sign" and len(argv) == 2:
-        print(sign(json.loads(argv[1]), client.api_secret))
+        print(sign(_json_object(argv[1], "the parameters"), client.api_secret))
         return 0
     if command == "call" and len(argv) in (2, 3):
-        envelope = client.request(argv[1], json.loads(argv[2]) if len(argv) == 3 else {})
+        envelope = client.request(argv[1], _json_object(argv[2], "the parameters") if len(argv) == 3 else {})
         envelope.pop("_http_status", None)
         print(_one_line(envelope))
         try:
@@ -396,7 +408,7 @@ def main(argv):
         return 0
     if command == "verify" and len(argv) == 2:
         raw = sys.stdin.buffer.read()
-        headers = json.loads(argv[1])
+        headers = _json_object(argv[1], "the headers")
         try:
             body = json.loads(raw)
         except ValueError:
