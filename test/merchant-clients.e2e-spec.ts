@@ -258,6 +258,11 @@ describe('merchant clients in other languages, against the compiled API and work
         );
         expect(await verify(test, test.raw, { MERCHANT_API_SECRET: previousSecret })).toEqual({ code: 1, result: { body_signature: false, webhook_signature: true } });
         expect(await verify(test, test.raw, { MERCHANT_API_SECRET_PREVIOUS: previousSecret })).toEqual({ code: 0, result: { body_signature: true, webhook_signature: true } });
+        // The previous secret is one the client tries, not only the current one.
+        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000', MERCHANT_API_SECRET_PREVIOUS: previousSecret })).toEqual({
+          code: 1,
+          result: { body_signature: false, webhook_signature: true },
+        });
         expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000' })).toEqual({ code: 1, result: { body_signature: false, webhook_signature: false } });
       }, 60_000);
     });
