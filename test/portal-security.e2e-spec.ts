@@ -230,6 +230,23 @@ describe('merchant portal security', () => {
       expect((await signIn(new PortalClient(api.app), user)).location).toBe('/portal');
     });
 
+    it('counts sign-ins sent at the same moment before checking them: of 30 at once, at most 5 are checked and the right password at 20 stays out', async () => {
+      const user = email('burst');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const clients = await Promise.all(Array.from({ length: 30 }, async () => {
+        const client = new PortalClient(api.app);
+        await client.get('/portal/login');
+        return client;
+      }));
+      const answers = await Promise.all(clients.map((client, i) => client.post('/portal/login', { email: user, password: i === 19 ? PASSWORD : `wrong password ${i}` })));
+      const statuses = answers.map((res) => res.status);
+      expect(statuses).not.toContain(303);
+      // Sequentially 4 answers say "wrong" and the 5th failure locks: sent at once, never more checks than that.
+      expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(4);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(26);
+      expect((await signIn(new PortalClient(api.app), user)).status).toBe(429);
+    });
+
     it('failures older than 15 minutes do not count', async () => {
       const user = email('old-failures');
       await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
