@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SecretBox } from '@app/common';
 import { channelConfigContext } from '@app/channels';
 import { ChannelRepository } from '@app/db';
@@ -255,6 +257,65 @@ describe('merchant portal security', () => {
       await sql(api.app).query(`UPDATE portal_sign_in_failures SET failed_at = now() - interval '16 minutes' WHERE email = lower($1)`, [user]);
       expect((await signIn(client, user, 'wrong password!')).status).toBe(401);
       expect((await signIn(client, user)).location).toBe('/portal');
+    });
+  });
+
+  describe('redirects', () => {
+    it('after sign-in go to a portal path of this service only, percent-encoded; a non-ASCII next is encoded, never a 500', async () => {
+      const user = email('next');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const [{ id: userId }] = await sql(api.app).query(`SELECT id FROM merchant_users WHERE email = $1`, [user]);
+      const cases: [string, string][] = [
+        ['/portal/orders?x=中文', '/portal/orders?x=%E4%B8%AD%E6%96%87'],
+        ['/portal/orders/订单?status=paid', '/portal/orders/%E8%AE%A2%E5%8D%95?status=paid'],
+        ['/portal/orders?status=paid&page=2', '/portal/orders?status=paid&page=2'],
+        ['//evil.example/portal', '/portal'],
+        ['/\\evil.example/portal', '/portal'],
+        ['https://evil.example/portal', '/portal'],
+        ['/portal/../admin/queues', '/portal'],
+        ['/portal/%2e%2e//evil.example/x', '/portal'],
+        ['/portal\r\nSet-Cookie: x=1', '/portal'],
+        ['javascript:alert(1)', '/portal'],
+      ];
+      for (const [next, location] of cases) {
+        const client = new PortalClient(api.app);
+        await client.get('/portal/login');
+        const sessionsBefore = (await sql(api.app).query(`SELECT count(*)::int AS n FROM portal_sessions WHERE user_id = $1`, [userId]))[0].n;
+        const res = await client.post('/portal/login', { email: user, password: PASSWORD, next });
+        expect([next, res.status, res.location]).toEqual([next, 303, location]);
+        const sessionsAfter = (await sql(api.app).query(`SELECT count(*)::int AS n FROM portal_sessions WHERE user_id = $1`, [userId]))[0].n;
+        expect(sessionsAfter).toBe(sessionsBefore + 1);
+        // Signed in already, the sign-in page sends the browser on by the same rule.
+        const again = await client.get(`/portal/login?next=${encodeURIComponent(next)}`);
+        expect([next, again.status, again.location]).toEqual([next, 303, location]);
+      }
+    });
+
+    it('the language switch goes to a normalised path under /portal only', async () => {
+      // Over a real socket: app.inject would normalise the path before the portal sees it.
+      await api.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = api.app.getHttpServer().address() as AddressInfo;
+      const get = (path: string) =>
+        new Promise<{ status: number; location: string | undefined }>((done, fail) => {
+          request({ host: '127.0.0.1', port, path }, (res) => {
+            res.resume();
+            done({ status: res.statusCode!, location: res.headers.location });
+          })
+            .on('error', fail)
+            .end();
+        });
+      for (const [url, location] of [
+        ['/portal/..//evil.example/x?lang=en', '/portal'],
+        ['/portal/%2e%2e//evil.example/x?lang=en', '/portal'],
+        ['/portal/%2E%2E/%2E%2E//evil.example/x?lang=zh-CN', '/portal'],
+        ['/portal/..\\/evil.example/x?lang=en', '/portal'],
+        ['/portal/..%2f..%2f/evil.example?lang=en', '/portal/..%2f..%2f/evil.example'],
+        ['/portal/orders?status=paid&lang=en', '/portal/orders?status=paid'],
+        ['/portal?lang=zh-CN', '/portal'],
+      ]) {
+        const res = await get(url);
+        expect([url, res.status, res.location]).toEqual([url, 303, location]);
+      }
     });
   });
 
