@@ -247,6 +247,8 @@ describe('merchant portal in a browser', () => {
     // A routine rotation (the default): the old secret keeps working for 24 hours beside the new one.
     expect(await page.getByLabel('Keeps working for 24 hours', { exact: false }).isChecked()).toBe(true);
     await page.getByLabel('I understand that a new secret replaces the current one', { exact: false }).check();
+    // The password is asked again: a session left open must not hand out the new secret.
+    await page.getByLabel('Your password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Rotate the secret' }).click();
     const secret = (await page.locator('#new-secret').innerText()).trim();
     expect(secret).toMatch(/^sk_/);

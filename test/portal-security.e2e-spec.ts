@@ -160,8 +160,15 @@ describe('merchant portal security', () => {
       const phone = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
       const laptop = new PortalClient(api.app);
       await signIn(laptop, user);
+      // The password is asked again: a stolen session cannot sign its owner out everywhere.
+      for (const password of [null, 'not the password']) {
+        await laptop.get('/portal/account');
+        const refused = await laptop.post('/portal/account/sign-out-everywhere', { password });
+        expect([refused.status, errorText(refused.html)]).toEqual([400, 'The password is wrong. Nothing was changed.']);
+      }
+      expect((await phone.get('/portal')).status).toBe(200);
       await laptop.get('/portal/account');
-      const out = await laptop.post('/portal/account/sign-out-everywhere');
+      const out = await laptop.post('/portal/account/sign-out-everywhere', { password: PASSWORD });
       expect(out.location).toBe('/portal/login?signed_out=1');
       expect((await phone.get('/portal')).location).toBe('/portal/login');
       expect((await laptop.get('/portal')).location).toBe('/portal/login');
@@ -184,6 +191,19 @@ describe('merchant portal security', () => {
       const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: late.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
       expect(list.json().code).toBe(40100);
       expect((await late.get('/portal')).location).toBe('/portal/login');
+    });
+
+    it('ends 7 days after sign-in whatever the activity', async () => {
+      const user = email('week');
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const sessionOf = `FROM merchant_users u WHERE u.id = s.user_id AND u.email = $1`;
+      // Used a minute ago, so the 12-hour idle expiry is far: only the age decides.
+      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' + interval '1 minute', last_seen_at = now() ${sessionOf}`, [user]);
+      expect((await client.get('/portal')).status).toBe(200);
+      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' - interval '1 second', expires_at = now() + interval '12 hours' ${sessionOf}`, [user]);
+      const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: client.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
+      expect(list.json().code).toBe(40100);
+      expect((await client.get('/portal')).location).toBe('/portal/login');
     });
 
     it('a changed password signs out the other sessions; a wrong current password changes nothing', async () => {
@@ -456,16 +476,24 @@ describe('merchant portal security', () => {
       const shop = await merchantWithChannels(api.operator);
       const client = await inviteAndAccept(api.app, api.operator, shop.merchant.id, email('rotate'));
       await client.get('/portal/developers');
-      const unconfirmed = await client.post('/portal/developers/rotate-secret', {});
+      const unconfirmed = await client.post('/portal/developers/rotate-secret', { password: PASSWORD });
       expect(unconfirmed.status).toBe(400);
+      // The password is asked again, for a routine rotation and a revocation alike: the answer shows the new secret.
+      for (const [grace, password] of [['24h', null], ['0', null], ['24h', 'not the password'], ['0', 'not the password']]) {
+        await client.get('/portal/developers');
+        const refused = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace, password });
+        expect([grace, refused.status, errorText(refused.html)]).toEqual([grace, 400, 'The password is wrong. Nothing was changed.']);
+        expect(refused.html).not.toContain('id="new-secret"');
+      }
+      expect((await sql(api.app).query(`SELECT api_secret_previous_until FROM merchants WHERE id = $1`, [shop.merchant.id]))[0].api_secret_previous_until).toBeNull();
       await client.get('/portal/developers');
-      const badGrace = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '30d' });
+      const badGrace = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '30d', password: PASSWORD });
       expect(badGrace.status).toBe(400);
       expect(errorText(badGrace.html)).toBe('Choose how long the current secret keeps working.');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
 
       await client.get('/portal/developers');
-      const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes' });
+      const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
       expect(answer.headers['cache-control']).toBe('no-store');
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
@@ -477,7 +505,7 @@ describe('merchant portal security', () => {
       for (const path of ['/portal', '/portal/developers', '/portal/account']) expect((await client.get(path)).html).not.toContain(secret);
 
       await client.get('/portal/developers');
-      const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0' });
+      const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0', password: PASSWORD });
       expect(revoked.html).toContain('the previous secret no longer works');
       const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
       await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');
