@@ -2,14 +2,15 @@ import type { MigrationInterface } from 'typeorm';
 import { InitialSchema1763700000000 } from './1763700000000-initial-schema';
 import { OrderCounts1763800000000 } from './1763800000000-order-counts';
 import { OrderDayCounts1763900000000 } from './1763900000000-order-day-counts';
-import { PortalUsers1764100000000 } from './1764100000000-portal-users';
 import { AmountMismatchEvent1764000000000 } from './1764000000000-amount-mismatch-event';
 import { MerchantMode1764000100000 } from './1764000100000-merchant-mode';
 import { DeliveryOrigin1764000200000 } from './1764000200000-delivery-origin';
+import { PortalUsers1764100000000 } from './1764100000000-portal-users';
 import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-changed-notify';
 import { MoneyOut1764200000000 } from './1764200000000-money-out';
 import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret-grace-and-callback-tools';
 import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
+import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
 import { MasterKeyCheck1764460000000 } from './1764460000000-master-key-check';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
@@ -25,5 +26,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   MoneyOut1764200000000,
   SecretGraceAndCallbackTools1764290000000,
   CallbackDispatch1764300000000,
+  LeaseTokens1764440000000,
   MasterKeyCheck1764460000000,
 ];

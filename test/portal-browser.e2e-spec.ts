@@ -111,6 +111,30 @@ describe('merchant portal in a browser', () => {
 
   const heading = () => page.locator('h1').first().innerText();
 
+  /** At 390 px every order row shows its number, status, amount and time inside the screen, nothing scrolled out of sight. */
+  async function expectOrdersReadableOnPhone(amounts: string[]): Promise<void> {
+    await page.setViewportSize({ width: WIDTHS.phone, height: 900 });
+    try {
+      const rows = page.locator('table.orders tbody tr');
+      expect(await rows.count()).toBe(amounts.length);
+      const shown: string[] = [];
+      for (let i = 0; i < amounts.length; i++) {
+        const cells = rows.nth(i).locator('td');
+        shown.push((await cells.nth(2).innerText()).trim());
+        for (const cell of [cells.nth(0).locator('a'), cells.nth(1).locator('.badge'), cells.nth(2), cells.last()]) {
+          const box = (await cell.boundingBox())!;
+          expect([i, box.x >= 0, box.x + box.width <= WIDTHS.phone]).toEqual([i, true, true]);
+        }
+      }
+      expect(shown).toEqual(amounts);
+      expect(await page.locator('.table-scroll').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
+    }
+  }
+  /** The list newest first: the sell order, then the three top-ups. */
+  const LIST_AMOUNTS = ['¥100.00', '¥5.20', '¥88.00', '¥1,234.56'];
+
   it('walks a merchant from the invitation to sign-out', async () => {
     const { invitation_url } = await api.operator.inviteUser(shop.id, 'owner@shop.example');
     await page.goto(invitation_url);
@@ -169,6 +193,7 @@ describe('merchant portal in a browser', () => {
     expect(sellRows[0]).toContain('Sell (payout)');
     await page.getByRole('link', { name: 'Reset' }).click();
     await page.waitForURL(/\/portal\/orders$/);
+    await expectOrdersReadableOnPhone(LIST_AMOUNTS);
     await shoot('orders-all');
 
     // One order: its timeline and every callback attempt, the failed first ones included.
@@ -247,6 +272,8 @@ describe('merchant portal in a browser', () => {
     // A routine rotation (the default): the old secret keeps working for 24 hours beside the new one.
     expect(await page.getByLabel('Keeps working for 24 hours', { exact: false }).isChecked()).toBe(true);
     await page.getByLabel('I understand that a new secret replaces the current one', { exact: false }).check();
+    // The password is asked again: a session left open must not hand out the new secret.
+    await page.getByLabel('Your password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Rotate the secret' }).click();
     const secret = (await page.locator('#new-secret').innerText()).trim();
     expect(secret).toMatch(/^sk_/);
@@ -283,6 +310,7 @@ describe('merchant portal in a browser', () => {
     ]) {
       await page.goto(`${base}${path}`);
       expect(await heading()).toBe(title);
+      if (name === 'orders') await expectOrdersReadableOnPhone(LIST_AMOUNTS);
       await shoot(name);
     }
     expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');

@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SecretBox } from '@app/common';
 import { channelConfigContext } from '@app/channels';
 import { ChannelRepository } from '@app/db';
@@ -158,8 +160,15 @@ describe('merchant portal security', () => {
       const phone = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
       const laptop = new PortalClient(api.app);
       await signIn(laptop, user);
+      // The password is asked again: a stolen session cannot sign its owner out everywhere.
+      for (const password of [null, 'not the password']) {
+        await laptop.get('/portal/account');
+        const refused = await laptop.post('/portal/account/sign-out-everywhere', { password });
+        expect([refused.status, errorText(refused.html)]).toEqual([400, 'The password is wrong. Nothing was changed.']);
+      }
+      expect((await phone.get('/portal')).status).toBe(200);
       await laptop.get('/portal/account');
-      const out = await laptop.post('/portal/account/sign-out-everywhere');
+      const out = await laptop.post('/portal/account/sign-out-everywhere', { password: PASSWORD });
       expect(out.location).toBe('/portal/login?signed_out=1');
       expect((await phone.get('/portal')).location).toBe('/portal/login');
       expect((await laptop.get('/portal')).location).toBe('/portal/login');
@@ -182,6 +191,19 @@ describe('merchant portal security', () => {
       const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: late.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
       expect(list.json().code).toBe(40100);
       expect((await late.get('/portal')).location).toBe('/portal/login');
+    });
+
+    it('ends 7 days after sign-in whatever the activity', async () => {
+      const user = email('week');
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const sessionOf = `FROM merchant_users u WHERE u.id = s.user_id AND u.email = $1`;
+      // Used a minute ago, so the 12-hour idle expiry is far: only the age decides.
+      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' + interval '1 minute', last_seen_at = now() ${sessionOf}`, [user]);
+      expect((await client.get('/portal')).status).toBe(200);
+      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' - interval '1 second', expires_at = now() + interval '12 hours' ${sessionOf}`, [user]);
+      const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: client.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
+      expect(list.json().code).toBe(40100);
+      expect((await client.get('/portal')).location).toBe('/portal/login');
     });
 
     it('a changed password signs out the other sessions; a wrong current password changes nothing', async () => {
@@ -230,6 +252,26 @@ describe('merchant portal security', () => {
       expect((await signIn(new PortalClient(api.app), user)).location).toBe('/portal');
     });
 
+    it('counts sign-ins sent at the same moment before checking them: of 30 at once, 5 are checked, and the right password is then locked out too', async () => {
+      const user = email('burst');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const burst = async (password: (i: number) => string): Promise<number[]> => {
+        const clients = await Promise.all(Array.from({ length: 30 }, async () => {
+          const client = new PortalClient(api.app);
+          await client.get('/portal/login');
+          return client;
+        }));
+        const answers = await Promise.all(clients.map((client, i) => client.post('/portal/login', { email: user, password: password(i) })));
+        return answers.map((res) => res.status);
+      };
+      // Sequentially 4 answers say "wrong" and the 5th failure locks: sent at once, exactly the same.
+      const first = await burst((i) => `wrong password ${i}`);
+      expect([first.filter((s) => s === 401).length, first.filter((s) => s === 429).length]).toEqual([4, 26]);
+      // The attack the review ran: the right password at position 20 of a burst; every answer is the lock.
+      const second = await burst((i) => (i === 19 ? PASSWORD : `wrong password ${i}`));
+      expect(second).toEqual(Array(30).fill(429));
+    });
+
     it('failures older than 15 minutes do not count', async () => {
       const user = email('old-failures');
       await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
@@ -238,6 +280,65 @@ describe('merchant portal security', () => {
       await sql(api.app).query(`UPDATE portal_sign_in_failures SET failed_at = now() - interval '16 minutes' WHERE email = lower($1)`, [user]);
       expect((await signIn(client, user, 'wrong password!')).status).toBe(401);
       expect((await signIn(client, user)).location).toBe('/portal');
+    });
+  });
+
+  describe('redirects', () => {
+    it('after sign-in go to a portal path of this service only, percent-encoded; a non-ASCII next is encoded, never a 500', async () => {
+      const user = email('next');
+      await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const [{ id: userId }] = await sql(api.app).query(`SELECT id FROM merchant_users WHERE email = $1`, [user]);
+      const cases: [string, string][] = [
+        ['/portal/orders?x=中文', '/portal/orders?x=%E4%B8%AD%E6%96%87'],
+        ['/portal/orders/订单?status=paid', '/portal/orders/%E8%AE%A2%E5%8D%95?status=paid'],
+        ['/portal/orders?status=paid&page=2', '/portal/orders?status=paid&page=2'],
+        ['//evil.example/portal', '/portal'],
+        ['/\\evil.example/portal', '/portal'],
+        ['https://evil.example/portal', '/portal'],
+        ['/portal/../admin/queues', '/portal'],
+        ['/portal/%2e%2e//evil.example/x', '/portal'],
+        ['/portal\r\nSet-Cookie: x=1', '/portal'],
+        ['javascript:alert(1)', '/portal'],
+      ];
+      for (const [next, location] of cases) {
+        const client = new PortalClient(api.app);
+        await client.get('/portal/login');
+        const sessionsBefore = (await sql(api.app).query(`SELECT count(*)::int AS n FROM portal_sessions WHERE user_id = $1`, [userId]))[0].n;
+        const res = await client.post('/portal/login', { email: user, password: PASSWORD, next });
+        expect([next, res.status, res.location]).toEqual([next, 303, location]);
+        const sessionsAfter = (await sql(api.app).query(`SELECT count(*)::int AS n FROM portal_sessions WHERE user_id = $1`, [userId]))[0].n;
+        expect(sessionsAfter).toBe(sessionsBefore + 1);
+        // Signed in already, the sign-in page sends the browser on by the same rule.
+        const again = await client.get(`/portal/login?next=${encodeURIComponent(next)}`);
+        expect([next, again.status, again.location]).toEqual([next, 303, location]);
+      }
+    });
+
+    it('the language switch goes to a normalised path under /portal only', async () => {
+      // Over a real socket: app.inject would normalise the path before the portal sees it.
+      await api.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = api.app.getHttpServer().address() as AddressInfo;
+      const get = (path: string) =>
+        new Promise<{ status: number; location: string | undefined }>((done, fail) => {
+          request({ host: '127.0.0.1', port, path }, (res) => {
+            res.resume();
+            done({ status: res.statusCode!, location: res.headers.location });
+          })
+            .on('error', fail)
+            .end();
+        });
+      for (const [url, location] of [
+        ['/portal/..//evil.example/x?lang=en', '/portal'],
+        ['/portal/%2e%2e//evil.example/x?lang=en', '/portal'],
+        ['/portal/%2E%2E/%2E%2E//evil.example/x?lang=zh-CN', '/portal'],
+        ['/portal/..\\/evil.example/x?lang=en', '/portal'],
+        ['/portal/..%2f..%2f/evil.example?lang=en', '/portal/..%2f..%2f/evil.example'],
+        ['/portal/orders?status=paid&lang=en', '/portal/orders?status=paid'],
+        ['/portal?lang=zh-CN', '/portal'],
+      ]) {
+        const res = await get(url);
+        expect([url, res.status, res.location]).toEqual([url, 303, location]);
+      }
     });
   });
 
@@ -378,16 +479,24 @@ describe('merchant portal security', () => {
       const shop = await merchantWithChannels(api.operator);
       const client = await inviteAndAccept(api.app, api.operator, shop.merchant.id, email('rotate'));
       await client.get('/portal/developers');
-      const unconfirmed = await client.post('/portal/developers/rotate-secret', {});
+      const unconfirmed = await client.post('/portal/developers/rotate-secret', { password: PASSWORD });
       expect(unconfirmed.status).toBe(400);
+      // The password is asked again, for a routine rotation and a revocation alike: the answer shows the new secret.
+      for (const [grace, password] of [['24h', null], ['0', null], ['24h', 'not the password'], ['0', 'not the password']]) {
+        await client.get('/portal/developers');
+        const refused = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace, password });
+        expect([grace, refused.status, errorText(refused.html)]).toEqual([grace, 400, 'The password is wrong. Nothing was changed.']);
+        expect(refused.html).not.toContain('id="new-secret"');
+      }
+      expect((await sql(api.app).query(`SELECT api_secret_previous_until FROM merchants WHERE id = $1`, [shop.merchant.id]))[0].api_secret_previous_until).toBeNull();
       await client.get('/portal/developers');
-      const badGrace = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '30d' });
+      const badGrace = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '30d', password: PASSWORD });
       expect(badGrace.status).toBe(400);
       expect(errorText(badGrace.html)).toBe('Choose how long the current secret keeps working.');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
 
       await client.get('/portal/developers');
-      const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes' });
+      const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
       expect(answer.headers['cache-control']).toBe('no-store');
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
@@ -399,7 +508,7 @@ describe('merchant portal security', () => {
       for (const path of ['/portal', '/portal/developers', '/portal/account']) expect((await client.get(path)).html).not.toContain(secret);
 
       await client.get('/portal/developers');
-      const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0' });
+      const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0', password: PASSWORD });
       expect(revoked.html).toContain('the previous secret no longer works');
       const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
       await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');

@@ -235,6 +235,23 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
     expect((await eventsOf(api.app, order.order_no)).filter((e) => e.type === 'refund.succeeded')).toHaveLength(1);
   });
 
+  it('a worker whose lease ran out releases only its own lease: the worker that claimed since keeps the refund', async () => {
+    const order = await completedOrder(api.app, merchant, { cny_amount: '8.00', paychannel_id: channel });
+    const res = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '1.00', merchant_refund_no: no() });
+    const id = (await refundRow(api.app, res.body.data.refund_no)).id as string;
+    const repository = api.app.get(RefundRepository);
+    const slow = (await repository.claim(id, 60_000))!;
+    // The slow worker's channel call outlives its lease; a second worker takes the refund.
+    await sql(api.app).query(`UPDATE refunds SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    const second = await repository.claim(id, 60_000);
+    expect(second).not.toBeNull();
+    await repository.release(slow);
+    // The second worker still holds it: nobody else may ask the channel now.
+    expect(await repository.claim(id, 60_000)).toBeNull();
+    await repository.release(second!);
+    expect(await repository.claim(id, 60_000)).not.toBeNull();
+  });
+
   it('refundQuery by either number; both must agree; another merchant\'s refund is 40400', async () => {
     const order = await completedOrder(api.app, merchant, { cny_amount: '6.00', paychannel_id: channel });
     const key = no();

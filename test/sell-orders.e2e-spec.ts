@@ -1,4 +1,5 @@
 import { SecretBox } from '@app/common';
+import { PayoutRepository } from '@app/db';
 import { SellOrderLifecycle, payeeAccountContext } from '@app/orders';
 import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
@@ -206,6 +207,21 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
     const res = await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel, ...change });
     expect([res.status, res.body.code, (res.body.data as unknown as { errors: { field: string }[] }).errors[0].field]).toEqual([400, 40000, field]);
     expect(res.raw).not.toMatch(/\d{12,}/);
+  });
+
+  it('a worker whose lease ran out releases only its own lease: the worker that claimed since keeps the payout', async () => {
+    const res = await createSellOrder(api.app, merchant, { cny_amount: '1.30', paychannel_id: channel });
+    const id = (await orderRow(api.app, res.body.data.order_no)).id as string;
+    const repository = api.app.get(PayoutRepository);
+    const slow = (await repository.claim(id, 60_000))!;
+    // The slow worker's channel call outlives its lease; a second worker takes the payout.
+    await sql(api.app).query(`UPDATE payouts SET lease_until = now() - interval '1 second' WHERE order_id = $1`, [id]);
+    const second = await repository.claim(id, 60_000);
+    expect(second).not.toBeNull();
+    await repository.release(slow);
+    expect(await repository.claim(id, 60_000)).toBeNull();
+    await repository.release(second!);
+    expect(await repository.claim(id, 60_000)).not.toBeNull();
   });
 
   it('the maintenance sweep starts a new job for a payout left open (its job lost)', async () => {

@@ -106,7 +106,8 @@ describe('TRUST_PROXY', () => {
     ['1', 1],
     ['2', 2],
     ['10.0.0.0/8', ['10.0.0.0/8']],
-    ['10.0.0.7, 192.168.0.0/16,fd00::/8, loopback', ['10.0.0.7', '192.168.0.0/16', 'fd00::/8', 'loopback']],
+    ['10.0.0.7, 192.168.0.0/16,fd00:ab::/32, loopback', ['10.0.0.7', '192.168.0.0/16', 'fd00:ab::/32', 'loopback']],
+    ['2001:db8::1,::ffff:10.0.0.0/104', ['2001:db8::1', '::ffff:10.0.0.0/104']],
   ])('reads TRUST_PROXY=%p as hops or proxy addresses', (raw, expected) => {
     expect(loadConfig({ ...base, TRUST_PROXY: raw }).trustProxy).toEqual(expected);
   });
@@ -117,6 +118,20 @@ describe('TRUST_PROXY', () => {
       expect(failure({ TRUST_PROXY: raw })).toBe('TRUST_PROXY');
     },
   );
+
+  // SPEC 10: wider than /8 (IPv4) or /32 (IPv6) trusts whole swathes of the internet to name their own address.
+  it.each(['0.0.0.0/1,128.0.0.0/1', '0.0.0.0/0', '10.0.0.0/7', '10.0.0.7,1.0.0.0/4', '::/0', '::/1', 'fd00::/8', '2001:db8::/31', '::ffff:0:0/96', '::ffff:10.0.0.0/103', 'uniquelocal', 'linklocal'])(
+    'refuses the range TRUST_PROXY=%p with one line saying it is too wide',
+    (raw) => {
+      expect(() => loadConfig({ ...base, TRUST_PROXY: raw })).toThrow(/^TRUST_PROXY: [^\n]*wider than \/(8|32)[^\n]*$/);
+    },
+  );
+
+  it('names the entry that is too wide and the limit of its family', () => {
+    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.7,0.0.0.0/0' })).toThrow('TRUST_PROXY: must be a number of proxy hops or a comma list of proxy addresses/CIDRs: "0.0.0.0/0" is wider than /8 (IPv4)');
+    expect(() => loadConfig({ ...base, TRUST_PROXY: 'fd00::/8' })).toThrow('"fd00::/8" is wider than /32 (IPv6)');
+    expect(() => loadConfig({ ...base, TRUST_PROXY: '::ffff:0:0/96' })).toThrow('"::ffff:0:0/96" is wider than /8 (IPv4)');
+  });
 
   it('says why true is refused', () => {
     expect(() => loadConfig({ ...base, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: .*choose its own address/);

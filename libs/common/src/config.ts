@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { IPv6 } from 'ipaddr.js';
 import { parseDurationList } from './duration';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,31 +162,46 @@ function logFormat(env: Env): 'json' | 'pretty' {
   return raw;
 }
 
-/** proxy-addr's named ranges, which Fastify's trustProxy list accepts beside addresses and CIDRs. */
-const NAMED_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+/** proxy-addr's named range within SPEC 10's widths; its other names hold IPv6 ranges wider than /32. */
+const NAMED_PROXY_RANGES = ['loopback'];
+const WIDE_NAMED_PROXY_RANGES: Record<string, string> = { linklocal: 'fe80::/10', uniquelocal: 'fc00::/7' };
+/** SPEC 10: the widest proxy range trusted, per family; anything wider lets too many clients name their own address. */
+const WIDEST_PROXY_PREFIX = { 4: 8, 6: 32 } as const;
 
-function isAddressOrCidr(entry: string): boolean {
-  if (NAMED_PROXY_RANGES.includes(entry)) return true;
+/** What is wrong with one TRUST_PROXY entry, or null. */
+function proxyEntryProblem(entry: string): string | null {
+  if (NAMED_PROXY_RANGES.includes(entry)) return null;
+  if (entry in WIDE_NAMED_PROXY_RANGES) return `${JSON.stringify(entry)} holds ${WIDE_NAMED_PROXY_RANGES[entry]}, wider than /32 (IPv6): name the proxies' own ranges`;
   const [address, prefix, ...rest] = entry.split('/');
   const family = isIP(address);
-  if (family === 0 || rest.length > 0) return false;
-  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  const malformed = `${JSON.stringify(entry)} is not an address or CIDR`;
+  if (family === 0 || rest.length > 0) return malformed;
+  if (prefix === undefined) return null;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128)) return malformed;
+  // proxy-addr matches IPv4 clients against ::ffff:0:0/96 ranges too: such a range is judged as the IPv4 range it holds.
+  const ipv4 = family === 4 || IPv6.parse(address).isIPv4MappedAddress();
+  const widest = ipv4 ? WIDEST_PROXY_PREFIX[4] : WIDEST_PROXY_PREFIX[6];
+  const bits = ipv4 && family === 6 ? Number(prefix) - 96 : Number(prefix);
+  if (bits >= widest) return null;
+  return `${JSON.stringify(entry)} is wider than /${widest} (${ipv4 ? 'IPv4' : 'IPv6'}): every client in it could choose its own address`;
 }
 
 /**
- * SPEC 10: a hop count or the proxies' addresses, never `true`: trusting every hop lets any
- * client choose its own address through X-Forwarded-For and escape the per-IP limits.
+ * SPEC 10: a hop count or the proxies' addresses, never `true` nor a range wider than /8
+ * (IPv4) or /32 (IPv6): trusting every hop, or half the internet, lets a client choose its own
+ * address through X-Forwarded-For and escape the per-IP limits.
  */
 function trustProxy(env: Env): false | number | string[] {
   const raw = text(env, 'TRUST_PROXY', 'false').trim();
   if (raw === 'false' || raw === '0') return false;
   if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  if (raw.toLowerCase() === 'true') {
+    throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops or a comma list of proxy addresses/CIDRs, got ${JSON.stringify(raw)} (true would let any client choose its own address)`);
+  }
   const entries = raw.split(',').map((entry) => entry.trim());
-  if (entries.every(isAddressOrCidr)) return entries;
-  throw new ConfigError(
-    'TRUST_PROXY',
-    `must be a number of proxy hops or a comma list of proxy addresses/CIDRs, got "${raw}"${raw.toLowerCase() === 'true' ? ' (true would let any client choose its own address)' : ''}`,
-  );
+  const problem = entries.map(proxyEntryProblem).find((p) => p !== null);
+  if (problem === undefined) return entries;
+  throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops or a comma list of proxy addresses/CIDRs: ${problem}`);
 }
 
 /** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */

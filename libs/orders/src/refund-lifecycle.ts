@@ -143,7 +143,7 @@ export class RefundLifecycle {
       else if (status.state === 'failed') await this.settle(refund, order, 'channel_failure', status);
       else throw new RefundNotSettledError(refund.refundNo, `the channel answers ${status.state}`);
     } finally {
-      await this.refunds.release(refund.id);
+      await this.refunds.release(refund);
     }
   }
 

@@ -143,7 +143,7 @@ export class SellOrderLifecycle {
         await this.complete(current);
       }
     } finally {
-      await this.payouts.release(orderId);
+      await this.payouts.release(payout);
     }
   }
 

@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Get, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DevelopersService } from './developers.service';
+import { PortalAuthService } from './portal-auth.service';
 import { formatShanghai } from './shanghai-time';
 import { PortalExceptionFilter } from './portal-exception.filter';
 import { PortalPageGuard } from './portal-page.guard';
@@ -12,19 +13,25 @@ import type { PortalSession } from './portal-sessions';
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)
 export class DevelopersController {
-  constructor(private readonly developers: DevelopersService) {}
+  constructor(
+    private readonly developers: DevelopersService,
+    private readonly auth: PortalAuthService,
+  ) {}
 
   @Get()
   async page(@CurrentSession() session: PortalSession, @Query('notice') notice: unknown, @Res() reply: FastifyReply): Promise<void> {
     return void reply.view('developers', { ...(await this.developers.view(session.merchantId)), notice: notice === 'saved' ? 'notice.notifyUrlSaved' : null, error: null });
   }
 
+  /** Asks for the password again (SPEC 8a): the new secret is shown on this answer, so a stolen session must not get it. */
   @Post('rotate-secret')
   @HttpCode(200)
   async rotateSecret(@CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
-    const refuse = async (error: string): Promise<void> =>
-      void reply.status(400).view('developers', { ...(await this.developers.view(session.merchantId)), notice: null, error });
+    const refuse = async (error: string, status = 400): Promise<void> =>
+      void reply.status(status).view('developers', { ...(await this.developers.view(session.merchantId)), notice: null, error });
     if (formText(form, 'confirm') !== 'yes') return refuse('developers.rotateNeedsConfirm');
+    const confirmed = await this.auth.confirmPassword(session.userId, formText(form, 'password'));
+    if (confirmed !== 'ok') return confirmed === 'locked' ? refuse('login.locked', 429) : refuse('reauth.wrong');
     const credentials = await this.developers.rotateSecret(session.merchantId, formText(form, 'grace') || '24h');
     if (!credentials) return refuse('developers.graceInvalid');
     const until = credentials.previous_secret_valid_until;

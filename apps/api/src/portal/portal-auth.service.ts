@@ -21,17 +21,34 @@ export class PortalAuthService {
   ) {}
 
   async signIn(email: string, password: string): Promise<SignInResult> {
-    if (await this.throttle.isLocked(email)) return { ok: false, reason: 'login.locked' };
-    const user = await this.users.findByEmail(email);
-    let valid = false;
-    if (user) valid = (await verifyPassword(user.passwordHash, password)) && user.status === 'active';
-    else await verifyAgainstDummy(password);
-    if (valid && user) {
+    const outcome = await this.checkCounted(email, async () => {
+      const user = await this.users.findByEmail(email);
+      if (!user) {
+        await verifyAgainstDummy(password);
+        return null;
+      }
+      return (await verifyPassword(user.passwordHash, password)) && user.status === 'active' ? user.id : null;
+    });
+    if (outcome === 'locked') return { ok: false, reason: 'login.locked' };
+    return outcome === 'wrong' ? { ok: false, reason: 'login.failed' } : { ok: true, userId: outcome.value };
+  }
+
+  /**
+   * Runs one password check under the email's lockout: the attempt is counted first (so
+   * concurrent attempts cannot outrun the count), the check runs only if the count allows it,
+   * and the failure that reaches the limit locks the email. `check` answers null for a wrong password.
+   */
+  private async checkCounted<T>(email: string, check: () => Promise<T | null>): Promise<{ value: T } | 'wrong' | 'locked'> {
+    const attempt = await this.throttle.countAttempt(email, SIGN_IN_THROTTLE);
+    if (attempt === null) return 'locked';
+    const value = await check();
+    if (value !== null) {
       await this.throttle.clearFailures(email);
-      return { ok: true, userId: user.id };
+      return { value };
     }
-    const locked = await this.throttle.recordFailure(email, SIGN_IN_THROTTLE);
-    return { ok: false, reason: locked ? 'login.locked' : 'login.failed' };
+    if (attempt < SIGN_IN_THROTTLE.maxFailures) return 'wrong';
+    await this.throttle.lock(email, SIGN_IN_THROTTLE);
+    return 'locked';
   }
 
   findInvitation(token: string): Promise<PendingInvitation | null> {
@@ -48,16 +65,19 @@ export class PortalAuthService {
 
   /** Checks the current password the way sign-in does (wrong guesses count toward the lock). */
   async changePassword(userId: number, current: string, next: string, repeated: string): Promise<PasswordChangeResult> {
-    const user = await this.users.findById(userId);
-    if (!user) return { ok: false, problem: 'password.wrongCurrent' };
-    if (await this.throttle.isLocked(user.email)) return { ok: false, problem: 'login.locked' };
-    if (!(await verifyPassword(user.passwordHash, current))) {
-      const locked = await this.throttle.recordFailure(user.email, SIGN_IN_THROTTLE);
-      return { ok: false, problem: locked ? 'login.locked' : 'password.wrongCurrent' };
-    }
+    const confirmed = await this.confirmPassword(userId, current);
+    if (confirmed !== 'ok') return { ok: false, problem: confirmed === 'locked' ? 'login.locked' : 'password.wrongCurrent' };
     const problem = passwordProblem(next, repeated);
     if (problem) return { ok: false, problem };
     await this.users.setPasswordHash(userId, await hashPassword(next));
     return { ok: true };
+  }
+
+  /** The signed-in user's password asked again before a step a stolen session must not take; counted like sign-in. */
+  async confirmPassword(userId: number, password: string): Promise<'ok' | 'wrong' | 'locked'> {
+    const user = await this.users.findById(userId);
+    if (!user) return 'wrong';
+    const outcome = await this.checkCounted(user.email, async () => ((await verifyPassword(user.passwordHash, password)) ? true : null));
+    return typeof outcome === 'string' ? outcome : 'ok';
   }
 }

@@ -8,6 +8,7 @@ import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AppConfig, formatCny, formatRatePercent, parseYuan, storedRateE8 } from '@app/common';
 import { isLang, negotiateLang, translator } from './i18n/i18n';
+import { withoutLang } from './portal-redirect';
 import type { PortalRequest } from './portal-request';
 import { formatShanghai } from './shanghai-time';
 
@@ -69,9 +70,7 @@ async function portalRequestHook(request: FastifyRequest, reply: FastifyReply): 
   const asked = (request.query as Record<string, unknown> | undefined)?.lang;
   if (request.method === 'GET' && isLang(asked)) {
     reply.setCookie(LANG_COOKIE, asked, { path: PORTAL_PATH, sameSite: 'lax', httpOnly: true, maxAge: 365 * 86400 });
-    const target = new URL(url, 'http://portal.invalid');
-    target.searchParams.delete('lang');
-    return reply.redirect(`${target.pathname}${target.search}`, 303);
+    return reply.redirect(withoutLang(url), 303);
   }
   const remembered = request.cookies?.[LANG_COOKIE];
   const lang = isLang(remembered) ? remembered : negotiateLang(request.headers['accept-language']);

@@ -8,6 +8,8 @@ import { SIGN_IN_THROTTLE } from './portal-auth.service';
 export const SESSION_COOKIE = 'portal_session';
 /** SPEC 8a: a session ends after 12 hours without a request. */
 export const SESSION_IDLE_SECONDS = 12 * 3600;
+/** SPEC 8a: and 7 days after sign-in whatever the activity, so a stolen session does not live on by being used. */
+export const SESSION_MAX_SECONDS = 7 * 86400;
 /** The idle expiry moves at most once a minute, so reading pages does not write a row each time. */
 const TOUCH_AFTER_MS = 60_000;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -42,16 +44,16 @@ export class PortalSessions {
     const sessionId = randomBytes(32).toString('base64url');
     await this.sessions.create(userId, sessionId, SESSION_IDLE_SECONDS);
     reply.setCookie(SESSION_COOKIE, sessionId, this.cookieOptions());
-    const row = await this.sessions.findLive(sessionId);
+    const row = await this.sessions.findLive(sessionId, SESSION_MAX_SECONDS);
     return row ? { ...row, sessionId } : null;
   }
 
-  /** The live session of the request, or null (no cookie, unknown, idled out, or its user disabled). */
+  /** The live session of the request, or null (no cookie, unknown, idled out, older than 7 days, or its user disabled). */
   async resolve(request: FastifyRequest, reply: FastifyReply): Promise<PortalSession | null> {
     this.pruneNow();
     const sessionId = this.cookieValue(request);
     if (!sessionId) return null;
-    const row = await this.sessions.findLive(sessionId);
+    const row = await this.sessions.findLive(sessionId, SESSION_MAX_SECONDS);
     if (!row || row.userStatus !== 'active') {
       if (row) await this.sessions.delete(sessionId);
       reply.clearCookie(SESSION_COOKIE, this.cookieOptions());
@@ -89,7 +91,7 @@ export class PortalSessions {
   private pruneNow(): void {
     if (Date.now() - this.lastPrune < 60_000) return;
     this.lastPrune = Date.now();
-    Promise.all([this.sessions.deleteExpired(), this.throttle.deleteStale(SIGN_IN_THROTTLE.windowSeconds)]).catch((err: Error) =>
+    Promise.all([this.sessions.deleteExpired(SESSION_MAX_SECONDS), this.throttle.deleteStale(SIGN_IN_THROTTLE.windowSeconds)]).catch((err: Error) =>
       this.logger.warn(`pruning portal sessions failed, the next prune retries: ${err.message}`),
     );
   }

@@ -7,13 +7,9 @@ import { PortalPageGuard } from './portal-page.guard';
 import { CurrentSession, type PortalRequest, PublicPage, formText } from './portal-request';
 import { type PortalSession, PortalSessions } from './portal-sessions';
 import { verifyAgainstDummy } from './passwords';
+import { portalRedirectTarget } from './portal-redirect';
 
 const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-/** Where to go after sign-in: a portal path of this site only, never another origin. */
-export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/portal(?:[/?][^\s\\]*)?$/.test(next) && !next.startsWith('//') ? next : '/portal';
-}
 
 /** Sign-in, sign-out and invitations (SPEC 8a). */
 @Controller('portal')
@@ -28,9 +24,9 @@ export class SignInController {
   @Get('login')
   @PublicPage()
   async loginPage(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<void> {
-    if (request.portalSession) return void reply.redirect(safeNext(query.next), 303);
+    if (request.portalSession) return void reply.redirect(portalRedirectTarget(query.next), 303);
     const notice = query.signed_out === '1' ? 'login.signedOut' : query.next ? 'login.required' : null;
-    return void reply.view('login', { email: '', error: null, notice, next: safeNext(query.next) });
+    return void reply.view('login', { email: '', error: null, notice, next: portalRedirectTarget(query.next) });
   }
 
   @Post('login')
@@ -39,7 +35,8 @@ export class SignInController {
   async login(@Req() request: PortalRequest, @Res() reply: FastifyReply, @Body() form: unknown): Promise<void> {
     const email = formText(form, 'email').trim();
     const password = formText(form, 'password');
-    const next = safeNext(formText(form, 'next'));
+    // Worked out before any session exists: a target that cannot be sent must not leave a session behind.
+    const next = portalRedirectTarget(formText(form, 'next'));
     let result;
     if (email === '' || email.length > EMAIL_MAX_LENGTH) {
       // Not an email anybody could have: refused like a wrong password, after the same work.

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import { Payout } from '../entities';
+import type { Leased } from './refund.repository';
 
 export type NewPayout = Pick<Payout, 'orderId' | 'payeeName' | 'payeeAccountEnc' | 'payeeAccountMasked' | 'payeeBank'>;
 
@@ -39,13 +40,13 @@ export class PayoutRepository {
   }
 
   /** Takes the payout for one round of talk with the channel, for `leaseMs`: null when it is settled, or another worker holds it. */
-  async claim(orderId: string, leaseMs: number): Promise<Payout | null> {
-    const [rows] = await this.payouts.query<[{ order_id: string }[], number]>(
-      `UPDATE "payouts" SET "lease_until" = now() + $2 * interval '1 millisecond', "attempted_at" = now()
-        WHERE "order_id" = $1 AND "settled_at" IS NULL AND ("lease_until" IS NULL OR "lease_until" < now()) RETURNING "order_id"`,
+  async claim(orderId: string, leaseMs: number): Promise<Leased<Payout> | null> {
+    const [rows] = await this.payouts.query<[{ lease_token: string }[], number]>(
+      `UPDATE "payouts" SET "lease_until" = now() + $2 * interval '1 millisecond', "lease_token" = gen_random_uuid(), "attempted_at" = now()
+        WHERE "order_id" = $1 AND "settled_at" IS NULL AND ("lease_until" IS NULL OR "lease_until" < now()) RETURNING "lease_token"`,
       [orderId, leaseMs],
     );
-    return rows.length === 0 ? null : this.payouts.findOneByOrFail({ orderId });
+    return rows.length === 0 ? null : { ...(await this.payouts.findOneByOrFail({ orderId })), leaseToken: rows[0].lease_token };
   }
 
   /** Written before the channel is first asked, so an unknown outcome is queried, never asked blindly again. */
@@ -63,8 +64,12 @@ export class PayoutRepository {
     await em.query(`UPDATE "payouts" SET "settled_at" = now(), "lease_until" = NULL, "failure" = $2 WHERE "order_id" = $1`, [orderId, failure?.slice(0, 256) ?? null]);
   }
 
-  async release(orderId: string): Promise<void> {
-    await this.payouts.query(`UPDATE "payouts" SET "lease_until" = NULL WHERE "order_id" = $1`, [orderId]);
+  /** Ends the lease `claimed` took, unless it ran out and another worker claimed the payout since. */
+  async release(claimed: Leased<Payout>): Promise<void> {
+    await this.payouts.query(`UPDATE "payouts" SET "lease_until" = NULL, "lease_token" = NULL WHERE "order_id" = $1 AND "lease_token" = $2`, [
+      claimed.orderId,
+      claimed.leaseToken,
+    ]);
   }
 
   /** Open payouts nobody has worked on for `olderThanSeconds`: their job may be lost. */

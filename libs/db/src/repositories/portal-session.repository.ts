@@ -30,14 +30,14 @@ export class PortalSessionRepository {
     ]);
   }
 
-  /** The session when it exists and has not idled out; null otherwise. */
-  async findLive(sessionId: string): Promise<PortalSessionRow | null> {
+  /** The session when it exists, has not idled out and began less than `maxAgeSeconds` ago; null otherwise. */
+  async findLive(sessionId: string, maxAgeSeconds: number): Promise<PortalSessionRow | null> {
     const rows: PortalSessionRow[] = await this.dataSource.query(
       `SELECT u.id AS "userId", u.email, u.status AS "userStatus", m.id AS "merchantId", m.name AS "merchantName",
               m.status AS "merchantStatus", m.mode AS "merchantMode", s.last_seen_at AS "lastSeenAt"
          FROM portal_sessions s JOIN merchant_users u ON u.id = s.user_id JOIN merchants m ON m.id = u.merchant_id
-        WHERE s.id_hash = $1 AND s.expires_at > now()`,
-      [tokenHash(sessionId)],
+        WHERE s.id_hash = $1 AND s.expires_at > now() AND s.created_at > now() - make_interval(secs => $2)`,
+      [tokenHash(sessionId), maxAgeSeconds],
     );
     return rows[0] ?? null;
   }
@@ -63,7 +63,7 @@ export class PortalSessionRepository {
     return count;
   }
 
-  async deleteExpired(): Promise<void> {
-    await this.dataSource.query(`DELETE FROM portal_sessions WHERE expires_at <= now()`);
+  async deleteExpired(maxAgeSeconds: number): Promise<void> {
+    await this.dataSource.query(`DELETE FROM portal_sessions WHERE expires_at <= now() OR created_at <= now() - make_interval(secs => $1)`, [maxAgeSeconds]);
   }
 }

@@ -3,6 +3,9 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import { REFUND_TRANSITIONS, Refund, type RefundTransitionCause } from '../entities';
 
+/** A refund or payout as its claim returned it: the token says whose lease it is. */
+export type Leased<T> = T & { leaseToken: string };
+
 export type NewRefund = Omit<Refund, 'id' | 'status' | 'channelRefundNo' | 'failure' | 'channelRequestedAt' | 'leaseUntil' | 'attemptedAt' | 'updatedAt'>;
 
 /** What a refund's transition may set besides status and updated_at. */
@@ -84,13 +87,13 @@ export class RefundRepository {
    * Takes the refund for one round of talk with the channel, for `leaseMs`: null when it is not
    * processing any more, or another worker holds it.
    */
-  async claim(id: string, leaseMs: number): Promise<Refund | null> {
-    const [rows] = await this.refunds.query<[{ id: string }[], number]>(
-      `UPDATE "refunds" SET "lease_until" = now() + $2 * interval '1 millisecond', "attempted_at" = now()
-        WHERE "id" = $1 AND "status" = 'processing' AND ("lease_until" IS NULL OR "lease_until" < now()) RETURNING "id"`,
+  async claim(id: string, leaseMs: number): Promise<Leased<Refund> | null> {
+    const [rows] = await this.refunds.query<[{ lease_token: string }[], number]>(
+      `UPDATE "refunds" SET "lease_until" = now() + $2 * interval '1 millisecond', "lease_token" = gen_random_uuid(), "attempted_at" = now()
+        WHERE "id" = $1 AND "status" = 'processing' AND ("lease_until" IS NULL OR "lease_until" < now()) RETURNING "lease_token"`,
       [id, leaseMs],
     );
-    return rows.length === 0 ? null : this.refunds.findOneByOrFail({ id });
+    return rows.length === 0 ? null : { ...(await this.refunds.findOneByOrFail({ id })), leaseToken: rows[0].lease_token };
   }
 
   /** Written before the channel is first asked, so an unknown outcome is queried, never asked blindly again. */
@@ -103,8 +106,12 @@ export class RefundRepository {
     await this.refunds.query(`UPDATE "refunds" SET "channel_refund_no" = $2 WHERE "id" = $1 AND "status" = 'processing'`, [id, channelRefundNo]);
   }
 
-  async release(id: string): Promise<void> {
-    await this.refunds.query(`UPDATE "refunds" SET "lease_until" = NULL WHERE "id" = $1`, [id]);
+  /** Ends the lease `claimed` took, unless it ran out and another worker claimed the refund since. */
+  async release(claimed: Leased<Refund>): Promise<void> {
+    await this.refunds.query(`UPDATE "refunds" SET "lease_until" = NULL, "lease_token" = NULL WHERE "id" = $1 AND "lease_token" = $2`, [
+      claimed.id,
+      claimed.leaseToken,
+    ]);
   }
 
   /** Processing refunds nobody has worked on for `olderThanSeconds`: their job may be lost. */

@@ -16,28 +16,41 @@ export interface ThrottleRule {
 export class SignInThrottleRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async isLocked(email: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM portal_sign_in_locks WHERE email = lower($1) AND locked_until > now()`, [email]);
-    return rows.length > 0;
-  }
-
-  /** Records one failure; returns true when this failure locked the email. */
-  async recordFailure(email: string, rule: ThrottleRule): Promise<boolean> {
+  /**
+   * Counts a sign-in attempt before its password is checked: the attempt is a failure until
+   * the password proves right (then clearFailures). A row lock on the email's lock row makes
+   * concurrent attempts count one after another, so at most `maxFailures` checks happen per
+   * window however they arrive. Returns the attempt's number in the window, or null when the
+   * email is locked or its window's checks are used up (the password must not be checked).
+   */
+  async countAttempt(email: string, rule: ThrottleRule): Promise<number | null> {
     return this.dataSource.transaction(async (em) => {
-      await em.query(`INSERT INTO portal_sign_in_failures (email) VALUES (lower($1))`, [email]);
-      const rows: { n: number }[] = await em.query(
+      // '-infinity' is "not locked"; the upsert holds the row's lock until this transaction ends.
+      const [lock]: { locked: boolean }[] = await em.query(
+        `INSERT INTO portal_sign_in_locks (email, locked_until) VALUES (lower($1), '-infinity')
+         ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING locked_until > now() AS locked`,
+        [email],
+      );
+      if (lock.locked) return null;
+      const [{ n }]: { n: number }[] = await em.query(
         `SELECT count(*)::int AS n FROM portal_sign_in_failures WHERE email = lower($1) AND failed_at > now() - make_interval(secs => $2)`,
         [email, rule.windowSeconds],
       );
-      if (rows[0].n < rule.maxFailures) return false;
+      if (n >= rule.maxFailures) return null;
+      await em.query(`INSERT INTO portal_sign_in_failures (email) VALUES (lower($1))`, [email]);
+      return n + 1;
+    });
+  }
+
+  /** The email's failures reached the limit: locked for `lockSeconds`, and the next failures count from zero once it ends. */
+  async lock(email: string, rule: ThrottleRule): Promise<void> {
+    await this.dataSource.transaction(async (em) => {
       await em.query(
         `INSERT INTO portal_sign_in_locks (email, locked_until) VALUES (lower($1), now() + make_interval(secs => $2))
          ON CONFLICT (email) DO UPDATE SET locked_until = EXCLUDED.locked_until`,
         [email, rule.lockSeconds],
       );
-      // The lock starts a fresh count: once it ends, the next failures count from zero.
       await em.query(`DELETE FROM portal_sign_in_failures WHERE email = lower($1)`, [email]);
-      return true;
     });
   }
 

@@ -38,6 +38,9 @@ export const en = {
   'password.tooLong': 'The password must be at most 256 characters long.',
   'password.mismatch': 'The two new passwords differ.',
   'password.wrongCurrent': 'The current password is wrong.',
+  'reauth.password': 'Your password',
+  'reauth.help': 'Asked again, so that only you can do this, not someone using a session left open.',
+  'reauth.wrong': 'The password is wrong. Nothing was changed.',
 
   'overview.title': 'Overview',
   'overview.available': 'Available balance',

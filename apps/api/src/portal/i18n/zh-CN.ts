@@ -40,6 +40,9 @@ export const zhCN: Record<MessageKey, string> = {
   'password.tooLong': '密码最多 256 个字符。',
   'password.mismatch': '两次输入的新密码不一致。',
   'password.wrongCurrent': '当前密码错误。',
+  'reauth.password': '您的登录密码',
+  'reauth.help': '需再次输入密码，确保是您本人操作，而不是他人使用未退出的会话。',
+  'reauth.wrong': '密码错误，未做任何更改。',
 
   'overview.title': '概览',
   'overview.available': '可用余额',
