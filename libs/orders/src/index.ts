@@ -1,3 +1,4 @@
+export * from './idempotent-create';
 export * from './jobs-after-commit';
 export * from './order-event-payload';
 export * from './order-lifecycle';

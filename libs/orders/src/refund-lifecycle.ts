@@ -15,6 +15,7 @@ import {
   type RefundTransitionCause,
   uniqueViolation,
 } from '@app/db';
+import { type Created, createIdempotently, created, repeated } from './idempotent-create';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { refundEventPayload } from './order-event-payload';
 import { newOrderNo } from './order-no';
@@ -41,7 +42,6 @@ export class RefundNotSettledError extends Error {
 
 /** Long enough for a call and a query under the channel timeout, with the database work around them. */
 export const CHANNEL_LEASE_MS = 60_000;
-const REFUND_NO_ATTEMPTS = 3;
 
 /**
  * A refund's life beside its order's (SPEC 5). Created processing in one transaction with the
@@ -68,57 +68,59 @@ export class RefundLifecycle {
 
   /**
    * refundCreate's decision. `repeat`: a refund with this merchant_refund_no already existed
-   * (the caller compares its parameters). Throws 40400, 40301/40302 (the channel), 40901 (the
+   * (the caller compares its parameters; a repeat is answered before the order is even read). Throws 40400, 40301/40302 (the channel), 40901 (the
    * order's state, a refund in progress), 40000 (over the order's amount), 40902 (balance).
    */
   async create(ask: RefundAsk): Promise<{ refund: Refund; repeat: boolean }> {
+    try {
+      const { value: refund, repeat } = await createIdempotently({
+        findRepeat: () => this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo),
+        create: () => this.createNew(ask),
+        merchantNoConstraint: 'uq_refunds_merchant_refund_no',
+        ourNoConstraint: 'uq_refunds_refund_no',
+      });
+      if (!repeat) await this.jobs.enqueue('refund.process', { refundId: refund.id }, { jobId: `refund-${refund.id}` });
+      return { refund, repeat };
+    } catch (err) {
+      if (uniqueViolation(err) === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+      throw err;
+    }
+  }
+
+  /** One try: the order locked (one decision per order at a time), the refund inserted processing and its amount debited. */
+  private async createNew(ask: RefundAsk): Promise<Created<Refund>> {
     const found = await this.orders.findByOrderNo(ask.merchantId, ask.orderNo);
     if (!found) throw new DomainError(ErrorCode.OrderNotFound);
     await this.refundOperations(found);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await this.dataSource.transaction(async (em) => {
-          const order = await this.orders.lockForRefund(em, ask.merchantId, ask.orderNo);
-          if (!order) throw new DomainError(ErrorCode.OrderNotFound);
-          // A concurrent repeat that committed while this one waited for the lock.
-          const repeat = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo, em);
-          if (repeat) return { refund: repeat, repeat: true };
-          if (order.orderType !== BUY_ORDER || order.status !== 'completed') {
-            throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
-          }
-          if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
-          const left = order.cnyFen - (await this.refunds.committedFen(em, order.id));
-          if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
-          const now = new Date();
-          const refund = await this.refunds.insert(em, {
-            refundNo: newOrderNo(now),
-            merchantId: ask.merchantId,
-            orderId: order.id,
-            orderNo: order.orderNo,
-            merchantRefundNo: ask.merchantRefundNo,
-            refundFen: ask.refundFen,
-            reason: ask.reason,
-            notifyUrl: ask.notifyUrl,
-            requestHash: ask.requestHash,
-            createdAt: now,
-          });
-          // The fee is not given back: the refund takes exactly refund_amount (40902 when it is not there).
-          await this.ledger.debit(em, 'refund_debit', { merchantId: ask.merchantId, orderId: order.id, refundId: refund.id }, ask.refundFen);
-          return { refund, repeat: false };
-        });
-        if (!result.repeat) await this.jobs.enqueue('refund.process', { refundId: result.refund.id }, { jobId: `refund-${result.refund.id}` });
-        return result;
-      } catch (err) {
-        const constraint = uniqueViolation(err);
-        if (constraint === 'uq_refunds_merchant_refund_no') {
-          const winner = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo);
-          if (winner) return { refund: winner, repeat: true };
-        }
-        if (constraint === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
-        if (constraint === 'uq_refunds_refund_no' && attempt < REFUND_NO_ATTEMPTS) continue;
-        throw err;
+    return this.dataSource.transaction(async (em) => {
+      const order = await this.orders.lockForRefund(em, ask.merchantId, ask.orderNo);
+      if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+      // A concurrent repeat that committed while this one waited for the lock.
+      const earlier = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo, em);
+      if (earlier) return repeated(earlier);
+      if (order.orderType !== BUY_ORDER || order.status !== 'completed') {
+        throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
       }
-    }
+      if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+      const left = order.cnyFen - (await this.refunds.committedFen(em, order.id));
+      if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
+      const now = new Date();
+      const refund = await this.refunds.insert(em, {
+        refundNo: newOrderNo(now),
+        merchantId: ask.merchantId,
+        orderId: order.id,
+        orderNo: order.orderNo,
+        merchantRefundNo: ask.merchantRefundNo,
+        refundFen: ask.refundFen,
+        reason: ask.reason,
+        notifyUrl: ask.notifyUrl,
+        requestHash: ask.requestHash,
+        createdAt: now,
+      });
+      // The fee is not given back: the refund takes exactly refund_amount (40902 when it is not there).
+      await this.ledger.debit(em, 'refund_debit', { merchantId: ask.merchantId, orderId: order.id, refundId: refund.id }, ask.refundFen);
+      return created(refund);
+    });
   }
 
   /**
