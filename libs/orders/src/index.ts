@@ -1,3 +1,4 @@
+export * from './ask-once-then-query';
 export * from './idempotent-create';
 export * from './jobs-after-commit';
 export * from './order-event-payload';

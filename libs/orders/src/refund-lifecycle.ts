@@ -15,6 +15,7 @@ import {
   type RefundTransitionCause,
   uniqueViolation,
 } from '@app/db';
+import { askOnceThenQuery } from './ask-once-then-query';
 import { type Created, createIdempotently, created, repeated } from './idempotent-create';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { refundEventPayload } from './order-event-payload';
@@ -160,25 +161,24 @@ export class RefundLifecycle {
     return queued;
   }
 
-  /**
-   * Asks the channel only when it never was, or the channel says it never got the request;
-   * a request whose outcome was lost is queried first. What the channel took is only queried.
-   */
-  private async learnOutcome(refund: Refund, operations: RefundOperations, request: RefundRequest): Promise<RefundStatus> {
-    if (refund.channelRequestedAt !== null) {
-      const known = await this.adapters.call((signal) => operations.queryRefund(request, signal));
-      if (known.state === 'processing' && !refund.channelRefundNo) await this.refunds.markAccepted(refund.id, known.channelRefundNo ?? refund.refundNo);
-      if (known.state !== 'not_found') return known;
-      if (refund.channelRefundNo) return { state: 'processing', channelRefundNo: refund.channelRefundNo };
-      this.logger.warn(`refund ${refund.refundNo}: the channel never got the earlier request; asking again`);
-    }
-    await this.refunds.markRequested(refund.id);
-    const answer = await this.adapters.call((signal) => operations.refund(request, signal));
-    if (answer.state !== 'processing') return answer;
-    // Taken, to be finished by the channel: numbered now, so it is never asked for again.
-    await this.refunds.markAccepted(refund.id, answer.channelRefundNo ?? refund.refundNo);
-    const confirmed = await this.adapters.call((signal) => operations.queryRefund(request, signal));
-    return confirmed.state === 'not_found' ? answer : confirmed;
+  /** SPEC 5's "ask the channel once, then query", with the refund's numbers; a refund taken is queried once more at once. */
+  private learnOutcome(refund: Refund, operations: RefundOperations, request: RefundRequest): Promise<RefundStatus> {
+    return askOnceThenQuery<RefundStatus>(
+      {
+        logFields: { refund_no: refund.refundNo },
+        requestedAt: refund.channelRequestedAt,
+        channelNo: refund.channelRefundNo,
+        ourNo: refund.refundNo,
+        ask: () => this.adapters.call((signal) => operations.refund(request, signal)),
+        query: () => this.adapters.call((signal) => operations.queryRefund(request, signal)),
+        markRequested: () => this.refunds.markRequested(refund.id),
+        markAccepted: (channelRefundNo) => this.refunds.markAccepted(refund.id, channelRefundNo),
+        channelNoOf: (status) => status.channelRefundNo,
+        processing: (channelRefundNo) => ({ state: 'processing', channelRefundNo }),
+        confirmWhenTaken: true,
+      },
+      this.logger,
+    );
   }
 
   /** processing -> succeeded or failed with its event, and for a failure the debit given back, in one transaction. */
