@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig, DomainError, ErrorCode, formatYuan } from '@app/common';
 import { ChannelAdapters, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
 import {
@@ -103,7 +103,7 @@ export class RefundLifecycle {
         throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
       }
       if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
-      const left = order.cnyFen - (await this.refunds.committedFen(em, order.id));
+      const left = await this.refundableFen(order, em);
       if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
       const now = new Date();
       const refund = await this.refunds.insert(em, {
@@ -122,6 +122,11 @@ export class RefundLifecycle {
       await this.ledger.debit(em, 'refund_debit', { merchantId: ask.merchantId, orderId: order.id, refundId: refund.id }, ask.refundFen);
       return created(refund);
     });
+  }
+
+  /** What refundCreate would still accept for this order: its amount less every refund not failed. The portal shows it. */
+  async refundableFen(order: Pick<Order, 'id' | 'cnyFen'>, em: EntityManager = this.dataSource.manager): Promise<number> {
+    return Math.max(0, order.cnyFen - (await this.refunds.committedFen(em, order.id)));
   }
 
   /**
