@@ -157,13 +157,8 @@ export class RefundLifecycle {
 
   /** The safety net: a new job for refunds processing untouched for `stuckSeconds` (their job may be lost). */
   async sweep(stuckSeconds: number): Promise<number> {
-    let queued = 0;
-    // A fresh job id per window: a job that failed for good is kept by BullMQ under its old id.
-    const window = Math.floor(Date.now() / (stuckSeconds * 1000));
-    for (const id of await this.refunds.findStuckIds(stuckSeconds, SWEEP_BATCH)) {
-      if (await this.jobs.enqueue('refund.process', { refundId: id }, { jobId: `refund-${id}-sweep-${window}` })) queued++;
-    }
-    return queued;
+    const ids = await this.refunds.findStuckIds(stuckSeconds, SWEEP_BATCH);
+    return this.jobs.requeueStuck('refund.process', { ids, stuckSeconds }, (id) => ({ payload: { refundId: id }, jobId: `refund-${id}` }));
   }
 
   /** SPEC 5's "ask the channel once, then query", with the refund's numbers; a refund taken is queried once more at once. */

@@ -150,12 +150,8 @@ export class SellOrderLifecycle {
 
   /** The safety net: a new job for open payouts untouched for `stuckSeconds` (their job may be lost). */
   async sweep(stuckSeconds: number): Promise<number> {
-    let queued = 0;
-    const window = Math.floor(Date.now() / (stuckSeconds * 1000));
-    for (const id of await this.payouts.findStuckOrderIds(stuckSeconds, SWEEP_BATCH)) {
-      if (await this.jobs.enqueue('order.payout', { orderId: id }, { jobId: `payout-${id}-sweep-${window}` })) queued++;
-    }
-    return queued;
+    const ids = await this.payouts.findStuckOrderIds(stuckSeconds, SWEEP_BATCH);
+    return this.jobs.requeueStuck('order.payout', { ids, stuckSeconds }, (id) => ({ payload: { orderId: id }, jobId: `payout-${id}` }));
   }
 
   /** SPEC 5's "ask the channel once, then query", as for refunds, with the payout's numbers. */
