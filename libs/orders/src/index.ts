@@ -5,5 +5,6 @@ export * from './order-event-payload';
 export * from './order-lifecycle';
 export * from './orders-core.module';
 export * from './order-no';
+export * from './order-transitions';
 export * from './refund-lifecycle';
 export * from './sell-order-lifecycle';

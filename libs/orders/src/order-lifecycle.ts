@@ -9,10 +9,10 @@ import {
   LedgerRepository,
   type Move,
   type NewOrder,
-  ORDER_TRANSITIONS,
   type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
+import { ORDER_TRANSITIONS } from './order-transitions';
 
 /** What a verified success notification did to its order. */
 export type MarkPaidResult = 'paid' | 'late_paid' | 'unchanged' | 'amount_mismatch' | 'not_found';

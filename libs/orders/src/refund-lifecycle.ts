@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { AppConfig, DomainError, ErrorCode, formatYuan } from '@app/common';
+import { AppConfig, BUY_ORDER, DomainError, ErrorCode, formatYuan } from '@app/common';
 import { ChannelAdapters, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
 import {
-  BUY_ORDER,
   ChannelRepository,
   LedgerRepository,
   type Order,
@@ -12,7 +11,6 @@ import {
   OrderRepository,
   type Refund,
   RefundRepository,
-  type RefundTransitionCause,
   uniqueViolation,
 } from '@app/db';
 import { askOnceThenQuery } from './ask-once-then-query';
@@ -21,6 +19,7 @@ import { JobsAfterCommit } from './jobs-after-commit';
 import { refundEventPayload } from './order-event-payload';
 import { newOrderNo } from './order-no';
 import { SWEEP_BATCH } from './order-lifecycle';
+import { REFUND_TRANSITIONS, type RefundTransitionCause } from './order-transitions';
 
 /** What refundCreate asks for, validated. */
 export interface RefundAsk {
@@ -185,7 +184,7 @@ export class RefundLifecycle {
   private async settle(refund: Refund, order: Order, cause: RefundTransitionCause, status: RefundStatus): Promise<void> {
     const type = cause === 'channel_success' ? 'refund.succeeded' : 'refund.failed';
     const recorded = await this.dataSource.transaction(async (em) => {
-      const settled = await this.refunds.transition(em, refund.id, cause, { channelRefundNo: status.channelRefundNo, failure: status.failure ?? null });
+      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), { channelRefundNo: status.channelRefundNo, failure: status.failure ?? null });
       if (!settled) return null;
       if (cause === 'channel_failure') {
         await this.ledger.reverse(em, 'refund_debit', 'refund_reversal', { merchantId: refund.merchantId, orderId: refund.orderId, refundId: refund.id });

@@ -1,14 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { SecretBox, maskBankCard } from '@app/common';
+import { SELL_ORDER, SecretBox, maskBankCard } from '@app/common';
 import { ChannelAdapters, type PayoutOperations, type PayoutRequest, type PayoutStatus } from '@app/channels';
 import {
   ChannelRepository,
   LedgerRepository,
   type Move,
   type NewOrder,
-  ORDER_TRANSITIONS,
   type Order,
   OrderEventRepository,
   type CallbackEventType,
@@ -16,13 +15,13 @@ import {
   type OrderStatus,
   type Payout,
   PayoutRepository,
-  SELL_ORDER,
 } from '@app/db';
 import { askOnceThenQuery } from './ask-once-then-query';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, orderEventPayload } from './order-event-payload';
 import { SWEEP_BATCH } from './order-lifecycle';
 import { CHANNEL_LEASE_MS } from './refund-lifecycle';
+import { ORDER_TRANSITIONS } from './order-transitions';
 
 /** The payee of a sell order, as the merchant gave it (the account in clear: never log it). */
 export interface Payee {

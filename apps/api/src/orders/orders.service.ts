@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
-import { BUY_ORDER, ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus, } from '@app/db';
+import { AppConfig, BUY_ORDER, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
+import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
 import { adaptersForMode } from '@app/channels';
 import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';

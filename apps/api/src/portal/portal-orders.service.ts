@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@app/common';
+import { BUY_ORDER, DomainError, ErrorCode, SELL_ORDER } from '@app/common';
 import {
-  BUY_ORDER,
   CallbackDeliveryRepository,
   ChannelRepository,
   type DeliveryWithAttempts,
@@ -14,7 +13,6 @@ import {
   type Refund,
   RefundRepository,
   type RefundStatus,
-  SELL_ORDER,
 } from '@app/db';
 import { RefundLifecycle } from '@app/orders';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';

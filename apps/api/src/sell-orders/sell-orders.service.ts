@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, DomainError, ErrorCode, SecretBox, computeSellOrderAmounts, formatRate, formatYuan, parseYuan, storedRateE8 } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, SELL_ORDER, SecretBox, computeSellOrderAmounts, formatRate, formatYuan, parseYuan, storedRateE8 } from '@app/common';
 import { ChannelAdapters, adaptersForMode } from '@app/channels';
-import { ChannelRepository, type Merchant, type Order, OrderRepository, type Payout, PayoutRepository, SELL_ORDER } from '@app/db';
+import { ChannelRepository, type Merchant, type Order, OrderRepository, type Payout, PayoutRepository } from '@app/db';
 import { SELL_ORDER_EXPIRES_AT, SellOrderLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
 import { type CreatedOrderView, toCreatedView } from '../orders/orders.service';
 import type { CreateSellOrderDto } from './dto/create-sell-order.dto';
