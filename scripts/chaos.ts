@@ -368,13 +368,18 @@ async function main(): Promise<number> {
     const watch = new Client({ connectionString: databaseUrl });
     watch.on('error', () => undefined);
     await watch.connect();
+    // One look at a time: while PostgreSQL is stopped a look outlasts the second, and pg refuses a query stacked on one in flight.
+    let looking = false;
     const watcher = setInterval(() => {
+      if (looking) return;
+      looking = true;
       watch
         .query<{ circuit_open_since: Date | null }>(`SELECT circuit_open_since FROM callback_destinations WHERE destination = $1`, [flakyDestination])
         .then(({ rows }) => {
           if (rows[0]?.circuit_open_since && !circuitSeen.openSince) circuitSeen.openSince = rows[0].circuit_open_since;
         })
-        .catch(() => undefined);
+        .catch(() => undefined)
+        .finally(() => (looking = false));
     }, 1000);
     void at(FLAKY_DOWN.from).then(() => {
       flakyDown = true;

@@ -1,7 +1,11 @@
 import { Client } from 'pg';
+import { OrderLifecycle } from '@app/orders';
+import { createApiApp } from '../apps/api/src/create-api-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
 import { databaseUrl } from './helpers/database';
+import { createOrder, orderRow } from './helpers/orders';
+import { removeTestKeys } from './helpers/redis-keys';
 
 describe('health, readiness and metrics', () => {
   let api: TestApi;
@@ -36,6 +40,33 @@ describe('health, readiness and metrics', () => {
     expect(res.body).toContain('merchant_pay_orders_created_total');
   });
 
+  it('shows in its gauges the jobs and deliveries there are at its refresh', async () => {
+    const sample = (body: string, series: string) => Number(body.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
+    // Two orders paid on the API alone: each leaves one confirmation job waiting (no worker here) and one pending order.paid callback.
+    const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: 'https://merchant.example/notify' });
+    for (const merchantOrderNo of ['gauges-1', 'gauges-2']) {
+      const created = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay, merchant_order_no: merchantOrderNo });
+      const row = await orderRow(api.app, created.body.data.order_no);
+      expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: 1000, channelTradeNo: `T-${merchantOrderNo}` })).toBe('paid');
+    }
+    // A second API on the same database and queue: its start-up refresh reads them, where this one's figures are 10 s fresh.
+    const second = await createApiApp(api.config);
+    try {
+      const body = await waitFor(async () => {
+        const scrape = (await second.inject({ method: 'GET', url: '/metrics' })).body;
+        return scrape.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
+      }, 5_000, 'the refresh of the second API');
+      expect(sample(body, 'merchant_pay_queue_jobs{queue="orders",state="waiting"}')).toBe(2);
+      expect(sample(body, 'merchant_pay_queue_jobs{queue="orders",state="active"}')).toBe(0);
+      expect(sample(body, 'merchant_pay_callback_deliveries{status="pending"}')).toBe(2);
+      expect(sample(body, 'merchant_pay_callback_deliveries{status="failed"}')).toBe(0);
+      expect(sample(body, 'merchant_pay_callback_open_circuits')).toBe(0);
+      expect(sample(body, 'merchant_pay_callback_held_deliveries')).toBe(0);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('counts created orders, not idempotent repeats', async () => {
     const count = async () => Number(/merchant_pay_orders_created_total (\d+)/.exec((await api.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
     const before = await count();
@@ -48,6 +79,8 @@ describe('health, readiness and metrics', () => {
 
   it('answers /ready with 503 once its database is gone, while /health stays 200', async () => {
     const name = new URL(api.databaseUrl).pathname.slice(1);
+    // The nonces' owners are read from the database about to go: their keys go first.
+    await removeTestKeys(api.config.queuePrefix, api.databaseUrl);
     const admin = new Client({ connectionString: databaseUrl('postgres') });
     await admin.connect();
     try {

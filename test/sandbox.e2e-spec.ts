@@ -3,7 +3,7 @@ import { canonicalString } from '@app/signature';
 import { ChannelAdapters, signSandboxNotification } from '@app/channels';
 import { ChannelRepository, OrderRepository } from '@app/db';
 import { QUEUE } from '@app/common';
-import { OrderLifecycle } from '@app/orders';
+import { ORDER_TRANSITIONS, OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import type { Credentials } from '@app/operator';
 import { WorkerTuning } from '../apps/worker/src/worker-tuning';
@@ -316,7 +316,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       ],
       ['paid', async () => notify(signSandboxNotification(await secretKey(), order.order_no, 900, 'paid'))],
       // confirm() takes both steps at once: the first is made alone here, as confirm() makes it.
-      ['confirmed', () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transition(em, order.id, 'paid', 'confirmed'))],
+      ['confirmed', () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transitionBy(em, order.id, ORDER_TRANSITIONS.between('paid', 'confirmed')))],
       ['completed', () => lifecycle.confirm(order.id)],
     ];
     for (const [status, move] of moves) {

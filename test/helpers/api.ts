@@ -8,6 +8,7 @@ import { OperatorModule, OperatorService, type Credentials } from '@app/operator
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { testConfig } from './config';
 import { createTestDatabase } from './database';
+import { removeTestKeys } from './redis-keys';
 
 export interface TestApi {
   app: NestFastifyApplication;
@@ -32,6 +33,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     async close() {
       await cli.close();
       await app.close();
+      await removeTestKeys(config.queuePrefix, databaseUrl);
     },
   };
 }

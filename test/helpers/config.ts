@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type AppConfig, loadConfig } from '@app/common';
+import { TEST_REDIS_URL, testQueuePrefix } from './redis-keys';
 
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { TEST_REDIS_URL };
 
-/** A configuration for one spec file: its own database, a queue prefix of its own, quiet logs, the sandbox on. */
+/** A configuration for one spec file: its own database, a queue prefix of its own (of this run, so the teardown finds what a failed spec left), quiet logs, the sandbox on. */
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): AppConfig {
   return loadConfig({
     DATABASE_URL: databaseUrl,
@@ -11,7 +12,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     // One key per database, as in production: every app a spec starts on it opens its check value.
     MASTER_KEY: createHash('sha256').update(`master key of ${databaseUrl}`).digest('base64'),
     LOG_LEVEL: 'silent',
-    QUEUE_PREFIX: `mp-test-${randomBytes(4).toString('hex')}`,
+    QUEUE_PREFIX: testQueuePrefix(),
     SANDBOX_ENABLED: 'true',
     ...env,
   });

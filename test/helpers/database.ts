@@ -7,12 +7,20 @@ import { dataSourceOptions } from '../../libs/db/src/data-source';
 const SERVER_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
 /**
- * Databases of one jest run are named mp_test_<pid of the run>_...: runs side by side on one
- * server (two terminals, CI beside a developer) never drop each other's databases.
+ * Databases of one jest run are named mp_e2e_<run id>_...: a random id set once per run, so runs
+ * side by side on one server (two terminals, two clones, two containers sharing a PostgreSQL)
+ * never drop each other's databases. A run killed before its teardown leaves its own behind,
+ * for a person to drop: no run guesses which other run is dead.
  */
+export function testRunId(): string {
+  process.env.MP_TEST_RUN ??= randomBytes(6).toString('hex');
+  // It names databases and Redis key patterns: nothing that could widen either.
+  if (!/^[0-9a-z]{1,24}$/.test(process.env.MP_TEST_RUN)) throw new Error(`MP_TEST_RUN must be 1-24 lowercase letters or digits, not ${process.env.MP_TEST_RUN}`);
+  return process.env.MP_TEST_RUN;
+}
+
 function runPrefix(): string {
-  process.env.MP_TEST_RUN ??= String(process.pid);
-  return `mp_test_${process.env.MP_TEST_RUN}_`;
+  return `mp_e2e_${testRunId()}_`;
 }
 
 function templateName(): string {
@@ -33,26 +41,18 @@ async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** The names of this run's databases still on the server, the template included. */
+export async function testDatabases(): Promise<string[]> {
+  const pattern = `${runPrefix().replace(/_/g, '\\_')}%`;
+  const { rows } = await admin((client) => client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [pattern]));
+  return rows.map((r) => r.datname);
 }
 
-/** This run's databases, and those of runs whose process is gone (a run killed before its teardown). */
+/** This run's databases, and no other's. */
 export async function dropTestDatabases(): Promise<void> {
-  const mine = runPrefix();
+  const names = await testDatabases();
   await admin(async (client) => {
-    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'mp\\_test\\_%'`);
-    for (const { datname } of rows) {
-      const pid = Number(/^mp_test_(\d+)_/.exec(datname)?.[1]);
-      if (datname.startsWith(mine) || !pid || !alive(pid)) {
-        await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-      }
-    }
+    for (const name of names) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   });
 }
 

@@ -9,6 +9,7 @@ export * from './envelope';
 export * from './error-code';
 export * from './logging';
 export * from './money';
+export * from './order-type';
 export * from './queues';
 export * from './running-build';
 export * from './stop-on-signals';

@@ -1,3 +1,5 @@
+import { SELL_ORDER } from './order-type';
+
 /**
  * Money on the way in and out. Inside the service an amount is an integer count of fen
  * and a rate is an integer count of 1e-8; BigInt carries the products, so no float ever
@@ -112,5 +114,5 @@ export function computeSellOrderAmounts(cnyFen: number, serviceRateE8: number): 
  * order (order_type 2) what it takes from the balance, cny + service.
  */
 export function merchantAmount(order: { orderType: number; cnyFen: number; serviceFen: number }): string {
-  return formatYuan(order.orderType === 2 ? order.cnyFen + order.serviceFen : merchantFenOf(order.cnyFen, order.serviceFen));
+  return formatYuan(order.orderType === SELL_ORDER ? order.cnyFen + order.serviceFen : merchantFenOf(order.cnyFen, order.serviceFen));
 }

@@ -32,3 +32,25 @@ export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'order.payout': QUEUE.orders,
   'refund.process': QUEUE.orders,
 };
+
+/** How long finished jobs stay visible (Bull Board, debugging): a day of completed ones, a week of failed ones. */
+const KEEP = { removeOnComplete: { age: 86_400, count: 10_000 }, removeOnFail: { age: 7 * 86_400 } };
+
+/** Retry policies by what the work is, named once; BullMQ's JobsOptions accept them as they are. */
+export const RETRY_POLICY = {
+  /**
+   * One round of talk with a channel (confirm a payment, a refund, a payout): an unknown outcome
+   * is queried on the next attempt; past the last one, the sweep starts a new job.
+   */
+  channelTalk: { ...KEEP, attempts: 10, backoff: { type: 'exponential', delay: 2000 } },
+  /** A periodic pass: the next one does its work, so a failure is neither retried nor kept long. */
+  periodicPass: { removeOnComplete: true, removeOnFail: 100 },
+} as const;
+
+/** Which policy each job follows. */
+export const JOB_RETRY: Record<JobName, (typeof RETRY_POLICY)[keyof typeof RETRY_POLICY]> = {
+  'order.confirm': RETRY_POLICY.channelTalk,
+  'maintenance.sweep': RETRY_POLICY.periodicPass,
+  'order.payout': RETRY_POLICY.channelTalk,
+  'refund.process': RETRY_POLICY.channelTalk,
+};

@@ -16,6 +16,7 @@ export * from './repositories/portal-session.repository';
 export * from './repositories/refund.repository';
 export * from './repositories/sign-in-throttle.repository';
 export * from './run-migrations';
+export * from './state-move';
 export * from './token-hash';
 export * from './repositories/sealed-value.repository';
 export * from './startup-checks';

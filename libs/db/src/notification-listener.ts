@@ -31,6 +31,8 @@ export class NotificationListener {
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
+  /** The client a check is running on, until it answers or times out. */
+  private pinging: Client | null = null;
   private readonly timings: NotificationListenerTimings;
 
   constructor(
@@ -109,13 +111,18 @@ export class NotificationListener {
 
   private ping(): void {
     const client = this.client;
-    if (!client || !this.isListening) return;
+    // One check at a time: a second query on a client still running the first is deprecated in pg 8 and an error in pg 9.
+    if (!client || !this.isListening || this.pinging === client) return;
+    this.pinging = client;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer to a check within ${this.timings.pingTimeoutMs} ms`)), this.timings.pingTimeoutMs);
     });
     Promise.race([client.query('SELECT 1'), timeout])
       .catch((err: Error) => this.drop(client, err))
-      .finally(() => clearTimeout(timer));
+      .finally(() => {
+        clearTimeout(timer);
+        if (this.pinging === client) this.pinging = null;
+      });
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { AppConfig, type JobName, type JobPayloads } from '@app/common';
+import { AppConfig } from '@app/common';
 import { ChannelAdapters, ChannelError, type PaymentCreated } from '@app/channels';
 import {
   type Channel,
@@ -9,11 +9,10 @@ import {
   LedgerRepository,
   type Move,
   type NewOrder,
-  ORDER_TRANSITIONS,
   type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
-import { JobQueue } from '@app/queue';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
+import { ORDER_TRANSITIONS } from './order-transitions';
 
 /** What a verified success notification did to its order. */
 export type MarkPaidResult = 'paid' | 'late_paid' | 'unchanged' | 'amount_mismatch' | 'not_found';
@@ -54,7 +53,6 @@ export class OrderLifecycle {
     private readonly ledger: LedgerRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
-    private readonly queue: JobQueue,
     private readonly afterCommit: JobsAfterCommit,
   ) {}
 
@@ -118,7 +116,7 @@ export class OrderLifecycle {
     }
     const recorded = await this.transit(order.id, PAY, 'order.paid', { paid: true, channelTradeNo: notification.channelTradeNo });
     if (!recorded) return 'unchanged';
-    await this.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
+    await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
     return recorded.order.latePayment ? 'late_paid' : 'paid';
   }
 
@@ -179,12 +177,8 @@ export class OrderLifecycle {
 
   /** The safety net: re-enqueue confirmation of orders stuck in paid (expiry has its own pass, expireOverdue). */
   async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number }> {
-    let confirmsQueued = 0;
-    // A fresh job id per window: a confirm job that failed for good is kept by BullMQ under its old id.
-    const window = Math.floor(Date.now() / (stuckPaidSeconds * 1000));
-    for (const id of await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH)) {
-      if (await this.enqueue('order.confirm', { orderId: id }, { jobId: `confirm-${id}-sweep-${window}` })) confirmsQueued++;
-    }
+    const ids = await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH);
+    const confirmsQueued = await this.afterCommit.requeueStuck('order.confirm', { ids, stuckSeconds: stuckPaidSeconds }, (id) => ({ payload: { orderId: id }, jobId: `confirm-${id}` }));
     return { confirmsQueued };
   }
 
@@ -248,16 +242,5 @@ export class OrderLifecycle {
 
   private async enqueueDeliveries(deliveryIds: string[]): Promise<void> {
     await this.afterCommit.deliver(deliveryIds);
-  }
-
-  /** After commit the row is the truth: a failed enqueue is logged and left to the sweeper, never thrown. */
-  private async enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options: { jobId: string; delay?: number }): Promise<boolean> {
-    try {
-      await this.queue.add(name, payload, options);
-      return true;
-    } catch (err) {
-      this.logger.error(`enqueue ${name} ${options.jobId} failed, the sweeper will retry: ${(err as Error).message}`);
-      return false;
-    }
   }
 }

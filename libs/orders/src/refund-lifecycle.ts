@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import { AppConfig, DomainError, ErrorCode, formatYuan } from '@app/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { AppConfig, BUY_ORDER, DomainError, ErrorCode, formatYuan } from '@app/common';
 import { ChannelAdapters, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
 import {
-  BUY_ORDER,
   ChannelRepository,
   LedgerRepository,
   type Order,
@@ -12,13 +11,15 @@ import {
   OrderRepository,
   type Refund,
   RefundRepository,
-  type RefundTransitionCause,
   uniqueViolation,
 } from '@app/db';
+import { askOnceThenQuery } from './ask-once-then-query';
+import { type Created, createIdempotently, created, repeated } from './idempotent-create';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { refundEventPayload } from './order-event-payload';
 import { newOrderNo } from './order-no';
 import { SWEEP_BATCH } from './order-lifecycle';
+import { REFUND_TRANSITIONS, type RefundTransitionCause } from './order-transitions';
 
 /** What refundCreate asks for, validated. */
 export interface RefundAsk {
@@ -41,7 +42,6 @@ export class RefundNotSettledError extends Error {
 
 /** Long enough for a call and a query under the channel timeout, with the database work around them. */
 export const CHANNEL_LEASE_MS = 60_000;
-const REFUND_NO_ATTEMPTS = 3;
 
 /**
  * A refund's life beside its order's (SPEC 5). Created processing in one transaction with the
@@ -68,57 +68,64 @@ export class RefundLifecycle {
 
   /**
    * refundCreate's decision. `repeat`: a refund with this merchant_refund_no already existed
-   * (the caller compares its parameters). Throws 40400, 40301/40302 (the channel), 40901 (the
+   * (the caller compares its parameters; a repeat is answered before the order is even read). Throws 40400, 40301/40302 (the channel), 40901 (the
    * order's state, a refund in progress), 40000 (over the order's amount), 40902 (balance).
    */
   async create(ask: RefundAsk): Promise<{ refund: Refund; repeat: boolean }> {
+    try {
+      const { value: refund, repeat } = await createIdempotently({
+        findRepeat: () => this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo),
+        create: () => this.createNew(ask),
+        merchantNoConstraint: 'uq_refunds_merchant_refund_no',
+        ourNoConstraint: 'uq_refunds_refund_no',
+      });
+      if (!repeat) await this.jobs.enqueue('refund.process', { refundId: refund.id }, { jobId: `refund-${refund.id}` });
+      return { refund, repeat };
+    } catch (err) {
+      if (uniqueViolation(err) === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+      throw err;
+    }
+  }
+
+  /** One try: the order locked (one decision per order at a time), the refund inserted processing and its amount debited. */
+  private async createNew(ask: RefundAsk): Promise<Created<Refund>> {
     const found = await this.orders.findByOrderNo(ask.merchantId, ask.orderNo);
     if (!found) throw new DomainError(ErrorCode.OrderNotFound);
     await this.refundOperations(found);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await this.dataSource.transaction(async (em) => {
-          const order = await this.orders.lockForRefund(em, ask.merchantId, ask.orderNo);
-          if (!order) throw new DomainError(ErrorCode.OrderNotFound);
-          // A concurrent repeat that committed while this one waited for the lock.
-          const repeat = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo, em);
-          if (repeat) return { refund: repeat, repeat: true };
-          if (order.orderType !== BUY_ORDER || order.status !== 'completed') {
-            throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
-          }
-          if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
-          const left = order.cnyFen - (await this.refunds.committedFen(em, order.id));
-          if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
-          const now = new Date();
-          const refund = await this.refunds.insert(em, {
-            refundNo: newOrderNo(now),
-            merchantId: ask.merchantId,
-            orderId: order.id,
-            orderNo: order.orderNo,
-            merchantRefundNo: ask.merchantRefundNo,
-            refundFen: ask.refundFen,
-            reason: ask.reason,
-            notifyUrl: ask.notifyUrl,
-            requestHash: ask.requestHash,
-            createdAt: now,
-          });
-          // The fee is not given back: the refund takes exactly refund_amount (40902 when it is not there).
-          await this.ledger.debit(em, 'refund_debit', { merchantId: ask.merchantId, orderId: order.id, refundId: refund.id }, ask.refundFen);
-          return { refund, repeat: false };
-        });
-        if (!result.repeat) await this.jobs.enqueue('refund.process', { refundId: result.refund.id }, { jobId: `refund-${result.refund.id}` });
-        return result;
-      } catch (err) {
-        const constraint = uniqueViolation(err);
-        if (constraint === 'uq_refunds_merchant_refund_no') {
-          const winner = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo);
-          if (winner) return { refund: winner, repeat: true };
-        }
-        if (constraint === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
-        if (constraint === 'uq_refunds_refund_no' && attempt < REFUND_NO_ATTEMPTS) continue;
-        throw err;
+    return this.dataSource.transaction(async (em) => {
+      const order = await this.orders.lockForRefund(em, ask.merchantId, ask.orderNo);
+      if (!order) throw new DomainError(ErrorCode.OrderNotFound);
+      // A concurrent repeat that committed while this one waited for the lock.
+      const earlier = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo, em);
+      if (earlier) return repeated(earlier);
+      if (order.orderType !== BUY_ORDER || order.status !== 'completed') {
+        throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
       }
-    }
+      if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+      const left = await this.refundableFen(order, em);
+      if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
+      const now = new Date();
+      const refund = await this.refunds.insert(em, {
+        refundNo: newOrderNo(now),
+        merchantId: ask.merchantId,
+        orderId: order.id,
+        orderNo: order.orderNo,
+        merchantRefundNo: ask.merchantRefundNo,
+        refundFen: ask.refundFen,
+        reason: ask.reason,
+        notifyUrl: ask.notifyUrl,
+        requestHash: ask.requestHash,
+        createdAt: now,
+      });
+      // The fee is not given back: the refund takes exactly refund_amount (40902 when it is not there).
+      await this.ledger.debit(em, 'refund_debit', { merchantId: ask.merchantId, orderId: order.id, refundId: refund.id }, ask.refundFen);
+      return created(refund);
+    });
+  }
+
+  /** What refundCreate would still accept for this order: its amount less every refund not failed. The portal shows it. */
+  async refundableFen(order: Pick<Order, 'id' | 'cnyFen'>, em: EntityManager = this.dataSource.manager): Promise<number> {
+    return Math.max(0, order.cnyFen - (await this.refunds.committedFen(em, order.id)));
   }
 
   /**
@@ -149,41 +156,35 @@ export class RefundLifecycle {
 
   /** The safety net: a new job for refunds processing untouched for `stuckSeconds` (their job may be lost). */
   async sweep(stuckSeconds: number): Promise<number> {
-    let queued = 0;
-    // A fresh job id per window: a job that failed for good is kept by BullMQ under its old id.
-    const window = Math.floor(Date.now() / (stuckSeconds * 1000));
-    for (const id of await this.refunds.findStuckIds(stuckSeconds, SWEEP_BATCH)) {
-      if (await this.jobs.enqueue('refund.process', { refundId: id }, { jobId: `refund-${id}-sweep-${window}` })) queued++;
-    }
-    return queued;
+    const ids = await this.refunds.findStuckIds(stuckSeconds, SWEEP_BATCH);
+    return this.jobs.requeueStuck('refund.process', { ids, stuckSeconds }, (id) => ({ payload: { refundId: id }, jobId: `refund-${id}` }));
   }
 
-  /**
-   * Asks the channel only when it never was, or the channel says it never got the request;
-   * a request whose outcome was lost is queried first. What the channel took is only queried.
-   */
-  private async learnOutcome(refund: Refund, operations: RefundOperations, request: RefundRequest): Promise<RefundStatus> {
-    if (refund.channelRequestedAt !== null) {
-      const known = await this.adapters.call((signal) => operations.queryRefund(request, signal));
-      if (known.state === 'processing' && !refund.channelRefundNo) await this.refunds.markAccepted(refund.id, known.channelRefundNo ?? refund.refundNo);
-      if (known.state !== 'not_found') return known;
-      if (refund.channelRefundNo) return { state: 'processing', channelRefundNo: refund.channelRefundNo };
-      this.logger.warn(`refund ${refund.refundNo}: the channel never got the earlier request; asking again`);
-    }
-    await this.refunds.markRequested(refund.id);
-    const answer = await this.adapters.call((signal) => operations.refund(request, signal));
-    if (answer.state !== 'processing') return answer;
-    // Taken, to be finished by the channel: numbered now, so it is never asked for again.
-    await this.refunds.markAccepted(refund.id, answer.channelRefundNo ?? refund.refundNo);
-    const confirmed = await this.adapters.call((signal) => operations.queryRefund(request, signal));
-    return confirmed.state === 'not_found' ? answer : confirmed;
+  /** SPEC 5's "ask the channel once, then query", with the refund's numbers; a refund taken is queried once more at once. */
+  private learnOutcome(refund: Refund, operations: RefundOperations, request: RefundRequest): Promise<RefundStatus> {
+    return askOnceThenQuery<RefundStatus>(
+      {
+        logFields: { refund_no: refund.refundNo },
+        requestedAt: refund.channelRequestedAt,
+        channelNo: refund.channelRefundNo,
+        ourNo: refund.refundNo,
+        ask: () => this.adapters.call((signal) => operations.refund(request, signal)),
+        query: () => this.adapters.call((signal) => operations.queryRefund(request, signal)),
+        markRequested: () => this.refunds.markRequested(refund.id),
+        markAccepted: (channelRefundNo) => this.refunds.markAccepted(refund.id, channelRefundNo),
+        channelNoOf: (status) => status.channelRefundNo,
+        processing: (channelRefundNo) => ({ state: 'processing', channelRefundNo }),
+        confirmWhenTaken: true,
+      },
+      this.logger,
+    );
   }
 
   /** processing -> succeeded or failed with its event, and for a failure the debit given back, in one transaction. */
   private async settle(refund: Refund, order: Order, cause: RefundTransitionCause, status: RefundStatus): Promise<void> {
     const type = cause === 'channel_success' ? 'refund.succeeded' : 'refund.failed';
     const recorded = await this.dataSource.transaction(async (em) => {
-      const settled = await this.refunds.transition(em, refund.id, cause, { channelRefundNo: status.channelRefundNo, failure: status.failure ?? null });
+      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), { channelRefundNo: status.channelRefundNo, failure: status.failure ?? null });
       if (!settled) return null;
       if (cause === 'channel_failure') {
         await this.ledger.reverse(em, 'refund_debit', 'refund_reversal', { merchantId: refund.merchantId, orderId: refund.orderId, refundId: refund.id });

@@ -1,14 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { SecretBox, maskBankCard } from '@app/common';
+import { SELL_ORDER, SecretBox, maskBankCard } from '@app/common';
 import { ChannelAdapters, type PayoutOperations, type PayoutRequest, type PayoutStatus } from '@app/channels';
 import {
   ChannelRepository,
   LedgerRepository,
   type Move,
   type NewOrder,
-  ORDER_TRANSITIONS,
   type Order,
   OrderEventRepository,
   type CallbackEventType,
@@ -16,12 +15,13 @@ import {
   type OrderStatus,
   type Payout,
   PayoutRepository,
-  SELL_ORDER,
 } from '@app/db';
+import { askOnceThenQuery } from './ask-once-then-query';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, orderEventPayload } from './order-event-payload';
 import { SWEEP_BATCH } from './order-lifecycle';
 import { CHANNEL_LEASE_MS } from './refund-lifecycle';
+import { ORDER_TRANSITIONS } from './order-transitions';
 
 /** The payee of a sell order, as the merchant gave it (the account in clear: never log it). */
 export interface Payee {
@@ -149,27 +149,29 @@ export class SellOrderLifecycle {
 
   /** The safety net: a new job for open payouts untouched for `stuckSeconds` (their job may be lost). */
   async sweep(stuckSeconds: number): Promise<number> {
-    let queued = 0;
-    const window = Math.floor(Date.now() / (stuckSeconds * 1000));
-    for (const id of await this.payouts.findStuckOrderIds(stuckSeconds, SWEEP_BATCH)) {
-      if (await this.jobs.enqueue('order.payout', { orderId: id }, { jobId: `payout-${id}-sweep-${window}` })) queued++;
-    }
-    return queued;
+    const ids = await this.payouts.findStuckOrderIds(stuckSeconds, SWEEP_BATCH);
+    return this.jobs.requeueStuck('order.payout', { ids, stuckSeconds }, (id) => ({ payload: { orderId: id }, jobId: `payout-${id}` }));
   }
 
-  /** As for refunds: ask only when never asked or never received; what the channel took is only queried. */
-  private async learnOutcome(order: Order, payout: Payout, operations: PayoutOperations, request: PayoutRequest): Promise<PayoutStatus> {
-    if (payout.channelRequestedAt !== null) {
-      const known = await this.adapters.call((signal) => operations.queryPayout(request, signal));
-      if (known.state === 'processing' && !payout.channelPayoutNo) await this.payouts.markAccepted(order.id, known.channelPayoutNo ?? order.orderNo);
-      if (known.state !== 'not_found') return known;
-      if (payout.channelPayoutNo) return { state: 'processing', channelPayoutNo: payout.channelPayoutNo };
-      this.logger.warn(`sell order ${order.orderNo}: the channel never got the earlier payout request; asking again`);
-    }
-    await this.payouts.markRequested(order.id);
-    const answer = await this.adapters.call((signal) => operations.payout(request, signal));
-    if (answer.state === 'processing') await this.payouts.markAccepted(order.id, answer.channelPayoutNo ?? order.orderNo);
-    return answer;
+  /** SPEC 5's "ask the channel once, then query", as for refunds, with the payout's numbers. */
+  private learnOutcome(order: Order, payout: Payout, operations: PayoutOperations, request: PayoutRequest): Promise<PayoutStatus> {
+    return askOnceThenQuery<PayoutStatus>(
+      {
+        logFields: { order_no: order.orderNo },
+        requestedAt: payout.channelRequestedAt,
+        channelNo: payout.channelPayoutNo,
+        ourNo: order.orderNo,
+        ask: () => this.adapters.call((signal) => operations.payout(request, signal)),
+        query: () => this.adapters.call((signal) => operations.queryPayout(request, signal)),
+        markRequested: () => this.payouts.markRequested(order.id),
+        markAccepted: (channelPayoutNo) => this.payouts.markAccepted(order.id, channelPayoutNo),
+        channelNoOf: (status) => status.channelPayoutNo,
+        processing: (channelPayoutNo) => ({ state: 'processing', channelPayoutNo }),
+        // A paid payout is queried again before it completes: no second query here.
+        confirmWhenTaken: false,
+      },
+      this.logger,
+    );
   }
 
   /** pending -> paid (order.paid): the channel paid the payee. */

@@ -1,13 +1,13 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
-import { JOB_QUEUE, type JobName, type JobPayloads, QUEUE } from '@app/common';
+import { JOB_QUEUE, JOB_RETRY, type JobName, type JobPayloads, QUEUE } from '@app/common';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 
 /**
  * The one way to put a job on a queue. Payloads carry ids only; the queue each job goes on
- * and its retry policy come from the contract in libs/common/queues.ts.
+ * and its retry policy (JOB_RETRY) come from the contract in libs/common/queues.ts.
  */
 @Injectable()
 export class JobQueue {
@@ -21,19 +21,9 @@ export class JobQueue {
     return this.queues[name];
   }
 
-  /** Options every job of that name gets, before the caller's own (jobId, delay). */
+  /** Options every job of that name gets (its retry policy), before the caller's own (jobId, delay). */
   defaults(name: JobName): JobsOptions {
-    const keep = { removeOnComplete: { age: 86_400, count: 10_000 }, removeOnFail: { age: 7 * 86_400 } };
-    switch (name) {
-      case 'order.confirm':
-        return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
-      case 'maintenance.sweep':
-        return { removeOnComplete: true, removeOnFail: 100 };
-      case 'order.payout':
-      case 'refund.process':
-        // An unknown outcome is queried on the next attempt; past these, the sweep starts a new job.
-        return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
-    }
+    return { ...JOB_RETRY[name] };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { AppConfig, BUY_ORDER, DomainError, ErrorCode } from '@app/common';
 import { ChannelAdapters } from '@app/channels';
-import { BUY_ORDER, ChannelRepository, OrderRepository } from '@app/db';
+import { ChannelRepository, OrderRepository } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
 

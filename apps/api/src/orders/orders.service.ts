@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { AppConfig, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
-import { BUY_ORDER, ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus, uniqueViolation } from '@app/db';
+import { AppConfig, BUY_ORDER, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
+import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
 import { adaptersForMode } from '@app/channels';
-import { OrderLifecycle, newOrderNo } from '@app/orders';
-import { canonicalJson } from '@app/signature';
+import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderQueryListDto } from './dto/order-query-list.dto';
@@ -77,8 +75,6 @@ function listFilter(params: OrderQueryListDto): Pick<OrderListFilter, 'status' |
   return { status: params.status, orderType: params.order_type, startTime: params.start_time, endTime: params.end_time };
 }
 
-const ORDER_NO_ATTEMPTS = 3;
-
 @Injectable()
 export class OrdersService {
   constructor(
@@ -92,26 +88,28 @@ export class OrdersService {
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
   async create(merchant: Merchant, params: CreateOrderDto): Promise<{ order: CreatedOrderView; repeat: boolean }> {
     const cnyFen = parseYuan(params.cny_amount) as number;
-    // What defines the order: a repeat of merchant_order_no must match it exactly.
-    const requestHash = createHash('sha256')
-      .update(
-        canonicalJson({
-          order_type: params.order_type,
-          cny_fen: cnyFen,
-          paychannel_id: params.paychannel_id,
-          paychannel_paymethod: params.paychannel_paymethod,
-          customer_name: params.customer_name ?? null,
-          notify_url: params.notify_url ?? null,
-        }),
-      )
-      .digest('hex');
+    const hash = requestHash({
+      order_type: params.order_type,
+      cny_fen: cnyFen,
+      paychannel_id: params.paychannel_id,
+      paychannel_paymethod: params.paychannel_paymethod,
+      customer_name: params.customer_name ?? null,
+      notify_url: params.notify_url ?? null,
+    });
     const merchantOrderNo = params.merchant_order_no ?? null;
-    // SPEC 5: a repeat is answered from the first order, even if its channel was disabled since.
-    if (merchantOrderNo) {
-      const existing = await this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo);
-      if (existing) return this.repeat(existing, requestHash);
-    }
+    const { value: order, repeat } = await createIdempotently({
+      // SPEC 5: a repeat is answered from the first order, even if its channel was disabled since.
+      findRepeat: async () => (merchantOrderNo ? this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo) : null),
+      create: async () => created(await this.createNew(merchant, params, cnyFen, hash)),
+      merchantNoConstraint: 'uq_orders_merchant_order_no',
+      ourNoConstraint: 'uq_orders_order_no',
+    });
+    if (repeat && order.requestHash !== hash) throw new DomainError(ErrorCode.IdempotencyConflict);
+    if (!repeat) this.metrics.ordersCreated.inc();
+    return { order: toCreatedView(order), repeat };
+  }
 
+  private async createNew(merchant: Merchant, params: CreateOrderDto, cnyFen: number, hash: string): Promise<Order> {
     // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
     const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
     if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
@@ -124,50 +122,31 @@ export class OrdersService {
     const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);
     const depositRateE8 = storedRateE8(merchant.depositRate, `merchant ${merchant.id}`);
     const amounts = computeOrderAmounts(cnyFen, serviceRateE8, depositRateE8);
-    for (let attempt = 1; ; attempt++) {
-      const now = new Date();
-      try {
-        const { order, channelFailed } = await this.lifecycle.create(
-          {
-            orderNo: newOrderNo(now),
-            merchantId: merchant.id,
-            channelId: channel.id,
-            orderType: 1,
-            paymentMethod: params.paychannel_paymethod,
-            cnyFen,
-            serviceRate: formatRate(serviceRateE8),
-            serviceFen: amounts.serviceFen,
-            depositRate: formatRate(depositRateE8),
-            depositFen: amounts.depositFen,
-            merchantActualFen: amounts.merchantActualFen,
-            merchantOrderNo,
-            notifyUrl: params.notify_url ?? null,
-            customerName: params.customer_name ?? null,
-            requestHash,
-            expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
-            createdAt: now,
-          },
-          channel,
-        );
-        if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, 'Payment channel failed; the order was cancelled', { order_no: order.orderNo });
-        this.metrics.ordersCreated.inc();
-        return { order: toCreatedView(order), repeat: false };
-      } catch (err) {
-        const constraint = uniqueViolation(err);
-        if (constraint === 'uq_orders_merchant_order_no' && merchantOrderNo) {
-          // A concurrent request with the same merchant_order_no committed first.
-          const winner = await this.orders.findByMerchantOrderNo(merchant.id, merchantOrderNo);
-          if (winner) return this.repeat(winner, requestHash);
-        }
-        if (constraint === 'uq_orders_order_no' && attempt < ORDER_NO_ATTEMPTS) continue;
-        throw err;
-      }
-    }
-  }
-
-  private repeat(existing: Order, requestHash: string): { order: CreatedOrderView; repeat: boolean } {
-    if (existing.requestHash !== requestHash) throw new DomainError(ErrorCode.IdempotencyConflict);
-    return { order: toCreatedView(existing), repeat: true };
+    const now = new Date();
+    const { order, channelFailed } = await this.lifecycle.create(
+      {
+        orderNo: newOrderNo(now),
+        merchantId: merchant.id,
+        channelId: channel.id,
+        orderType: BUY_ORDER,
+        paymentMethod: params.paychannel_paymethod,
+        cnyFen,
+        serviceRate: formatRate(serviceRateE8),
+        serviceFen: amounts.serviceFen,
+        depositRate: formatRate(depositRateE8),
+        depositFen: amounts.depositFen,
+        merchantActualFen: amounts.merchantActualFen,
+        merchantOrderNo: params.merchant_order_no ?? null,
+        notifyUrl: params.notify_url ?? null,
+        customerName: params.customer_name ?? null,
+        requestHash: hash,
+        expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
+        createdAt: now,
+      },
+      channel,
+    );
+    if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, 'Payment channel failed; the order was cancelled', { order_no: order.orderNo });
+    return order;
   }
 
   async list(merchantId: number, params: OrderQueryListDto): Promise<{ list: OrderView[]; total: number; page: number; limit: number }> {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@app/common';
+import { BUY_ORDER, DomainError, ErrorCode, SELL_ORDER } from '@app/common';
 import {
-  BUY_ORDER,
   CallbackDeliveryRepository,
   ChannelRepository,
   type DeliveryWithAttempts,
@@ -14,8 +13,8 @@ import {
   type Refund,
   RefundRepository,
   type RefundStatus,
-  SELL_ORDER,
 } from '@app/db';
+import { RefundLifecycle } from '@app/orders';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
 import { type OrderView, OrdersService } from '../orders/orders.service';
 import { createValidationPipe } from '../http/validation';
@@ -45,7 +44,7 @@ export interface PortalRefund {
   updatedAt: Date;
 }
 
-/** A buy order's refunds and what they add up to; `refundableFen` is what refundCreate would still accept. */
+/** A buy order's refunds and what they add up to; `refundableFen` is what refundCreate would still accept (the refund lifecycle's figure). */
 export interface RefundSummary {
   list: PortalRefund[];
   succeededFen: number;
@@ -76,7 +75,7 @@ export interface OrderDetail {
   payout: PortalPayout | null;
 }
 
-export function refundSummary(order: Pick<Order, 'cnyFen'>, refunds: Refund[]): RefundSummary {
+export function refundSummary(refunds: Refund[], refundableFen: number): RefundSummary {
   const sum = (status: RefundStatus) => refunds.filter((r) => r.status === status).reduce((n, r) => n + r.refundFen, 0);
   const succeededFen = sum('succeeded');
   const processingFen = sum('processing');
@@ -92,7 +91,7 @@ export function refundSummary(order: Pick<Order, 'cnyFen'>, refunds: Refund[]): 
     })),
     succeededFen,
     processingFen,
-    refundableFen: Math.max(0, order.cnyFen - succeededFen - processingFen),
+    refundableFen,
   };
 }
 
@@ -133,6 +132,7 @@ export class PortalOrdersService {
     private readonly channels: ChannelRepository,
     private readonly refunds: RefundRepository,
     private readonly payouts: PayoutRepository,
+    private readonly refundLifecycle: RefundLifecycle,
   ) {}
 
   /** The query string into orderQueryList's parameters, validated by its own DTO; dates are Asia/Shanghai days. */
@@ -190,12 +190,13 @@ export class PortalOrdersService {
       order.orderType === BUY_ORDER ? this.refunds.listForOrder(merchantId, order.id) : null,
       order.orderType === SELL_ORDER ? this.payouts.findForMerchant(merchantId, order.id) : null,
     ]);
+    const refundableFen = refunds ? await this.refundLifecycle.refundableFen(order) : 0;
     return {
       order,
       channelName: channel?.name ?? null,
       events,
       deliveries,
-      refunds: refunds ? refundSummary(order, refunds) : null,
+      refunds: refunds ? refundSummary(refunds, refundableFen) : null,
       payout: payout ? portalPayout(order, payout) : null,
     };
   }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { OperatorModule } from '@app/operator';
+import { OrdersCoreModule } from '@app/orders';
 import { CallbacksModule } from '../callbacks/callbacks.module';
 import { OrdersModule } from '../orders/orders.module';
 import { AccountController } from './account.controller';
@@ -23,7 +24,7 @@ export class PortalSessionsModule {}
 
 /** The merchant portal's pages under /portal (SPEC 8a). */
 @Module({
-  imports: [PortalSessionsModule, OrdersModule, CallbacksModule, OperatorModule.forFeature()],
+  imports: [PortalSessionsModule, OrdersModule, OrdersCoreModule, CallbacksModule, OperatorModule.forFeature()],
   controllers: [SignInController, OverviewController, PortalOrdersController, DevelopersController, AccountController],
   providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, PortalLedgerService, DevelopersService],
 })

@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode, parseYuan } from '@app/common';
 import { type Merchant, OrderRepository, type Refund, RefundRepository } from '@app/db';
-import { RefundLifecycle, type RefundView, refundView } from '@app/orders';
-import { canonicalJson } from '@app/signature';
+import { RefundLifecycle, type RefundView, refundView, requestHash } from '@app/orders';
 import type { RefundCreateDto } from './dto/refund-create.dto';
 import type { RefundQueryDto } from './dto/refund-query.dto';
 
@@ -22,11 +20,7 @@ export class RefundsService {
   async create(merchant: Merchant, params: RefundCreateDto): Promise<{ refund: RefundView; repeat: boolean }> {
     const refundFen = parseYuan(params.refund_amount) as number;
     // What defines the refund: a repeat of merchant_refund_no must match it exactly.
-    const requestHash = createHash('sha256')
-      .update(canonicalJson({ order_no: params.order_no, refund_fen: refundFen, reason: params.reason ?? null, notify_url: params.notify_url ?? null }))
-      .digest('hex');
-    const existing = await this.refunds.findByMerchantRefundNo(merchant.id, params.merchant_refund_no);
-    if (existing) return this.repeat(existing, requestHash);
+    const hash = requestHash({ order_no: params.order_no, refund_fen: refundFen, reason: params.reason ?? null, notify_url: params.notify_url ?? null });
     const { refund, repeat } = await this.lifecycle.create({
       merchantId: merchant.id,
       orderNo: params.order_no,
@@ -34,9 +28,9 @@ export class RefundsService {
       merchantRefundNo: params.merchant_refund_no,
       reason: params.reason ?? null,
       notifyUrl: params.notify_url ?? null,
-      requestHash,
+      requestHash: hash,
     });
-    return repeat ? this.repeat(refund, requestHash) : { refund: refundView(refund), repeat: false };
+    return repeat ? this.repeat(refund, hash) : { refund: refundView(refund), repeat: false };
   }
 
   /** One refund by refund_no or merchant_refund_no; with both, they must name the same one. */

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import { AppConfig, formatYuan } from '@app/common';
+import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
-import { BUY_ORDER, ChannelRepository, MerchantRepository, type Order, OrderRepository } from '@app/db';
+import { ChannelRepository, MerchantRepository, type Order, OrderRepository } from '@app/db';
 import { checkoutPage, resultPage } from './checkout-page';
 
 export interface HtmlAnswer {

@@ -21,7 +21,6 @@ export * from './merchant-channel.entity';
 export * from './merchant.entity';
 export * from './nonce.entity';
 export * from './order-event.entity';
-export * from './order-state';
 export * from './order.entity';
 export * from './payout.entity';
 export * from './refund.entity';

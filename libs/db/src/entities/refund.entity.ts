@@ -1,17 +1,8 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { BUY_ORDER, TransitionTable } from './order-state';
 import { bigintNumber } from './transformers';
 
 export const REFUND_STATUSES = ['processing', 'succeeded', 'failed'] as const;
 export type RefundStatus = (typeof REFUND_STATUSES)[number];
-export type RefundTransitionCause = 'channel_success' | 'channel_failure';
-
-/** A refund's life beside its order's (SPEC 5): created processing (debited), then the channel's answer. */
-export const REFUND_TRANSITIONS = new TransitionTable<RefundStatus, RefundTransitionCause>([
-  { from: 'processing', to: 'succeeded', orderTypes: [BUY_ORDER], by: 'channel_success' },
-  // The debit taken at creation is given back in the same transaction.
-  { from: 'processing', to: 'failed', orderTypes: [BUY_ORDER], by: 'channel_failure' },
-]);
 
 /** Money given back to the payer of a completed top-up, out of the merchant's available balance. */
 @Entity('refunds')

@@ -94,7 +94,7 @@ export class LedgerRepository {
 
   /** The merchant's latest entries, newest first. */
   async latest(merchantId: number, limit: number): Promise<LedgerLine[]> {
-    const rows = await this.balances.query<{ id: string; kind: LedgerKind; amount_fen: string; order_no: string; refund_no: string | null; created_at: Date }[]>(
+    const rows = await this.balances.query<LedgerRow[]>(
       `SELECT l."id", l."kind", l."amount_fen", o."order_no", r."refund_no", l."created_at"
          FROM "ledger_entries" l
          JOIN "orders" o ON o."id" = l."order_id"
@@ -104,15 +104,7 @@ export class LedgerRepository {
         LIMIT $2`,
       [merchantId, limit],
     );
-    return rows.map((r) => ({
-      id: String(r.id),
-      kind: r.kind,
-      account: LEDGER_KINDS[r.kind].account,
-      amountFen: Number(r.amount_fen),
-      orderNo: r.order_no,
-      refundNo: r.refund_no,
-      createdAt: r.created_at,
-    }));
+    return rows.map(ledgerLine);
   }
 
   /**

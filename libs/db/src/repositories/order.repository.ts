@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { type Move, ORDER_TRANSITIONS, Order, type OrderStatus } from '../entities';
+import { Order, type OrderStatus } from '../entities';
+import type { Move } from '../state-move';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
 
 export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
@@ -13,19 +14,6 @@ export interface TransitionChanges {
   /** Sets paid_at to now() and, when the order was cancelled, late_payment to true. */
   paid?: boolean;
   channelTradeNo?: string | null;
-}
-
-/**
- * The (status, order_type) pairs ORDER_TRANSITIONS allows from `from` to `to`, as two parallel
- * arrays for unnest; a move the table does not have throws, before any SQL runs.
- */
-function allowedMoves(subject: string, from: OrderStatus | OrderStatus[], to: OrderStatus): { statuses: OrderStatus[]; orderTypes: number[] } {
-  const allowed = (Array.isArray(from) ? from : [from]).map((state) => ({ state, orderTypes: ORDER_TRANSITIONS.orderTypes(state, to) }));
-  const refused = allowed.filter((a) => a.orderTypes.length === 0).map((a) => a.state);
-  if (refused.length > 0 || allowed.length === 0) {
-    throw new Error(`${subject}: ${refused.join('|') || '(no state)'} -> ${to} is not a transition of the order state table`);
-  }
-  return { statuses: allowed.flatMap((a) => a.orderTypes.map(() => a.state)), orderTypes: allowed.flatMap((a) => a.orderTypes) };
 }
 
 /** An orders row as RETURNING * gives it, turned into the entity as TypeORM would (bigint amounts as numbers, dates). */
@@ -157,17 +145,9 @@ export class OrderRepository {
 
   /**
    * The one way an order changes state: a single conditional UPDATE, so of two concurrent
-   * callers exactly one sees the order; the other gets null and must change nothing. Only
-   * moves of ORDER_TRANSITIONS, for the order types it names: anything else throws, unrun.
-   */
-  async transition(em: EntityManager, id: string, from: OrderStatus | OrderStatus[], to: OrderStatus, changes: TransitionChanges = {}): Promise<Order | null> {
-    const { statuses, orderTypes } = allowedMoves(`order ${id}`, from, to);
-    return this.update(em, id, statuses, orderTypes, to, changes);
-  }
-
-  /**
-   * A transition by its causes (ORDER_TRANSITIONS.move): only the (state, order type) pairs of
-   * those causes' rows match, so a cause never moves a kind of order it has no row for.
+   * callers exactly one sees the order; the other gets null and must change nothing. Only the
+   * (state, order type) pairs of the move (ORDER_TRANSITIONS in libs/orders) match, so a cause
+   * never moves a kind of order it has no row for.
    */
   transitionBy(em: EntityManager, id: string, move: Move<OrderStatus>, changes: TransitionChanges = {}): Promise<Order | null> {
     return this.update(

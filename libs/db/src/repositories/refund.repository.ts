@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
-import { REFUND_TRANSITIONS, Refund, type RefundTransitionCause } from '../entities';
+import { Refund, type RefundStatus } from '../entities';
+import type { Move } from '../state-move';
 
 /** A refund or payout as its claim returned it: the token says whose lease it is. */
 export type Leased<T> = T & { leaseToken: string };
@@ -67,11 +68,10 @@ export class RefundRepository {
   }
 
   /**
-   * The one way a refund changes state: a conditional UPDATE on the moves the causes allow, so
+   * The one way a refund changes state: a conditional UPDATE on a move of REFUND_TRANSITIONS, so
    * of two concurrent callers exactly one sees the refund; the other gets null.
    */
-  async transition(em: EntityManager, id: string, cause: RefundTransitionCause, changes: RefundChanges = {}): Promise<Refund | null> {
-    const { from, to } = REFUND_TRANSITIONS.step(cause);
+  async transition(em: EntityManager, id: string, { from, to }: Pick<Move<RefundStatus>, 'from' | 'to'>, changes: RefundChanges = {}): Promise<Refund | null> {
     const params: unknown[] = [id, from, to, changes.channelRefundNo ?? null, changes.failure?.slice(0, 256) ?? null];
     const [rows] = await em.query<[{ id: string }[], number]>(
       `UPDATE "refunds" SET "status" = $3, "updated_at" = GREATEST(now(), "created_at"), "lease_until" = NULL,

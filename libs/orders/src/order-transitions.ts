@@ -1,9 +1,5 @@
-import type { OrderStatus } from './order.entity';
-
-/** order_type 1: a top-up (the payer pays the merchant through a channel). */
-export const BUY_ORDER = 1;
-/** order_type 2: a payout (the channel pays the merchant's customer out of the merchant's balance). */
-export const SELL_ORDER = 2;
+import { BUY_ORDER, SELL_ORDER } from '@app/common';
+import type { Move, OrderStatus, RefundStatus } from '@app/db';
 
 /** One row of a state table: `by` names what causes the move, `orderTypes` the kinds of order it applies to. */
 export interface TransitionRule<State extends string, Cause extends string> {
@@ -63,13 +59,17 @@ export class TransitionTable<State extends string, Cause extends string> {
     const pairs = this.rules.filter((r) => causes.includes(r.by)).flatMap((r) => r.orderTypes.map((orderType) => ({ from: r.from, orderType })));
     return { from, to, pairs };
   }
-}
 
-/** The rows a set of causes allows: the states it starts from, and the pairs a conditional update matches. */
-export interface Move<State extends string> {
-  from: State[];
-  to: State;
-  pairs: { from: State; orderType: number }[];
+  /**
+   * The move from the given states to `to`, whatever its cause, for every order type the table
+   * allows it (a test's or an operator's step); a state the table has no such row for throws.
+   */
+  between(from: State | State[], to: State): Move<State> {
+    const states = Array.isArray(from) ? from : [from];
+    const refused = states.filter((state) => this.orderTypes(state, to).length === 0);
+    if (refused.length > 0 || states.length === 0) throw new Error(`${refused.join('|') || '(no state)'} -> ${to} is not a transition of the state table`);
+    return { from: states, to, pairs: states.flatMap((state) => this.orderTypes(state, to).map((orderType) => ({ from: state, orderType }))) };
+  }
 }
 
 /** SPEC 5's order states: every move an order may make. Anything else is refused. */
@@ -87,4 +87,14 @@ export const ORDER_TRANSITIONS = new TransitionTable<OrderStatus, OrderTransitio
   { from: 'pending', to: 'paid', orderTypes: [SELL_ORDER], by: 'payout' },
   { from: 'pending', to: 'cancelled', orderTypes: [SELL_ORDER], by: 'payout_refused' },
   { from: 'paid', to: 'completed', orderTypes: [SELL_ORDER], by: 'payout_confirmation' },
+]);
+
+/** What settles a refund: the channel's answer. */
+export type RefundTransitionCause = 'channel_success' | 'channel_failure';
+
+/** A refund's life beside its order's (SPEC 5): created processing (debited), then the channel's answer. */
+export const REFUND_TRANSITIONS = new TransitionTable<RefundStatus, RefundTransitionCause>([
+  { from: 'processing', to: 'succeeded', orderTypes: [BUY_ORDER], by: 'channel_success' },
+  // The debit taken at creation is given back in the same transaction.
+  { from: 'processing', to: 'failed', orderTypes: [BUY_ORDER], by: 'channel_failure' },
 ]);

@@ -1,5 +1,5 @@
-import { ORDER_TRANSITIONS, TransitionTable } from './order-state';
-import { ORDER_STATUSES, type OrderStatus } from './order.entity';
+import { ORDER_STATUSES, type OrderStatus } from '@app/db';
+import { ORDER_TRANSITIONS, TransitionTable } from './order-transitions';
 
 // The expected matrix, written out by hand from SPEC 5 (not read from the table under test).
 // Rows are from-states; columns the to-states in this order: pending paid confirmed completed cancelled.
@@ -88,5 +88,32 @@ describe('ORDER_TRANSITIONS (SPEC 5)', () => {
     ]);
     expect(table.orderTypes('pending', 'cancelled')).toEqual([1, 2]);
     expect(table.orderTypes('cancelled', 'pending')).toEqual([]);
+  });
+
+  it.each([
+    ['completed', 'pending'],
+    ['pending', 'completed'],
+    ['pending', 'confirmed'],
+    ['paid', 'cancelled'],
+    ['cancelled', 'completed'],
+    ['paid', 'paid'],
+    // One refused state among allowed ones refuses the whole move.
+    [['pending', 'paid'], 'cancelled'],
+    [[], 'paid'],
+  ] as [OrderStatus | OrderStatus[], OrderStatus][])('between %p and %s is not a move: it throws', (from, to) => {
+    expect(() => ORDER_TRANSITIONS.between(from, to)).toThrow(/is not a transition of the state table/);
+  });
+
+  it('between states, a move keeps every order type the table allows it', () => {
+    // pending -> paid is a row of top-ups (a notification) and of sell orders (a payout).
+    expect(ORDER_TRANSITIONS.between(['pending', 'cancelled'], 'paid')).toEqual({
+      from: ['pending', 'cancelled'],
+      to: 'paid',
+      pairs: [
+        { from: 'pending', orderType: 1 },
+        { from: 'pending', orderType: 2 },
+        { from: 'cancelled', orderType: 1 },
+      ],
+    });
   });
 });
