@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, runMigrations } from '@app/db';
+import { OrderRepository, dataSourceOptions, runMigrations } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import { MIGRATIONS } from '../migrations';
 import { OrderCountSlots1764410000000 } from '../migrations/1764410000000-order-count-slots';
@@ -172,6 +172,62 @@ describe('order counters of one merchant under concurrent sessions (no hot row)'
     for (const status of ['pending', 'paid', 'confirmed', 'cancelled']) expect([status, await totals({ status })]).toEqual([status, await actual(status)]);
     expect(await totals({ status: 'cancelled' })).toBe(10);
     expect(await drift(sql(api.app))).toEqual([]);
+  });
+});
+
+describe('folding past days of order_day_counts into one slot (the worker sweep)', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api.close());
+
+  it('leaves one row per key for days before yesterday, today untouched, totals exact, and skips rows a writer holds', async () => {
+    const db = sql(api.app);
+    const { merchant, channels } = await merchantWithChannels(api.operator);
+    const slotRows = (where: string): Promise<{ day: string; keys: number; rows: number }[]> =>
+      db.query(
+        `SELECT day::text, count(DISTINCT (status, order_type))::int AS keys, count(*)::int AS rows FROM order_day_counts
+          WHERE merchant_id = $1 AND ${where} GROUP BY day ORDER BY day`,
+        [merchant.id],
+      );
+    // Four sessions, so four slots, write orders five days ago and today.
+    const sessions = await Promise.all(Array.from({ length: 4 }, () => new Client({ connectionString: api.databaseUrl })));
+    await Promise.all(sessions.map((c) => c.connect()));
+    const fiveDaysAgo = `UPDATE orders SET created_at = created_at - interval '5 days' WHERE order_no LIKE $1 || '%'`;
+    try {
+      for (const [i, client] of sessions.entries()) {
+        await client.query(INSERT_ORDERS, [merchant.id, channels.remotepay, `6${i}`, 3]);
+        await client.query(fiveDaysAgo, [`6${i}`]);
+        await client.query(INSERT_ORDERS, [merchant.id, channels.remotepay, `5${i}`, 2]);
+      }
+      const slotOf: number[] = (await Promise.all(sessions.map((c) => c.query(`SELECT pg_backend_pid() % ${ORDER_COUNT_SLOTS} AS slot`)))).map((r) => r.rows[0].slot);
+      const [past] = await slotRows(`day < current_date - 1`);
+      expect(past.rows).toBeGreaterThan(past.keys);
+
+      // A writer in the middle of moving a past order holds its slot's rows of that day (a slot the fold empties, not slot 0).
+      const w = slotOf.findIndex((slot) => slot !== 0);
+      await sessions[w].query('BEGIN');
+      await sessions[w].query(`UPDATE orders SET status = 'cancelled' WHERE order_no LIKE $2 || '%' AND merchant_id = $1 AND right(order_no, 1) = '1'`, [merchant.id, `6${w}`]);
+      const repository = api.app.get(OrderRepository);
+      expect(await repository.foldPastDayCountSlots(1000)).toBeGreaterThan(0);
+      await sessions[w].query('COMMIT');
+      expect(await drift(db)).toEqual([]);
+      await repository.foldPastDayCountSlots(1000);
+
+      const [folded] = await slotRows(`day < current_date - 1`);
+      expect(folded).toEqual({ day: past.day, keys: 2, rows: 2 });
+      expect(await db.query(`SELECT DISTINCT slot FROM order_day_counts WHERE merchant_id = $1 AND day < current_date - 1`, [merchant.id])).toEqual([{ slot: 0 }]);
+      const [today] = await slotRows(`day >= current_date - 1`);
+      expect(today.rows).toBe(new Set(slotOf).size);
+      expect(await drift(db)).toEqual([]);
+      const total = async (filter: Record<string, unknown>) => (await post<{ total: number }>(api.app, '/api/merchant/orderQueryList', signed(merchant, filter))).body.data.total;
+      const now = Math.floor(Date.now() / 1000);
+      expect(await total({ start_time: now - 10 * 86_400, end_time: now - 2 * 86_400 })).toBe(12);
+      expect(await total({ start_time: now - 10 * 86_400, end_time: now - 2 * 86_400, status: 'cancelled' })).toBe(1);
+    } finally {
+      await Promise.all(sessions.map((c) => c.end()));
+    }
   });
 });
 

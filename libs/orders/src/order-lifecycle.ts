@@ -183,15 +183,19 @@ export class OrderLifecycle {
     if (recorded) await this.enqueueDelivery(recorded.deliveryId);
   }
 
-  /** The safety net: re-enqueue confirmation of orders stuck in paid (expiry has its own pass, expireOverdue). */
-  async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number }> {
+  /**
+   * The safety net: re-enqueue confirmation of orders stuck in paid (expiry has its own pass,
+   * expireOverdue); and fold past days' order counter slots, so old totals stay one row per key.
+   */
+  async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number; counterSlotsFolded: number }> {
     let confirmsQueued = 0;
     // A fresh job id per window: a confirm job that failed for good is kept by BullMQ under its old id.
     const window = Math.floor(Date.now() / (stuckPaidSeconds * 1000));
     for (const id of await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH)) {
       if (await this.enqueue('order.confirm', { orderId: id }, { jobId: `confirm-${id}-sweep-${window}` })) confirmsQueued++;
     }
-    return { confirmsQueued };
+    const counterSlotsFolded = await this.orders.foldPastDayCountSlots(SWEEP_BATCH * 10);
+    return { confirmsQueued, counterSlotsFolded };
   }
 
   /**
