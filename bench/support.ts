@@ -28,13 +28,15 @@ export interface BenchDatabase {
   name: string;
   url: string;
   env: NodeJS.ProcessEnv;
+  /** merchants[0]. */
   merchant: Credentials;
+  merchants: Credentials[];
   channelId: number;
   drop(): Promise<void>;
 }
 
-/** A migrated database of its own, with a merchant linked to one sandbox channel. */
-export async function benchDatabase(tag: string): Promise<BenchDatabase> {
+/** A migrated database of its own, with `merchantCount` merchants linked to one sandbox channel. */
+export async function benchDatabase(tag: string, merchantCount = 1): Promise<BenchDatabase> {
   const name = `mp_bench_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${name}"`);
   const url = `${POSTGRES}/${name}`;
@@ -54,10 +56,14 @@ export async function benchDatabase(tag: string): Promise<BenchDatabase> {
   const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
   try {
     const operator = cli.get(OperatorService);
-    const merchant = await operator.createMerchant({ name: `bench-${tag}`, mode: 'test' });
     const { id: channelId } = await operator.createChannel({ category: 'processor', name: 'bench sandbox', payMethod: 'alipay,wxpay', adapter: 'sandbox', rate: '0.006' });
-    await operator.link(merchant.id, channelId);
-    return { name, url, env, merchant, channelId, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+    const merchants: Credentials[] = [];
+    for (let i = 0; i < merchantCount; i++) {
+      const merchant = await operator.createMerchant({ name: `bench-${tag}-${i}`, mode: 'test' });
+      await operator.link(merchant.id, channelId);
+      merchants.push(merchant);
+    }
+    return { name, url, env, merchant: merchants[0], merchants, channelId, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
   } finally {
     await cli.close();
   }
@@ -78,10 +84,11 @@ export interface LoadResult {
   errors: number;
 }
 
-/** autocannon POSTing a freshly signed body per request. */
-export async function signedLoad(port: number, path: string, connections: number, seconds: number, body: () => string): Promise<LoadResult> {
+/** autocannon POSTing a freshly signed body per request; several ports share the connections evenly. */
+export async function signedLoad(port: number | number[], path: string, connections: number, seconds: number, body: () => string): Promise<LoadResult> {
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}`,
+    // autocannon 9 takes an array of URLs (lib/url.js ofURL) and spreads connections over them; its types say string.
+    url: [port].flat().map((p) => `http://127.0.0.1:${p}`) as unknown as string,
     connections,
     duration: seconds,
     requests: [{ method: 'POST', path, headers: { 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: body() }) }],

@@ -1,7 +1,9 @@
 import { type AddressInfo } from 'node:net';
+import { Client } from 'pg';
 import { loadConfig } from '@app/common';
 import { createApiApp } from '../../apps/api/src/create-api-app';
-import { answerRss, benchDatabase, forkServer, signedBody, signedLoad } from '../support';
+import { ORDER_COUNT_SLOTS } from '../../migrations/functions/order-counts-apply';
+import { type BenchDatabase, answerRss, benchDatabase, forkServer, signedBody, signedLoad } from '../support';
 import { seedOrders } from './seed';
 
 /**
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
     'status + window': { status: 'completed', start_time: now - 60 * 86_400, end_time: now - 30 * 86_400, limit: 20 },
   };
   const results: Record<string, Record<number, { rps: number; p50: number; p99: number }>> = {};
+  const totals: string[] = [];
   try {
     let seeded = 0;
     const seedTimes: string[] = [];
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
       seeded = size;
       for (const [name, params] of Object.entries(queries)) {
         const body = (): string => signedBody(db.merchant, params);
+        totals.push(await checkTotal(api.port, db, params, size, name));
         await signedLoad(api.port, PATH, CONNECTIONS, 1, body);
         const r = await signedLoad(api.port, PATH, CONNECTIONS, SECONDS, body);
         if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name} at ${size}: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -60,9 +64,30 @@ async function main(): Promise<void> {
       console.log(`| ${name} | ${cells.join(' | ')} | ${growth.toFixed(1)}x |`);
     }
     console.log(`API RSS after the runs: ${(await api.rss()).toFixed(0)} MiB`);
+    console.log(`totals against count(*) over orders, counters spread over all ${ORDER_COUNT_SLOTS} slots of every key: ${totals.join('; ')}`);
   } finally {
     await api.stop();
     await db.drop();
+  }
+}
+
+/** orderQueryList's total for `params` through the API, which must equal count(*) over the same rows; throws when it does not. */
+async function checkTotal(port: number, db: BenchDatabase, params: Record<string, unknown>, size: number, name: string): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: signedBody(db.merchant, params) });
+  const total = ((await res.json()) as { data: { total: number } }).data.total;
+  const where = ['merchant_id = $1'];
+  const args: unknown[] = [db.merchant.id];
+  if (params.status !== undefined) where.push(`status = $${args.push(params.status)}`);
+  if (params.start_time !== undefined) where.push(`created_at >= to_timestamp($${args.push(params.start_time)})`);
+  if (params.end_time !== undefined) where.push(`created_at < to_timestamp($${args.push(Number(params.end_time) + 1)})`);
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const [{ n }] = (await client.query(`SELECT count(*)::int AS n FROM orders WHERE ${where.join(' AND ')}`, args)).rows;
+    if (total !== n) throw new Error(`${name} at ${size}: total ${total}, count(*) ${n}`);
+    return `${name} at ${size.toLocaleString('en')}: ${total} = ${n}`;
+  } finally {
+    await client.end();
   }
 }
 

@@ -1,10 +1,12 @@
 import { Client } from 'pg';
+import { ORDER_COUNTER_TABLES, ORDER_COUNT_SLOTS } from '../../migrations/functions/order-counts-apply';
 
 /**
  * Bulk orders for one merchant, in one INSERT ... SELECT generate_series: createtime spread
  * over the year before now, statuses in a realistic mix (70% completed, 15% cancelled, 10%
  * pending, 5% paid), order_no unique (the row number in its last 8 digits). `from` lets a
- * second call grow the same merchant's table (100,000 -> 1,000,000).
+ * second call grow the same merchant's table (100,000 -> 1,000,000). The counters end with every
+ * key spread over all their slots, the most rows a total can have to sum.
  */
 export async function seedOrders(databaseUrl: string, merchantId: number, channelId: number, from: number, to: number): Promise<number> {
   const db = new Client({ connectionString: databaseUrl });
@@ -22,8 +24,19 @@ export async function seedOrders(databaseUrl: string, merchantId: number, channe
        FROM (SELECT i, (i * 7919) % 100 AS r, now() - (((i * 104729) % 31536000) || ' seconds')::interval AS at FROM generate_series($3::bigint, $4::bigint - 1) AS i) AS t`,
       [merchantId, channelId, from, to],
     );
+    // The INSERT above went through the statement triggers, so order_counts and order_day_counts already hold these rows,
+    // all in this session's slot. Reads meet the worst case instead: every key spread over every slot, as many writing
+    // sessions leave it. Totals are unchanged (each key's n split into ORDER_COUNT_SLOTS parts).
+    for (const { table, key } of ORDER_COUNTER_TABLES) {
+      const columns = key.join(', ');
+      await db.query(
+        `WITH gone AS (DELETE FROM ${table} WHERE merchant_id = $1 RETURNING ${columns}, n)
+         INSERT INTO ${table} (${columns}, slot, n)
+         SELECT ${columns}, s, sum(n)::bigint / $2::int + (s < sum(n)::bigint % $2::int)::int FROM gone, generate_series(0, $2::int - 1) s GROUP BY ${columns}, s`,
+        [merchantId, ORDER_COUNT_SLOTS],
+      );
+    }
     // As autovacuum would leave tables this size: statistics, and the visibility map index-only scans rely on.
-    // The INSERT above went through the statement triggers, so order_counts and order_day_counts already hold these rows.
     await db.query('VACUUM ANALYZE orders, order_counts, order_day_counts');
     return Date.now() - started;
   } finally {

@@ -142,7 +142,8 @@ export class OrderLifecycle {
 
   /**
    * The 'order.confirm' job: re-query the channel, then paid -> confirmed -> completed,
-   * crediting the merchant once. Throws while the channel does not confirm, so BullMQ retries.
+   * crediting the merchant once, in one transaction (SPEC 5: the crediting step may share the
+   * confirmation's). Throws while the channel does not confirm, so BullMQ retries.
    */
   async confirm(orderId: string): Promise<void> {
     const order = await this.orders.findById(orderId);
@@ -150,6 +151,7 @@ export class OrderLifecycle {
       this.logger.warn(`confirm: no order ${orderId}`);
       return;
     }
+    let confirmation: { channelTradeNo: string | null } | null = null;
     if (CONFIRM.from.includes(order.status)) {
       const channel = await this.channels.findById(order.channelId);
       if (!channel) throw new PaymentNotConfirmedError(order.orderNo, 'its channel no longer exists');
@@ -161,25 +163,33 @@ export class OrderLifecycle {
       if (status.amountFen !== null && status.amountFen !== order.cnyFen) {
         throw new PaymentNotConfirmedError(order.orderNo, `channel reports ${status.amountFen} fen, the order is ${order.cnyFen} fen`);
       }
-      await this.dataSource.transaction((em) => this.orders.transitionBy(em, order.id, CONFIRM, { channelTradeNo: status.channelTradeNo }));
+      confirmation = { channelTradeNo: status.channelTradeNo };
     } else if (!CREDIT.from.includes(order.status)) {
       // Not paid yet, cancelled, or completed already: nothing to confirm.
       return;
     }
+    // One commit instead of two per order. A concurrent confirm finds the order moved and changes nothing.
     const recorded = await this.dataSource.transaction(async (em) => {
+      if (confirmation) await this.orders.transitionBy(em, order.id, CONFIRM, confirmation);
       const completed = await this.orders.transitionBy(em, order.id, CREDIT);
       if (!completed) return null;
+      const event = await this.record(em, completed, 'order.completed');
+      // Last, so the merchant's balance row stays locked only until the commit that follows.
       await this.ledger.creditOrder(em, completed);
-      return this.record(em, completed, 'order.completed');
+      return event;
     });
     if (recorded) await this.enqueueDelivery(recorded.deliveryId);
   }
 
-  /** The safety net: re-enqueue confirmation of orders stuck in paid (expiry has its own pass, expireOverdue). */
-  async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number }> {
+  /**
+   * The safety net: re-enqueue confirmation of orders stuck in paid (expiry has its own pass,
+   * expireOverdue); and fold past days' order counter slots, so old totals stay one row per key.
+   */
+  async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number; counterSlotsFolded: number }> {
     const ids = await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH);
     const confirmsQueued = await this.afterCommit.requeueStuck('order.confirm', { ids, stuckSeconds: stuckPaidSeconds }, (id) => ({ payload: { orderId: id }, jobId: `confirm-${id}` }));
-    return { confirmsQueued };
+    const counterSlotsFolded = await this.orders.foldPastDayCountSlots(SWEEP_BATCH * 10);
+    return { confirmsQueued, counterSlotsFolded };
   }
 
   /**

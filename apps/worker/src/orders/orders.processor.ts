@@ -21,7 +21,7 @@ export class OrdersProcessor {
   }
 
   /** Every part runs even if one fails; a failure still fails the job so it shows in the queue. */
-  async sweep(): Promise<{ confirmsQueued: number; refundsQueued: number; payoutsQueued: number }> {
+  async sweep(): Promise<{ confirmsQueued: number; counterSlotsFolded: number; refundsQueued: number; payoutsQueued: number }> {
     const [orders, moneyOut] = await Promise.allSettled([this.lifecycle.sweep(this.tuning.stuckPaidSeconds), this.moneyOut.sweep()]);
     if (orders.status === 'rejected') throw orders.reason;
     if (moneyOut.status === 'rejected') throw moneyOut.reason;

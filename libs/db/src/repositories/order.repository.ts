@@ -102,6 +102,42 @@ export class OrderRepository {
   }
 
   /**
+   * Folds up to `limit` order_day_counts rows of days before yesterday (UTC) from their writers'
+   * slots into slot 0, so a past day costs a total one row per key however many sessions wrote
+   * it; totals are unchanged (one statement, one snapshot). Rows a writer holds are skipped, and
+   * the fold gives up at once on a slot-0 row a writer holds: it never makes a writer wait long.
+   * Returns the rows folded.
+   */
+  async foldPastDayCountSlots(limit: number): Promise<number> {
+    return this.orders.manager.transaction(async (em) => {
+      await em.query(`SET LOCAL lock_timeout = '100ms'`);
+      try {
+        const rows: unknown[] = await em.query(
+          `WITH picked AS (
+             SELECT merchant_id, day, status, order_type, slot FROM order_day_counts
+              WHERE slot <> 0 AND day < (now() AT TIME ZONE 'UTC')::date - 1
+              LIMIT $1 FOR UPDATE SKIP LOCKED),
+           gone AS (
+             DELETE FROM order_day_counts c USING picked p
+              WHERE (c.merchant_id, c.day, c.status, c.order_type, c.slot) = (p.merchant_id, p.day, p.status, p.order_type, p.slot)
+             RETURNING c.merchant_id, c.day, c.status, c.order_type, c.n),
+           folded AS (
+             INSERT INTO order_day_counts (merchant_id, day, status, order_type, slot, n)
+             SELECT merchant_id, day, status, order_type, 0, sum(n) FROM gone GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+             ON CONFLICT (merchant_id, day, status, order_type, slot) DO UPDATE SET n = order_day_counts.n + EXCLUDED.n)
+           SELECT 1 FROM gone`,
+          [limit],
+        );
+        return rows.length;
+      } catch (err) {
+        // 55P03: a writer holds a slot-0 row; the next sweep folds it.
+        if ((err as { driverError?: { code?: string } }).driverError?.code === '55P03') return 0;
+        throw err;
+      }
+    });
+  }
+
+  /**
    * The next `limit` orders of the filtered list after `after` (same order as list), by keyset
    * on the list's index, so reading a whole list costs the same per row on the last batch as on
    * the first (the portal's CSV export).
