@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
 import { sameText } from '@app/signature';
 import {
+  type BillOperations,
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
@@ -158,6 +159,22 @@ export class EpayAdapter implements ChannelAdapter {
    * once) then `api.php?act=refundquery`. A taken refund (code 0 or 1: gateways differ) is
    * confirmed by the query; a negative code is a refusal; anything else is an unknown outcome.
    */
+  /**
+   * epay has no bill (SPEC 6 Reconciliation): each of the day's orders is queried
+   * (`api.php?act=order`), one after the other so a small gateway is not flooded, and the answers
+   * make the day's bill: JSON, in order_no order, so the same answers are the same bytes.
+   */
+  readonly bills: BillOperations = {
+    fetchBill: async (request, signal) => {
+      const answers: { order_no: string; state: string; amount_fen: number | null; trade_no: string | null }[] = [];
+      for (const order of await request.orders()) {
+        const status = await this.queryPayment(order, signal);
+        answers.push({ order_no: order.orderNo, state: status.state, amount_fen: status.amountFen, trade_no: status.channelTradeNo });
+      }
+      return { format: 'epay', raw: Buffer.from(`${JSON.stringify({ format: 'epay-order-queries', date: request.date, answers })}\n`, 'utf8') };
+    },
+  };
+
   readonly refunds: RefundOperations = {
     refund: async (request, signal) => {
       const { pid, key, gateway } = this.settings();

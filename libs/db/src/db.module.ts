@@ -17,6 +17,9 @@ import { PayoutRepository } from './repositories/payout.repository';
 import { PortalSessionRepository } from './repositories/portal-session.repository';
 import { RefundRepository } from './repositories/refund.repository';
 import { SignInThrottleRepository } from './repositories/sign-in-throttle.repository';
+import { ReconRepository } from './repositories/recon.repository';
+import { SandboxBillRepository } from './repositories/sandbox-bill.repository';
+import { StatementRepository } from './repositories/statement.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -32,6 +35,9 @@ const REPOSITORIES = [
   SignInThrottleRepository,
   RefundRepository,
   PayoutRepository,
+  ReconRepository,
+  SandboxBillRepository,
+  StatementRepository,
 ];
 
 let instances = 0;
