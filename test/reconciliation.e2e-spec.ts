@@ -9,6 +9,8 @@ import { runCli } from '../apps/cli/src/main';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { TEST_REDIS_URL } from './helpers/config';
 import { eventsOf, orderRow } from './helpers/orders';
+import { alipayTradeBill } from './fakes/alipay-bill';
+import { wechatpayTradeBill } from './fakes/wechatpay-bill';
 import { creditsOf, paidOnPage, pendingOrder, processedRefund, sandboxBook, startRecon } from './helpers/recon';
 
 describe('reconciliation: a channel bill against our books (real PostgreSQL and Redis)', () => {
@@ -157,6 +159,46 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     const run = await recon.run(channel, today(), { format: 'sandbox', raw: Buffer.from(good) });
     expect(run.mismatches).toMatchObject([{ class: 'missing_local', order_no: lost, resolution: 'channel_says_unpaid' }]);
     expect((await orderRow(api.app, lost)).status).toBe('pending');
+  });
+
+  it('an alipay bill (zip of GBK CSV, Chinese names) and a wechatpay bill (gzip, hash_value) of the same day reconcile line by line', async () => {
+    const channel = await newChannel();
+    const a = await paidOnPage(api.app, merchant, channel, '100.00');
+    const b = await paidOnPage(api.app, merchant, channel, '0.01');
+    const refund = await processedRefund(api.app, merchant, a.orderNo, '30.50');
+    const time = `${today()} 12:00:00`;
+    const alipay = alipayTradeBill(
+      [
+        { tradeNo: `A${a.orderNo}`, orderNo: a.orderNo, type: '交易', subject: '充值-张记小卖部', amount: '100.00', received: '100.00', fee: '-0.60', time },
+        { tradeNo: `A${b.orderNo}`, orderNo: b.orderNo, type: '交易', subject: '会员充值', amount: '0.01', received: '0.01', fee: '0.00', time },
+        { tradeNo: `A${a.orderNo}`, orderNo: a.orderNo, type: '退款', subject: '充值-张记小卖部', amount: '100.00', received: '-30.49', refundNo: String(refund.refund_no), fee: '0.18', time },
+      ],
+      { date: today() },
+    );
+    const run = await recon.run(channel, today(), { format: 'alipay', raw: alipay });
+    expect(run).toMatchObject({ status: 'completed', bill_format: 'alipay', bill_total: '69.52', our_total: '69.51', fees: '0.42', difference: '0.01' });
+    expect(run.mismatches).toMatchObject([{ class: 'amount_mismatch', kind: 'refund', refund_no: refund.refund_no, bill_amount: '30.49', our_amount: '30.50' }]);
+    expect(run.mismatches[0].bill_line).toContain('充值-张记小卖部');
+
+    const wechat = wechatpayTradeBill(
+      [
+        { time, transactionId: `W${a.orderNo}`, orderNo: a.orderNo, state: 'SUCCESS', settled: '100.00', subject: '充值', fee: '0.60000', total: '100.00' },
+        { time, transactionId: `W${b.orderNo}`, orderNo: b.orderNo, state: 'SUCCESS', settled: '0.01', subject: '充值', fee: '0.00006', total: '0.01' },
+        { time, transactionId: `W${a.orderNo}`, orderNo: a.orderNo, state: 'REFUND', settled: '0.00', refundNo: String(refund.refund_no), refundAmount: '30.50', refundState: 'SUCCESS', subject: '充值', fee: '-0.18300', total: '0.00' },
+      ],
+      { gzip: true },
+    );
+    const matched = await recon.run(channel, today(), { format: 'wechatpay', raw: wechat.raw, digest: { type: wechat.hashType, value: wechat.hashValue } });
+    expect(matched).toMatchObject({ status: 'completed', difference: '0.00', counts: { matched: 3, amount_mismatch: 0, missing_channel: 0 } });
+    for (const raw of [wechat.raw, wechatpayTradeBill([], { gzip: true }).raw]) {
+      const tampered = await recon.run(channel, today(), { format: 'wechatpay', raw, digest: { type: 'SHA1', value: 'f'.repeat(40) } });
+      expect(tampered).toMatchObject({ status: 'refused', error: expect.stringContaining('hash_value'), mismatches: [] });
+    }
+    expect((await recon.show(today(), channel)).runs.map((r) => [r.bill_format, r.status])).toEqual([
+      ['alipay', 'completed'],
+      ['wechatpay', 'completed'],
+      ['wechatpay', 'refused'],
+    ]);
   });
 
   it('recon:run and recon:show print JSON; nothing of the channel config in them; bad input exits 2', async () => {

@@ -107,6 +107,8 @@ export type BillFormat = 'sandbox' | 'epay' | 'alipay' | 'wechatpay';
 export interface FetchedBill {
   format: BillFormat;
   raw: Buffer;
+  /** The digest the provider gave with the download (wechatpay's hash_type and hash_value), checked before reading. */
+  digest?: { type: string; value: string };
 }
 
 /** Fetching a day's bill; a protocol that has no bill builds one from a query per order. */

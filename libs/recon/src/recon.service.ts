@@ -17,6 +17,7 @@ export class ReconInputError extends Error {}
 export interface SuppliedBill {
   format: BillFormat;
   raw: Buffer;
+  digest?: { type: string; value: string };
 }
 
 /** recon:run's answer and the daily job's result: a run with its totals and every line that did not match. */
@@ -90,13 +91,14 @@ export class ReconService {
 
     let lines: BillLine[];
     try {
-      lines = parseBill(bill.format, bill.raw);
+      lines = parseBill(bill.format, bill.raw, bill.digest ?? null);
     } catch (err) {
       if (!(err instanceof BillRefusedError)) throw err;
       const { run } = await this.recon.store({ channelId, billDate: date, format: bill.format, sha256, raw: bill.raw, status: 'refused', error: err.message, totals: null, lines: [] });
       this.metrics.billsRefused.inc();
       this.logger.error(`reconciliation bill refused, nothing applied: channel_id=${channelId} bill_date=${date} bill_sha256=${sha256} run_id=${run.id}: ${err.message}`);
-      return this.report(run, false, []);
+      // The same bytes read before under another digest: the earlier run stands, this asking is refused.
+      return run.status === 'refused' ? this.report(run, false, []) : { ...this.report(run, false, []), status: 'refused', error: err.message, counts: {} };
     }
 
     const ours = await this.recon.movements(
