@@ -98,6 +98,8 @@ export interface BillRequest {
   to: Date;
   /** The channel's top-ups created or paid that day, read only by a protocol without a bill (epay), which asks about each. */
   orders(): Promise<PaymentQuery[]>;
+  /** The channel's refunds created or settled that day, read only by such a protocol too. */
+  refunds(): Promise<RefundRequest[]>;
 }
 
 /** How a bill's bytes are to be read: the parsers live in libs/recon, one per format. */

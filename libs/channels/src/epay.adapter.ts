@@ -161,15 +161,21 @@ export class EpayAdapter implements ChannelAdapter {
    */
   /**
    * epay has no bill (SPEC 6 Reconciliation): each of the day's orders is queried
-   * (`api.php?act=order`), one after the other so a small gateway is not flooded, and the answers
-   * make the day's bill: JSON, in order_no order, so the same answers are the same bytes.
+   * (`api.php?act=order`) and each of its refunds (`act=refundquery`), one after the other so a
+   * small gateway is not flooded; the answers make the day's bill: JSON in a fixed order, so the
+   * same answers are the same bytes (and the same run).
    */
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
-      const answers: { order_no: string; state: string; amount_fen: number | null; trade_no: string | null }[] = [];
+      const answers: { kind: 'pay' | 'refund'; order_no: string; refund_no: string | null; state: string; amount_fen: number | null; trade_no: string | null }[] = [];
       for (const order of await request.orders()) {
         const status = await this.queryPayment(order, signal);
-        answers.push({ order_no: order.orderNo, state: status.state, amount_fen: status.amountFen, trade_no: status.channelTradeNo });
+        answers.push({ kind: 'pay', order_no: order.orderNo, refund_no: null, state: status.state, amount_fen: status.amountFen, trade_no: status.channelTradeNo });
+      }
+      for (const refund of await request.refunds()) {
+        const status = await this.refunds.queryRefund(refund, signal);
+        // refundquery names no amount: a refund it settled is the amount we asked for.
+        answers.push({ kind: 'refund', order_no: refund.orderNo, refund_no: refund.refundNo, state: status.state, amount_fen: refund.amountFen, trade_no: status.channelRefundNo });
       }
       return { format: 'epay', raw: Buffer.from(`${JSON.stringify({ format: 'epay-order-queries', date: request.date, answers })}\n`, 'utf8') };
     },

@@ -143,6 +143,7 @@ export class ReconService {
           date,
           ...day,
           orders: async () => (await this.recon.ordersOfDay(channel.id, day.from, day.to)).map((o) => ({ orderNo: o.orderNo, amountFen: o.amountFen, channelTradeNo: o.channelTradeNo, paidAt: o.paidAt })),
+          refunds: () => this.recon.refundsOfDay(channel.id, day.from, day.to),
         },
         AbortSignal.timeout(FETCH_TIMEOUT_MS),
       );

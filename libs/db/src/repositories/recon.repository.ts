@@ -158,6 +158,17 @@ export class ReconRepository {
     return rows.map((r) => ({ orderNo: r.order_no, amountFen: Number(r.cny_fen), channelTradeNo: r.channel_trade_no, paidAt: r.paid_at }));
   }
 
+  /** The refunds of the channel's orders created or settled in [from, to), for a channel asked about each. */
+  async refundsOfDay(channelId: number, from: Date, to: Date): Promise<{ refundNo: string; orderNo: string; channelTradeNo: string | null; amountFen: number }[]> {
+    const rows = await this.dataSource.query<{ refund_no: string; order_no: string; channel_trade_no: string | null; refund_fen: string }[]>(
+      `SELECT r."refund_no", r."order_no", o."channel_trade_no", r."refund_fen" FROM "refunds" r JOIN "orders" o ON o."id" = r."order_id"
+        WHERE o."channel_id" = $1 AND ((r."created_at" >= $2 AND r."created_at" < $3) OR (r."updated_at" >= $2 AND r."updated_at" < $3))
+        ORDER BY r."refund_no"`,
+      [channelId, from, to],
+    );
+    return rows.map((r) => ({ refundNo: r.refund_no, orderNo: r.order_no, channelTradeNo: r.channel_trade_no, amountFen: Number(r.refund_fen) }));
+  }
+
   /**
    * Stores a run and its lines in one transaction, once per (channel, day, bill hash): the same
    * bill again answers the run already stored, with `created` false.

@@ -1,13 +1,15 @@
 import { type BillLine, BillRefusedError, decodeUtf8 } from '../bill-line';
 
 interface EpayAnswer {
+  kind: unknown;
   order_no: unknown;
+  refund_no: unknown;
   state: unknown;
   amount_fen: unknown;
   trade_no: unknown;
 }
 
-/** Reads the day's epay answers (EpayAdapter.bills): a paid answer is a pay line, any other a line that moved nothing. */
+/** Reads the day's epay answers (EpayAdapter.bills): a paid order or a succeeded refund moved money, any other answer nothing. */
 export function parseEpayBill(raw: Buffer): BillLine[] {
   let doc: { format?: unknown; answers?: unknown };
   try {
@@ -19,19 +21,27 @@ export function parseEpayBill(raw: Buffer): BillLine[] {
   if (doc?.format !== 'epay-order-queries' || !Array.isArray(doc.answers)) throw new BillRefusedError('the epay answers have an unexpected shape');
   return (doc.answers as EpayAnswer[]).map((a, i) => {
     const amount = a?.amount_fen;
-    if (typeof a?.order_no !== 'string' || !['paid', 'unpaid', 'failed'].includes(a.state as string) || (amount !== null && !Number.isSafeInteger(amount))) {
+    const refund = a?.kind === 'refund';
+    const states = refund ? ['succeeded', 'failed', 'processing', 'not_found'] : ['paid', 'unpaid', 'failed'];
+    if (
+      (a?.kind !== 'pay' && !refund) ||
+      typeof a.order_no !== 'string' ||
+      (refund && typeof a.refund_no !== 'string') ||
+      !states.includes(a.state as string) ||
+      (amount !== null && !Number.isSafeInteger(amount))
+    ) {
       throw new BillRefusedError(`the epay answer ${i + 1} is malformed`);
     }
     return {
       lineNo: i + 1,
       text: JSON.stringify(a),
-      kind: 'pay' as const,
+      kind: refund ? ('refund' as const) : ('pay' as const),
       channelTradeNo: typeof a.trade_no === 'string' ? a.trade_no : null,
-      orderNo: a.order_no,
-      refundNo: null,
+      orderNo: a.order_no as string,
+      refundNo: refund ? (a.refund_no as string) : null,
       amountFen: (amount as number | null) ?? 0,
       feeFen: 0,
-      succeeded: a.state === 'paid',
+      succeeded: a.state === (refund ? 'succeeded' : 'paid'),
     };
   });
 }
