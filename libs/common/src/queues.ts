@@ -21,6 +21,8 @@ export interface JobPayloads {
   'order.payout': { orderId: string };
   /** Ask the channel for a refund, or query it about an earlier request (job id = "refund-" + refund id). */
   'refund.process': { refundId: string };
+  /** The daily reconciliation (SPEC 6): the previous Asia/Shanghai day of every enabled channel, from a job scheduler at RECON_AT. */
+  'recon.daily': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
@@ -31,4 +33,5 @@ export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'maintenance.sweep': QUEUE.orders,
   'order.payout': QUEUE.orders,
   'refund.process': QUEUE.orders,
+  'recon.daily': QUEUE.orders,
 };

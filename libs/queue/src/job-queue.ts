@@ -29,6 +29,9 @@ export class JobQueue {
         return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
       case 'maintenance.sweep':
         return { removeOnComplete: true, removeOnFail: 100 };
+      case 'recon.daily':
+        // Kept a week so Bull Board shows the last runs; a failed channel is retried, the others are idempotent.
+        return { removeOnComplete: { age: 7 * 86_400 }, removeOnFail: { age: 30 * 86_400 }, attempts: 3, backoff: { type: 'exponential', delay: 60_000 } };
       case 'order.payout':
       case 'refund.process':
         // An unknown outcome is queried on the next attempt; past these, the sweep starts a new job.

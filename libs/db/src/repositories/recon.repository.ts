@@ -146,6 +146,11 @@ export class ReconRepository {
     }));
   }
 
+  /** The channels the daily run reconciles: every enabled one, by id. */
+  async enabledChannels(): Promise<{ id: number; adapter: string }[]> {
+    return this.dataSource.query(`SELECT "id", "adapter" FROM "channels" WHERE "enabled" ORDER BY "id"`);
+  }
+
   /** The top-ups a channel without a bill (epay) is asked about: created or paid in [from, to). */
   async ordersOfDay(channelId: number, from: Date, to: Date): Promise<{ orderNo: string; amountFen: number; channelTradeNo: string | null; paidAt: Date | null }[]> {
     const rows = await this.dataSource.query<{ order_no: string; cny_fen: string; channel_trade_no: string | null; paid_at: Date | null }[]>(
