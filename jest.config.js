@@ -20,8 +20,8 @@ const base = {
   ],
   transform: { '^.+\\.(t|j|mj)s$': swc },
   moduleNameMapper: {
-    '^@app/(common|db|signature|channels|region|queue|orders|operator|callbacks)$': '<rootDir>/libs/$1/src',
-    '^@app/(common|db|signature|channels|region|queue|orders|operator|callbacks)/(.*)$': '<rootDir>/libs/$1/src/$2',
+    '^@app/(common|db|signature|channels|region|queue|orders|operator|callbacks|recon)$': '<rootDir>/libs/$1/src',
+    '^@app/(common|db|signature|channels|region|queue|orders|operator|callbacks|recon)/(.*)$': '<rootDir>/libs/$1/src/$2',
   },
 };
 module.exports = {

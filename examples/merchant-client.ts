@@ -62,6 +62,27 @@ export interface Order {
   updatetime: number;
 }
 
+/** statementQuery's answer: a day of your balance, amounts in fen (SPEC 6). */
+export interface Statement {
+  date: string;
+  timezone: 'Asia/Shanghai';
+  opening_balance: { available_fen: number; deposit_fen: number };
+  closing_balance: { available_fen: number; deposit_fen: number };
+  movements: {
+    entry_id: string;
+    time: number;
+    kind: string;
+    account: 'available' | 'deposit';
+    amount_fen: number;
+    order_no: string;
+    merchant_order_no: string | null;
+    refund_no: string | null;
+    available_after_fen: number;
+    deposit_after_fen: number;
+  }[];
+  total: number;
+}
+
 export interface Refund {
   refund_no: string;
   merchant_refund_no: string;
@@ -160,6 +181,11 @@ export class MerchantClient {
   /** An order's refunds, newest first. */
   refundQueryList(orderNo: string): Promise<Envelope<{ list: Refund[]; total: number }>> {
     return this.call('refundQueryList', { order_no: orderNo });
+  }
+
+  /** Your statement of one Asia/Shanghai day (YYYY-MM-DD): opening balance, every movement, closing balance. */
+  statementQuery(date: string): Promise<Envelope<Statement>> {
+    return this.call('statementQuery', { date });
   }
 
   /**

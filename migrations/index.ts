@@ -11,6 +11,7 @@ import { MoneyOut1764200000000 } from './1764200000000-money-out';
 import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret-grace-and-callback-tools';
 import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
 import { OrderCountSlots1764410000000 } from './1764410000000-order-count-slots';
+import { Reconciliation1764430000000 } from './1764430000000-reconciliation';
 import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
 import { MasterKeyCheck1764460000000 } from './1764460000000-master-key-check';
 
@@ -28,6 +29,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   SecretGraceAndCallbackTools1764290000000,
   CallbackDispatch1764300000000,
   OrderCountSlots1764410000000,
+  Reconciliation1764430000000,
   LeaseTokens1764440000000,
   MasterKeyCheck1764460000000,
 ];

@@ -13,9 +13,10 @@ import { RefundsModule } from './refunds/refunds.module';
 import { RegionModule } from './region/region.module';
 import { SandboxModule } from './sandbox/sandbox.module';
 import { SellOrdersModule } from './sell-orders/sell-orders.module';
+import { StatementsModule } from './statements/statements.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
-const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, RefundsModule, SellOrdersModule, PortalApiModule];
+const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, RefundsModule, SellOrdersModule, PortalApiModule, StatementsModule];
 
 @Module({})
 export class AppModule {

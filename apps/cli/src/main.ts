@@ -5,9 +5,11 @@ import { runMigrations } from '@app/db';
 import { withEmbeddedDefaults } from '../../embedded/src/local-data';
 import { COMMANDS, parseFlags } from './commands';
 import { OperatorModule, OperatorService, UsageError } from '@app/operator';
+import { ReconInputError, ReconService } from '@app/recon';
+import { RECON_COMMANDS, ReconCliModule } from './recon-commands';
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
+  const lines = Object.entries({ ...COMMANDS, ...RECON_COMMANDS }).map(([name, c]) => `  ${name} ${c.usage}`);
   return ['usage: npm run --silent cli -- <command> [options]', '  migration:run', ...lines].join('\n');
 }
 
@@ -38,6 +40,17 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       io.stdout(`${JSON.stringify({ applied: await runMigrations(databaseUrl) })}\n`);
       return 0;
     }
+    const recon = RECON_COMMANDS[name];
+    if (recon) {
+      const flags = parseFlags(args, recon.flags);
+      const app = await NestFactory.createApplicationContext(ReconCliModule.forRoot(loadConfig(env)), { logger: ['error'] });
+      try {
+        io.stdout(`${JSON.stringify(await recon.run(app.get(ReconService), flags))}\n`);
+      } finally {
+        await app.close();
+      }
+      return 0;
+    }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags);
@@ -52,7 +65,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     }
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof StartupRefusal) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof StartupRefusal || err instanceof ReconInputError) {
       io.stderr(`error: ${err.message}\n`);
       return 2;
     }

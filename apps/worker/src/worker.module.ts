@@ -3,6 +3,7 @@ import { type AppConfig, CommonModule, RedisModule, loggingModule } from '@app/c
 import { DbModule } from '@app/db';
 import { OrdersCoreModule } from '@app/orders';
 import { QueueModule } from '@app/queue';
+import { ReconModule } from '@app/recon';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
 import { CallbackSender } from '@app/callbacks';
 import { CallbackDispatcher } from './callbacks/callback-dispatcher';
@@ -13,6 +14,7 @@ import { QueueWorkers } from './jobs/queue-workers';
 import { MoneyOutProcessor } from './money-out/money-out.processor';
 import { ExpiryLoop } from './orders/expiry-loop';
 import { OrdersProcessor } from './orders/orders.processor';
+import { ReconDaily } from './recon/recon-daily';
 import { WorkerTuning } from './worker-tuning';
 
 /** The callback dispatcher; the queue consumer (order confirmation, refunds and payouts, the maintenance sweep); and the expiry loop. */
@@ -22,7 +24,7 @@ export class WorkerModule {
     return {
       module: WorkerModule,
       // Redis (when REDIS_URL is set) holds the nonces the callbacks claim, shared with the API.
-      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.ordersConcurrency + 6, 'merchant-pay-worker'), QueueModule.forRoot(config), OrdersCoreModule],
+      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.ordersConcurrency + 6, 'merchant-pay-worker'), QueueModule.forRoot(config), OrdersCoreModule, ReconModule],
       providers: [
         { provide: WorkerTuning, useValue: tuning },
         {
@@ -37,6 +39,7 @@ export class WorkerModule {
         MoneyOutProcessor,
         QueueWorkers,
         MaintenanceScheduler,
+        ReconDaily,
         WorkerHeartbeat,
       ],
     };

@@ -91,6 +91,33 @@ export interface PayoutOperations {
   queryPayout(request: PayoutRequest, signal: AbortSignal): Promise<PayoutStatus>;
 }
 
+/** The day a bill covers (SPEC 6 Reconciliation): YYYY-MM-DD in Asia/Shanghai, as the instants [from, to). */
+export interface BillRequest {
+  date: string;
+  from: Date;
+  to: Date;
+  /** The channel's top-ups created or paid that day, read only by a protocol without a bill (epay), which asks about each. */
+  orders(): Promise<PaymentQuery[]>;
+  /** The channel's refunds created or settled that day, read only by such a protocol too. */
+  refunds(): Promise<RefundRequest[]>;
+}
+
+/** How a bill's bytes are to be read: the parsers live in libs/recon, one per format. */
+export type BillFormat = 'sandbox' | 'epay' | 'alipay' | 'wechatpay';
+
+/** A bill as the channel gave it, byte for byte: kept with its SHA-256 before anything reads it. */
+export interface FetchedBill {
+  format: BillFormat;
+  raw: Buffer;
+  /** The digest the provider gave with the download (wechatpay's hash_type and hash_value), checked before reading. */
+  digest?: { type: string; value: string };
+}
+
+/** Fetching a day's bill; a protocol that has no bill builds one from a query per order. */
+export interface BillOperations {
+  fetchBill(request: BillRequest, signal: AbortSignal): Promise<FetchedBill>;
+}
+
 /**
  * One payment channel protocol (SPEC 6): create a payment, verify its notification, query a
  * payment; and, where the protocol has them, close an unpaid payment, refunds and payouts.
@@ -106,6 +133,8 @@ export interface ChannelAdapter {
   closePayment?(query: PaymentQuery, signal: AbortSignal): Promise<void>;
   readonly refunds?: RefundOperations;
   readonly payouts?: PayoutOperations;
+  /** The daily bill reconciliation reads; absent when the adapter cannot fetch one yet. */
+  readonly bills?: BillOperations;
 }
 
 /** The channel could not do what was asked (misconfigured, unreachable, refused, timed out). */

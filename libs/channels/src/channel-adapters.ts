@@ -1,7 +1,7 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { ProxyAgent } from 'undici';
 import { AppConfig, SecretBox } from '@app/common';
-import type { Channel } from '@app/db';
+import { type Channel, SandboxBillRepository } from '@app/db';
 import { type ChannelAdapter, ChannelError } from './channel-adapter';
 import { type ChannelConfig, channelConfigContext } from './channel-config';
 import { EpayAdapter } from './epay.adapter';
@@ -22,6 +22,7 @@ export class ChannelAdapters implements OnApplicationShutdown {
   constructor(
     private readonly config: AppConfig,
     private readonly secrets: SecretBox,
+    private readonly sandboxBook: SandboxBillRepository,
   ) {}
 
   /** The sensitive config; callers must never log or return it. */
@@ -42,7 +43,7 @@ export class ChannelAdapters implements OnApplicationShutdown {
     const config = this.channelConfig(channel);
     switch (channel.adapter) {
       case 'sandbox':
-        return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl);
+        return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl, { channelId: channel.id, lines: this.sandboxBook });
       case 'epay':
         return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
       default:

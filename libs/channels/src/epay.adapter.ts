@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
 import { sameText } from '@app/signature';
 import {
+  type BillOperations,
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
@@ -158,6 +159,28 @@ export class EpayAdapter implements ChannelAdapter {
    * once) then `api.php?act=refundquery`. A taken refund (code 0 or 1: gateways differ) is
    * confirmed by the query; a negative code is a refusal; anything else is an unknown outcome.
    */
+  /**
+   * epay has no bill (SPEC 6 Reconciliation): each of the day's orders is queried
+   * (`api.php?act=order`) and each of its refunds (`act=refundquery`), one after the other so a
+   * small gateway is not flooded; the answers make the day's bill: JSON in a fixed order, so the
+   * same answers are the same bytes (and the same run).
+   */
+  readonly bills: BillOperations = {
+    fetchBill: async (request, signal) => {
+      const answers: { kind: 'pay' | 'refund'; order_no: string; refund_no: string | null; state: string; amount_fen: number | null; trade_no: string | null }[] = [];
+      for (const order of await request.orders()) {
+        const status = await this.queryPayment(order, signal);
+        answers.push({ kind: 'pay', order_no: order.orderNo, refund_no: null, state: status.state, amount_fen: status.amountFen, trade_no: status.channelTradeNo });
+      }
+      for (const refund of await request.refunds()) {
+        const status = await this.refunds.queryRefund(refund, signal);
+        // refundquery names no amount: a refund it settled is the amount we asked for.
+        answers.push({ kind: 'refund', order_no: refund.orderNo, refund_no: refund.refundNo, state: status.state, amount_fen: refund.amountFen, trade_no: status.channelRefundNo });
+      }
+      return { format: 'epay', raw: Buffer.from(`${JSON.stringify({ format: 'epay-order-queries', date: request.date, answers })}\n`, 'utf8') };
+    },
+  };
+
   readonly refunds: RefundOperations = {
     refund: async (request, signal) => {
       const { pid, key, gateway } = this.settings();

@@ -3,4 +3,5 @@ export * from './channel-adapters';
 export * from './channel-config';
 export * from './channel-mode';
 export * from './epay.adapter';
+export * from './sandbox-bill';
 export * from './sandbox.adapter';

@@ -1,6 +1,8 @@
 import { formatYuan, parseYuan, unixSeconds } from '@app/common';
 import { sign, signText, verify, verifyText } from '@app/signature';
+import type { SandboxBillRepository } from '@app/db';
 import {
+  type BillOperations,
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
@@ -15,6 +17,13 @@ import {
   type RefundRequest,
   type RefundStatus,
 } from './channel-adapter';
+import { sandboxBillCsv } from './sandbox-bill';
+
+/** The sandbox's own books of one channel: what its page took and the refunds it gave. */
+export interface SandboxBook {
+  channelId: number;
+  lines: SandboxBillRepository;
+}
 
 /** SPEC 5: the sandbox refuses a refund or a payout whose amount ends in .44, so tests can make one fail. */
 export function sandboxRefuses(amountFen: number): boolean {
@@ -80,6 +89,7 @@ export class SandboxAdapter implements ChannelAdapter {
   constructor(
     private readonly secretKey: string | undefined,
     private readonly publicBaseUrl: string,
+    private readonly book: SandboxBook | null = null,
   ) {}
 
   private secret(): string {
@@ -112,18 +122,42 @@ export class SandboxAdapter implements ChannelAdapter {
   }
 
   readonly refunds: RefundOperations = {
-    refund: async (request) => sandboxRefund(request),
-    queryRefund: async (request) => sandboxRefund(request),
+    refund: async (request) => this.booked(request, sandboxRefund(request)),
+    queryRefund: async (request) => this.booked(request, sandboxRefund(request)),
   };
+
+  /** A refund the sandbox gave goes into its books (once per refund_no). */
+  private async booked(request: RefundRequest, status: RefundStatus): Promise<RefundStatus> {
+    if (this.book && status.state === 'succeeded') {
+      await this.book.lines.record(this.book.channelId, {
+        kind: 'refund',
+        tradeNo: status.channelRefundNo ?? `SBXR${request.refundNo}`,
+        orderNo: request.orderNo,
+        refundNo: request.refundNo,
+        amountFen: request.amountFen,
+      });
+    }
+    return status;
+  }
+
+  /** Its daily bill: every line of its books of that day (SPEC 6 Reconciliation). */
+  get bills(): BillOperations | undefined {
+    const book = this.book;
+    if (!book) return undefined;
+    return {
+      fetchBill: async (request) => ({ format: 'sandbox', raw: sandboxBillCsv(book.channelId, request.date, await book.lines.between(book.channelId, request.from, request.to)) }),
+    };
+  }
 
   readonly payouts: PayoutOperations = {
     payout: async (request) => sandboxPayout(request),
     queryPayout: async (request) => sandboxPayout(request),
   };
 
+  /** Paid when we recorded it paid, or when its books say the page took the money (a notification we lost). */
   async queryPayment(query: PaymentQuery): Promise<PaymentStatus> {
-    return query.paidAt
-      ? { state: 'paid', amountFen: query.amountFen, channelTradeNo: query.channelTradeNo ?? `SBX${query.orderNo}` }
-      : { state: 'unpaid', amountFen: null, channelTradeNo: null };
+    if (query.paidAt) return { state: 'paid', amountFen: query.amountFen, channelTradeNo: query.channelTradeNo ?? `SBX${query.orderNo}` };
+    const taken = this.book ? await this.book.lines.paid(this.book.channelId, query.orderNo) : null;
+    return taken ? { state: 'paid', amountFen: taken.amountFen, channelTradeNo: taken.tradeNo } : { state: 'unpaid', amountFen: null, channelTradeNo: null };
   }
 }

@@ -58,6 +58,8 @@ export class AppConfig {
   sandboxEnabled: boolean;
   /** CHANNEL_ALLOW_HTTP: a channel's gateway_url may be http (local test gateways); else https only (SPEC 6). */
   channelAllowHttp: boolean;
+  /** RECON_AT: when the daily reconciliation runs, HH:MM in Asia/Shanghai (SPEC 6; default 10:30). */
+  reconAt: { hour: number; minute: number };
   /** Basic auth for the queue dashboard; the dashboard is off unless both are set. */
   adminUser: string | null;
   adminPassword: string | null;
@@ -120,6 +122,13 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function timeOfDay(env: Env, name: string, fallback: string): { hour: number; minute: number } {
+  const raw = text(env, name, fallback);
+  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(raw);
+  if (!m) throw new ConfigError(name, `must be HH:MM (00:00 to 23:59), got "${raw}"`);
+  return { hour: Number(m[1]), minute: Number(m[2]) };
 }
 
 const KEY_HINT = 'the base64 of 32 random bytes (openssl rand -base64 32)';
@@ -246,6 +255,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     trustProxy: trustProxy(env),
     metricsToken: env.METRICS_TOKEN || null,
     sandboxEnabled: bool(env, 'SANDBOX_ENABLED', false),
+    reconAt: timeOfDay(env, 'RECON_AT', '10:30'),
     channelAllowHttp: bool(env, 'CHANNEL_ALLOW_HTTP', false),
     adminUser: env.ADMIN_USER || null,
     adminPassword: env.ADMIN_PASSWORD || null,

@@ -21,6 +21,8 @@ export interface JobPayloads {
   'order.payout': { orderId: string };
   /** Ask the channel for a refund, or query it about an earlier request (job id = "refund-" + refund id). */
   'refund.process': { refundId: string };
+  /** The daily reconciliation (SPEC 6): the previous Asia/Shanghai day of every enabled channel, from a job scheduler at RECON_AT. */
+  'recon.daily': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
@@ -31,6 +33,7 @@ export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'maintenance.sweep': QUEUE.orders,
   'order.payout': QUEUE.orders,
   'refund.process': QUEUE.orders,
+  'recon.daily': QUEUE.orders,
 };
 
 /** How long finished jobs stay visible (Bull Board, debugging): a day of completed ones, a week of failed ones. */
@@ -45,6 +48,8 @@ export const RETRY_POLICY = {
   channelTalk: { ...KEEP, attempts: 10, backoff: { type: 'exponential', delay: 2000 } },
   /** A periodic pass: the next one does its work, so a failure is neither retried nor kept long. */
   periodicPass: { removeOnComplete: true, removeOnFail: 100 },
+  /** A daily run: kept a week so Bull Board shows the last runs; retried (the run is idempotent), a failure kept a month. */
+  dailyRun: { removeOnComplete: { age: 7 * 86_400 }, removeOnFail: { age: 30 * 86_400 }, attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
 } as const;
 
 /** Which policy each job follows. */
@@ -53,4 +58,5 @@ export const JOB_RETRY: Record<JobName, (typeof RETRY_POLICY)[keyof typeof RETRY
   'maintenance.sweep': RETRY_POLICY.periodicPass,
   'order.payout': RETRY_POLICY.channelTalk,
   'refund.process': RETRY_POLICY.channelTalk,
+  'recon.daily': RETRY_POLICY.dailyRun,
 };

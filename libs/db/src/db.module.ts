@@ -19,6 +19,9 @@ import { RefundRepository } from './repositories/refund.repository';
 import { SignInThrottleRepository } from './repositories/sign-in-throttle.repository';
 import { SealedValueRepository } from './repositories/sealed-value.repository';
 import { StartupChecks } from './startup-checks';
+import { ReconRepository } from './repositories/recon.repository';
+import { SandboxBillRepository } from './repositories/sandbox-bill.repository';
+import { StatementRepository } from './repositories/statement.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -35,6 +38,9 @@ const REPOSITORIES = [
   RefundRepository,
   PayoutRepository,
   SealedValueRepository,
+  ReconRepository,
+  SandboxBillRepository,
+  StatementRepository,
 ];
 
 let instances = 0;

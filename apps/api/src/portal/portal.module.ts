@@ -17,6 +17,8 @@ import { PortalOrdersService } from './portal-orders.service';
 import { PortalPageGuard } from './portal-page.guard';
 import { PortalSessions } from './portal-sessions';
 import { SignInController } from './sign-in.controller';
+import { PortalStatementsController } from './statements.controller';
+import { StatementsModule } from '../statements/statements.module';
 
 /** The session store both the pages and orderList read. */
 @Module({ providers: [PortalSessions], exports: [PortalSessions] })
@@ -24,8 +26,8 @@ export class PortalSessionsModule {}
 
 /** The merchant portal's pages under /portal (SPEC 8a). */
 @Module({
-  imports: [PortalSessionsModule, OrdersModule, OrdersCoreModule, CallbacksModule, OperatorModule.forFeature()],
-  controllers: [SignInController, OverviewController, PortalOrdersController, DevelopersController, AccountController],
+  imports: [PortalSessionsModule, OrdersModule, OrdersCoreModule, CallbacksModule, OperatorModule.forFeature(), StatementsModule],
+  controllers: [SignInController, OverviewController, PortalOrdersController, DevelopersController, AccountController, PortalStatementsController],
   providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, PortalLedgerService, DevelopersService],
 })
 export class PortalModule {}

@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
-import { ChannelRepository, MerchantRepository, type Order, OrderRepository } from '@app/db';
+import { ChannelRepository, MerchantRepository, type Order, OrderRepository, SandboxBillRepository } from '@app/db';
 import { checkoutPage, resultPage } from './checkout-page';
 
 export interface HtmlAnswer {
@@ -34,6 +34,7 @@ export class SandboxCheckoutService {
     private readonly merchants: MerchantRepository,
     private readonly adapters: ChannelAdapters,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly sandboxBook: SandboxBillRepository,
   ) {}
 
   async page(orderNo: string, token: unknown): Promise<HtmlAnswer> {
@@ -61,6 +62,10 @@ export class SandboxCheckoutService {
       return { status: 409, html: resultPage('Nothing to pay', `This order is already ${order.status}.`, back) };
     }
     const notification = signSandboxNotification(secretKey, order.orderNo, order.cnyFen, outcome);
+    // The sandbox took the money once Pay is pressed, whatever becomes of its notification: its own books say so.
+    if (outcome === 'paid') {
+      await this.sandboxBook.record(order.channelId, { kind: 'pay', tradeNo: notification.trade_no, orderNo: order.orderNo, refundNo: null, amountFen: order.cnyFen });
+    }
     const res = await this.adapterHost.httpAdapter.getInstance<FastifyInstance>().inject({
       method: 'POST',
       url: `${this.config.apiPrefix}/channel/notify/${order.channelId}`,

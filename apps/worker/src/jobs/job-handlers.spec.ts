@@ -10,12 +10,13 @@ describe('assertEveryJobHandled', () => {
         'maintenance.sweep': noop,
         'order.payout': noop,
         'refund.process': noop,
+        'recon.daily': noop,
       }),
     ).not.toThrow();
   });
 
   it('refuses to start when a job name has no handler', () => {
     expect(() => assertEveryJobHandled({ 'order.confirm': noop, 'order.payout': noop })).toThrow(MissingJobHandlerError);
-    expect(() => assertEveryJobHandled({})).toThrow(/'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process'/);
+    expect(() => assertEveryJobHandled({})).toThrow(/'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/);
   });
 });

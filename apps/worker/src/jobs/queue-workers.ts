@@ -4,6 +4,7 @@ import { AppConfig, type JobName, QUEUE } from '@app/common';
 import { JobQueue } from '@app/queue';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
+import { ReconDaily } from '../recon/recon-daily';
 import { WorkerTuning } from '../worker-tuning';
 import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-handlers';
 
@@ -25,6 +26,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly jobs: JobQueue,
     private readonly orders: OrdersProcessor,
     private readonly moneyOut: MoneyOutProcessor,
+    private readonly reconDaily: ReconDaily,
   ) {
     // Checked while the app is being built: a job name without a handler stops the start-up.
     const handlers: Partial<JobHandlers> = this.handlers();
@@ -38,6 +40,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       'maintenance.sweep': () => this.orders.sweep(),
       'order.payout': (payload) => this.moneyOut.payout(payload),
       'refund.process': (payload) => this.moneyOut.refund(payload),
+      'recon.daily': (_payload, job) => this.reconDaily.run(job),
     };
   }
 
