@@ -249,7 +249,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       for (const url of ['ftp://shop.test/x', 'not a url', 'x'.repeat(600)]) {
         const res = await post(api.app, '/api/merchant/callbackTest', signed(merchant, { url }));
         expect([res.status, res.body.code]).toEqual([400, 40000]);
-        expect(res.body.msg).toMatch(/url must be an http or https URL/);
+        expect(res.body.msg).toMatch(/url must be an absolute http or https URL/);
       }
       const bare = await api.operator.createMerchant({ name: 'no-notify-url', mode: 'test' });
       const res = await post(api.app, '/api/merchant/callbackTest', signed(bare));

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, SecretBox, callbackAttemptsLimit, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
+import { AppConfig, SecretBox, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
 import { type ClaimedAttempt, type FinishedAttempt, NonceStore } from '@app/db';
-import { CallbackSender, type SendOutcome, buildSignedCallback, newCallbackNonce, retryDelayMs } from '@app/callbacks';
+import { CallbackSender, DeliveryPolicy, type SendOutcome, buildSignedCallback, newCallbackNonce } from '@app/callbacks';
 
 /** Decrypted secrets kept per ciphertext: a rotation writes a new ciphertext, so a stale entry is never read. */
 const SECRET_CACHE_SIZE = 1000;
@@ -21,11 +21,15 @@ export class CallbackDeliveryProcessor {
     private readonly secrets: SecretBox,
     private readonly sender: CallbackSender,
     private readonly nonces: NonceStore,
-  ) {}
+  ) {
+    this.policy = new DeliveryPolicy(config.callbackRetryScheduleMs);
+  }
+
+  private readonly policy: DeliveryPolicy;
 
   /** Every attempt a delivery gets: the first plus one per scheduled delay. */
   get maxAttempts(): number {
-    return callbackAttemptsLimit(this.config.callbackRetryScheduleMs);
+    return this.policy.maxAttempts;
   }
 
   async attempt(attempt: ClaimedAttempt): Promise<FinishedAttempt> {
@@ -57,14 +61,13 @@ export class CallbackDeliveryProcessor {
       error: outcome.error,
       countsForCircuit,
     };
-    if (outcome.ok) return { ...log, status: 'succeeded', nextAttemptAt: null };
-    const gone = outcome.httpStatus === 410;
-    if (gone || attempt.number >= this.maxAttempts) {
-      this.logger.warn(`delivery ${attempt.deliveryId} failed for good after attempt ${attempt.number}: ${gone ? 'HTTP 410, the merchant ended it' : outcome.error}`);
+    const verdict = this.policy.afterAttempt({ number: attempt.number, outcome, ourSide: !countsForCircuit });
+    if (verdict.state === 'succeeded') return { ...log, status: 'succeeded', nextAttemptAt: null };
+    if (verdict.state === 'failed') {
+      this.logger.warn(`delivery ${attempt.deliveryId} failed for good after attempt ${attempt.number}: ${verdict.reason === 'gone' ? 'HTTP 410, the merchant ended it' : outcome.error}`);
       return { ...log, status: 'failed', nextAttemptAt: null };
     }
-    const delay = retryDelayMs(this.config.callbackRetryScheduleMs, attempt.number, outcome.retryAfterMs);
-    return { ...log, status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+    return { ...log, status: 'pending', nextAttemptAt: new Date(Date.now() + verdict.retryInMs) };
   }
 
   private async send(attempt: ClaimedAttempt, url: string): Promise<SendOutcome> {
