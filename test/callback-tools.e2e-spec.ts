@@ -8,7 +8,7 @@ import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
 
-const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300 };
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300, sweepGraceMs: 1000 };
 const now = (): number => Math.floor(Date.now() / 1000);
 
 interface ListedDelivery {
@@ -188,12 +188,12 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       expect(codes.sort()).toEqual([1, 42900, 42900, 42900, 42900]);
     });
 
-    it("the operator's callback:recover needs no queue: the rows it writes are the queue, the workers' dispatchers send them", async () => {
+    it("the operator's callback:recover needs no queue: the workers' sweep gives the rows it writes their jobs", async () => {
       const own = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
       const e = await failedEvent(own.merchant, own.channels.remotepay, 300);
       const result = await api.operator.callbackRecover(own.merchant.id, String(now() - 600), undefined);
       expect(result).toMatchObject({ merchant_id: own.merchant.id, queued: 1 });
-      await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery sent by a dispatcher');
+      await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery, its job added by the sweep');
       expect(await db.delivery(result.delivery_ids[0])).toMatchObject({ status: 'succeeded' });
     });
 

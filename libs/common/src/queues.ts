@@ -4,15 +4,16 @@
  */
 export const QUEUE = {
   orders: 'orders',
+  callbacks: 'callbacks',
 } as const;
 
-/**
- * Callbacks have no queue job: the pending callback_deliveries rows are the queue. This
- * PostgreSQL NOTIFY channel wakes the workers' dispatchers when rows become due.
- */
-export const CALLBACK_DUE_CHANNEL = 'callback_due';
-
 export interface JobPayloads {
+  /**
+   * One callback delivery (job id = delivery id): its attempts are the job's. The key of SPEC 7
+   * Fairness rides along (from the one URL parser), so slots are taken before the row is read;
+   * `destination` is null when the delivery has no usable address.
+   */
+  'callback.deliver': { deliveryId: string; merchantId: number; destination: string | null };
   /** Re-query the channel for a paid order, then confirm and complete it. */
   'order.confirm': { orderId: string };
   /** Periodic safety net: confirm stuck paid orders, re-enqueue refunds and payouts (expiry is the worker's own loop). */
@@ -27,6 +28,7 @@ export type JobName = keyof JobPayloads;
 
 /** Which queue carries each job. */
 export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
+  'callback.deliver': QUEUE.callbacks,
   'order.confirm': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
   'order.payout': QUEUE.orders,

@@ -17,3 +17,4 @@ export * from './repositories/refund.repository';
 export * from './repositories/sign-in-throttle.repository';
 export * from './run-migrations';
 export * from './token-hash';
+export * from './repositories/delivery-address';

@@ -292,8 +292,8 @@ export class OperatorService {
 
   /**
    * callback:recover: callbackRecover's rules (the same 7-day window) for an operator, without
-   * the merchant's once-a-minute allowance. The new rows are due now and are the queue: the
-   * workers' dispatchers find them within a second (no wake-up needed from the CLI).
+   * the merchant's once-a-minute allowance. The new rows are due now; the CLI has no queue, so
+   * the workers' maintenance sweep gives them their jobs (within its grace, about a minute).
    */
   async callbackRecover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
     const unix = (value: string, name: string): number => {

@@ -13,8 +13,8 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 export class JobQueue {
   private readonly queues: Record<string, Queue>;
 
-  constructor(@InjectQueue(QUEUE.orders) orders: Queue) {
-    this.queues = { [QUEUE.orders]: orders };
+  constructor(@InjectQueue(QUEUE.orders) orders: Queue, @InjectQueue(QUEUE.callbacks) callbacks: Queue) {
+    this.queues = { [QUEUE.orders]: orders, [QUEUE.callbacks]: callbacks };
   }
 
   queue(name: (typeof QUEUE)[keyof typeof QUEUE]): Queue {
@@ -25,6 +25,9 @@ export class JobQueue {
   defaults(name: JobName): JobsOptions {
     const keep = { removeOnComplete: { age: 86_400, count: 10_000 }, removeOnFail: { age: 7 * 86_400 } };
     switch (name) {
+      case 'callback.deliver':
+        // Attempts come from the caller (DeliveryPolicy); the delay of each retry from the worker's custom backoff.
+        return { ...keep, backoff: { type: 'custom' } };
       case 'order.confirm':
         return { ...keep, attempts: 10, backoff: { type: 'exponential', delay: 2000 } };
       case 'maintenance.sweep':
@@ -45,8 +48,8 @@ export class JobQueue {
   }
 
   /** Many jobs of one name in one queue call, under the same timeout as add. */
-  async addBulk<N extends JobName>(name: N, jobs: { payload: JobPayloads[N]; jobId: string }[]): Promise<void> {
-    const defaults = this.defaults(name);
+  async addBulk<N extends JobName>(name: N, jobs: { payload: JobPayloads[N]; jobId: string }[], options: JobsOptions = {}): Promise<void> {
+    const defaults = { ...this.defaults(name), ...options };
     await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: job.payload, opts: { ...defaults, jobId: job.jobId } }))));
   }
 
