@@ -10,6 +10,7 @@ import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-cha
 import { MoneyOut1764200000000 } from './1764200000000-money-out';
 import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret-grace-and-callback-tools';
 import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
+import { CallbackJobs1764400000000 } from './1764400000000-callback-jobs';
 import { OrderCountSlots1764410000000 } from './1764410000000-order-count-slots';
 import { Reconciliation1764430000000 } from './1764430000000-reconciliation';
 import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
@@ -28,6 +29,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   MoneyOut1764200000000,
   SecretGraceAndCallbackTools1764290000000,
   CallbackDispatch1764300000000,
+  CallbackJobs1764400000000,
   OrderCountSlots1764410000000,
   Reconciliation1764430000000,
   LeaseTokens1764440000000,

@@ -63,7 +63,7 @@ function freePort(): Promise<number> {
 /** The worker with the recovery timings shortened (the same code as `npm run start:worker`). */
 async function runWorker(): Promise<void> {
   await createWorkerApp(loadConfigOrExit(), {
-    tuning: { sweepIntervalMs: 2_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
+    tuning: { sweepIntervalMs: 2_000, sweepGraceMs: 5_000, lockDurationMs: 5_000, stuckPaidSeconds: 10, callbackTimeoutMs: 5_000 },
   });
   console.log('chaos worker taking jobs');
 }
@@ -374,9 +374,10 @@ async function main(): Promise<number> {
       if (looking) return;
       looking = true;
       watch
-        .query<{ circuit_open_since: Date | null }>(`SELECT circuit_open_since FROM callback_destinations WHERE destination = $1`, [flakyDestination])
+        // The flaky merchant's circuit for that destination (one merchant's circuit is never another's).
+        .query<{ open_since: Date | null }>(`SELECT open_since FROM callback_circuits WHERE destination = $1 AND open_since IS NOT NULL`, [flakyDestination])
         .then(({ rows }) => {
-          if (rows[0]?.circuit_open_since && !circuitSeen.openSince) circuitSeen.openSince = rows[0].circuit_open_since;
+          if (rows[0]?.open_since && !circuitSeen.openSince) circuitSeen.openSince = rows[0].open_since;
         })
         .catch(() => undefined)
         .finally(() => (looking = false));

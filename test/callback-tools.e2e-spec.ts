@@ -8,7 +8,7 @@ import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
 
-const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300 };
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300, sweepGraceMs: 1000 };
 const now = (): number => Math.floor(Date.now() / 1000);
 
 interface ListedDelivery {
@@ -188,12 +188,12 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       expect(codes.sort()).toEqual([1, 42900, 42900, 42900, 42900]);
     });
 
-    it("the operator's callback:recover needs no queue: the rows it writes are the queue, the workers' dispatchers send them", async () => {
+    it("the operator's callback:recover needs no queue: the workers' sweep gives the rows it writes their jobs", async () => {
       const own = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
       const e = await failedEvent(own.merchant, own.channels.remotepay, 300);
       const result = await api.operator.callbackRecover(own.merchant.id, String(now() - 600), undefined);
       expect(result).toMatchObject({ merchant_id: own.merchant.id, queued: 1 });
-      await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery sent by a dispatcher');
+      await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery, its job added by the sweep');
       expect(await db.delivery(result.delivery_ids[0])).toMatchObject({ status: 'succeeded' });
     });
 
@@ -249,7 +249,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       for (const url of ['ftp://shop.test/x', 'not a url', 'x'.repeat(600)]) {
         const res = await post(api.app, '/api/merchant/callbackTest', signed(merchant, { url }));
         expect([res.status, res.body.code]).toEqual([400, 40000]);
-        expect(res.body.msg).toMatch(/url must be an http or https URL/);
+        expect(res.body.msg).toMatch(/url must be an absolute http or https URL/);
       }
       const bare = await api.operator.createMerchant({ name: 'no-notify-url', mode: 'test' });
       const res = await post(api.app, '/api/merchant/callbackTest', signed(bare));
@@ -289,7 +289,8 @@ describe('callbackTest under the address rules (CALLBACK_ALLOW_PRIVATE off)', ()
     const { merchant } = await merchantWithChannels(api.operator);
     const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', signed(merchant, { url: url() }));
     expect([res.status, res.body.code]).toEqual([200, 1]);
-    expect(res.body.data).toMatchObject({ url: url(), http_status: null, success: false, response_excerpt: null });
+    // The URL answered is the canonical form the one parser stores (SPEC 7 Address).
+    expect(res.body.data).toMatchObject({ url: new URL(url()).href, http_status: null, success: false, response_excerpt: null });
     expect(res.body.data.error).toMatch(/refused|not allowed|blocked|private|loopback|metadata/i);
     expect(receiver.received).toHaveLength(0);
   });

@@ -135,8 +135,11 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
           sentB.set(eventId, Date.now());
           await api.app.get(JobsAfterCommit).deliver(deliveryId);
           await sleep(100);
-          const { rows } = await db.db.query<{ circuit_open_since: Date | null }>(`SELECT circuit_open_since FROM callback_destinations WHERE destination = $1`, [hung.destination]);
-          opened = rows[0]?.circuit_open_since ?? null;
+          const { rows } = await db.db.query<{ open_since: Date | null }>(`SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`, [
+            a.merchant.id,
+            hung.destination,
+          ]);
+          opened = rows[0]?.open_since ?? null;
           if (i > 200) throw new Error('the circuit never opened');
         }
         return opened;
@@ -185,8 +188,11 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       expect(spent[0].total).toBeLessThanOrEqual(200 + 20 + PER_DESTINATION + probeSlots);
       // No delivery used up its schedule (8 attempts) while held.
       expect(spent[0].max).toBeLessThanOrEqual(4);
-      const { rows: circuit } = await db.db.query(`SELECT consecutive_failures, circuit_open_since FROM callback_destinations WHERE destination = $1`, [hung.destination]);
-      expect(circuit[0]).toEqual({ consecutive_failures: 0, circuit_open_since: null });
+      const { rows: circuit } = await db.db.query(`SELECT consecutive_failures, open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`, [
+        a.merchant.id,
+        hung.destination,
+      ]);
+      expect(circuit[0]).toEqual({ consecutive_failures: 0, open_since: null });
     } finally {
       await hung.close();
       await healthy.close();

@@ -4,7 +4,7 @@ import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 
-const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, callbackPollMs: 200 };
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, sweepGraceMs: 1000, callbackPollMs: 200 };
 
 describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
   let api: TestApi;
@@ -108,14 +108,14 @@ describe('callbacks: durability', () => {
     await stopWorker(second);
   });
 
-  it('the rows are the queue: a Redis flush loses nothing, a row never announced and one whose worker died mid-attempt are sent', async () => {
+  it('the rows are the truth: after a Redis flush the sweep re-adds the lost jobs; a row whose job was never added and one whose worker died mid-attempt are sent', async () => {
     const worker = await startWorker();
     // 1: a delivery waiting for its retry when Redis is flushed.
     const retrying = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
     receiver.respond = (c, i) => (c.body.event_id === retrying.eventId && i === 0 ? { status: 500 } : { status: 200, body: 'success' });
     await api.app.get(JobsAfterCommit).deliver(retrying.deliveryId);
     await waitFor(async () => (await db.attempts(retrying.deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
-    // 2: a delivery committed but never announced (the wake-up after commit failed).
+    // 2: a delivery committed whose job was never added (the add after commit failed).
     const neverAnnounced = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
     // 3: a worker killed mid-attempt: attempt 1 claimed, its lease expired, never recorded.
     const killed = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);

@@ -6,6 +6,7 @@ import { sign, verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
+import { createOrder } from './helpers/orders';
 import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, sleep, waitFor } from './helpers/callbacks';
 
 const SCHEDULE_MS = [200, 200, 400];
@@ -249,6 +250,26 @@ describe('callbacks (SPEC 7)', () => {
     const attempts = await db.attempts(deliveryId);
     expect(attempts).toHaveLength(SCHEDULE_MS.length + 1);
     expect(attempts[0].error).toMatch(/no callback address/);
+  });
+
+  it.each([
+    // The old SQL key read the host after the '@' (39111), the sender the one before it: one merchant could trip another's circuit.
+    ['userinfo hiding the host', 'http://127.0.0.1:39112\\@127.0.0.1:39111/'],
+    // WHATWG reads http://host/..., the old SQL key read nothing (no slot limit, no circuit).
+    ['one slash', 'http:/127.0.0.1:39111/notify'],
+    ['an empty userinfo', 'http://@127.0.0.1:39111/notify'],
+  ])('a notify_url read two ways (%s) is refused at input: createOrder and merchant:set-notify-url', async (_why, url) => {
+    const res = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channelId, notify_url: url });
+    expect([res.status, res.body.code]).toEqual([400, 40000]);
+    expect(res.body.msg).toMatch(/notify_url must be an absolute http or https URL without userinfo or backslash/);
+    await expect(api.operator.setNotifyUrl(merchant.id, url)).rejects.toThrow(/--url must be an absolute http or https URL/);
+  });
+
+  it('a notify_url is stored in its canonical form', async () => {
+    const res = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channelId, notify_url: `HTTP://127.0.0.1:${receiver.port}/Canon?x=1` });
+    expect(res.body.code).toBe(1);
+    const [row] = (await db.db.query<{ notify_url: string }>(`SELECT notify_url FROM orders WHERE order_no = $1`, [res.body.data.order_no])).rows;
+    expect(row.notify_url).toBe(`http://127.0.0.1:${receiver.port}/Canon?x=1`);
   });
 
   it("the order's notify_url overrides the merchant's", async () => {

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { AppConfig } from '@app/common';
-import { OrderLifecycle } from '@app/orders';
+import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
@@ -141,6 +141,8 @@ describe('the worker\'s metrics (WORKER_METRICS_PORT)', () => {
       const gone = await db.insertOrder(merchant.id, channels.remotepay);
       const goneNo = gone.orderNo;
       const ended = await db.insertEvent(gone.orderId);
+      // Fixture rows get their callback jobs as a committed transition's do.
+      await api.app.get(JobsAfterCommit).deliver([ok.deliveryId, ended.deliveryId]);
       for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.settled(id), 10_000, 'settled');
 
       const url = `http://127.0.0.1:${port}/metrics`;

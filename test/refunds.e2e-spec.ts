@@ -104,13 +104,13 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
     await process(own.body.data.refund_no);
     const inherited = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '1.00', merchant_refund_no: no() });
     await process(inherited.body.data.refund_no);
-    // Each delivery's destination is that of the address it is sent to (the dispatcher's fairness and circuit key).
-    const deliveries: { type: string; destination: string }[] = await sql(api.app).query(
-      `SELECT e.type, d.destination FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id JOIN orders o ON o.id = d.order_id WHERE o.order_no = $1 ORDER BY e.seq`,
+    // Each delivery keeps the address resolved when it was written (SPEC 7 Address), canonical as stored.
+    const deliveries: { type: string; notify_url: string }[] = await sql(api.app).query(
+      `SELECT e.type, d.notify_url FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id JOIN orders o ON o.id = d.order_id WHERE o.order_no = $1 ORDER BY e.seq`,
       [order.order_no],
     );
     expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed', 'refund.succeeded', 'refund.succeeded']);
-    expect(deliveries.map((d) => d.destination)).toEqual(['https://shop.example:443', 'https://shop.example:443', 'https://refunds.example:8443', 'https://shop.example:443']);
+    expect(deliveries.map((d) => d.notify_url)).toEqual(['https://shop.example/order', 'https://shop.example/order', 'https://refunds.example:8443/refund', 'https://shop.example/order']);
   });
 
   it('a second refund while one is processing is 40901; once it settled the next one is taken', async () => {

@@ -139,13 +139,14 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     });
     expect(typeof events[0].payload.paid_at).toBe('number');
 
-    // The delivery is due in the dispatchers' queue (its row), the confirm job was queued after commit.
+    // The delivery is due and has its callback job (job id = delivery id); the confirm job was queued after commit.
     const jobs = api.app.get(JobQueue);
     const [delivery] = await sql(api.app).query(
-      `SELECT d."status", d."next_attempt_at" <= now() AS "due" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."order_id" = $1`,
+      `SELECT d."id", d."status", d."next_attempt_at" <= now() AS "due" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."order_id" = $1`,
       [order.id],
     );
-    expect(delivery).toEqual({ status: 'pending', due: true });
+    expect(delivery).toEqual({ id: expect.any(String), status: 'pending', due: true });
+    expect(await jobs.queue(QUEUE.callbacks).getJob(delivery.id)).toBeDefined();
     expect(await jobs.queue(QUEUE.orders).getJob(`confirm-${order.id}`)).toBeDefined();
 
     await lifecycle.confirm(order.id);

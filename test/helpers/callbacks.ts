@@ -3,6 +3,7 @@ import { type IncomingHttpHeaders, type Server, type ServerResponse, createServe
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import { deliveryAddressSql } from '@app/db';
 import { TEST_REDIS_URL } from './config';
 
 export interface ReceivedCallback {
@@ -191,9 +192,11 @@ export class CallbackFixtures {
       paid_at: now,
     };
     await this.db.query(`INSERT INTO order_events (id, order_id, merchant_id, type, payload) VALUES ($1, $2, $3, $4, $5)`, [eventId, orderId, o.merchant_id, type, payload]);
+    // As the service writes a delivery: its address resolved now and kept, its event's place in the order.
     await this.db.query(
-      `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at) VALUES ($1, $2, $3, $4, 'pending', 0, now())`,
-      [deliveryId, eventId, orderId, o.merchant_id],
+      `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, notify_url, event_seq)
+       SELECT $1, e.id, e.order_id, e.merchant_id, 'pending', 0, now(), ${deliveryAddressSql('e')}, e.seq FROM order_events e WHERE e.id = $2`,
+      [deliveryId, eventId],
     );
     return { eventId, deliveryId };
   }

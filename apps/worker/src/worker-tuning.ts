@@ -7,10 +7,12 @@ import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
 export class WorkerTuning {
   /** Budget of one callback HTTP exchange (SPEC 7: 10 s). */
   callbackTimeoutMs = CALLBACK_TIMEOUT_MS;
-  /** Callback attempts in flight per worker copy: they mostly wait on merchants. */
+  /** Callback jobs in flight per worker copy: they mostly wait on merchants. */
   callbackConcurrency = 64;
-  /** The dispatcher claims at least this often when no wake-up comes (NOTIFY lost, retries coming due). */
+  /** A callback job parked for a free slot of its destination looks again after this at the latest (a freed slot wakes it sooner). */
   callbackPollMs = 1_000;
+  /** A pending delivery this overdue may have lost its job (Redis emptied): the sweep re-adds it. */
+  sweepGraceMs = 60_000;
   ordersConcurrency = 4;
   /** How often each worker copy cancels the pending orders whose time ran out. */
   expiryIntervalMs = 1_000;

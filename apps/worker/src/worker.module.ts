@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { type AppConfig, CommonModule, RedisModule, loggingModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { OrdersCoreModule } from '@app/orders';
@@ -6,7 +7,8 @@ import { QueueModule } from '@app/queue';
 import { ReconModule } from '@app/recon';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
 import { CallbackSender } from '@app/callbacks';
-import { CallbackDispatcher } from './callbacks/callback-dispatcher';
+import { CallbackSweeper } from './callbacks/callback-sweeper';
+import { DestinationSlots } from './callbacks/destination-slots';
 import { WorkerMetrics } from './callbacks/worker-metrics';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
 import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
@@ -17,7 +19,7 @@ import { OrdersProcessor } from './orders/orders.processor';
 import { ReconDaily } from './recon/recon-daily';
 import { WorkerTuning } from './worker-tuning';
 
-/** The callback dispatcher; the queue consumer (order confirmation, refunds and payouts, the maintenance sweep); and the expiry loop. */
+/** The queue consumers (callbacks, order confirmation, refunds and payouts, the maintenance sweep) and the expiry loop. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig, tuning: WorkerTuning = new WorkerTuning()): DynamicModule {
@@ -31,8 +33,14 @@ export class WorkerModule {
           provide: CallbackSender,
           useFactory: () => new CallbackSender({ allowPrivate: config.callbackAllowPrivate, timeoutMs: tuning.callbackTimeoutMs }),
         },
+        {
+          provide: DestinationSlots,
+          inject: [{ token: Redis, optional: true }],
+          // Redis when there is one (every worker shares the counts); the embedded mode's one process counts in memory.
+          useFactory: (redis?: Redis) => new DestinationSlots(config.callbackDestinationConcurrency, redis ?? null, config.queuePrefix),
+        },
         CallbackDeliveryProcessor,
-        CallbackDispatcher,
+        CallbackSweeper,
         WorkerMetrics,
         OrdersProcessor,
         ExpiryLoop,

@@ -3,3 +3,4 @@ export * from './callback-payload';
 export * from './callback-sender';
 export * from './retry-policy';
 export * from './callback-tools';
+export * from './delivery-policy';

@@ -18,3 +18,26 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   const date = Date.parse(text);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
+
+/**
+ * A failed attempt the policy retries: it carries the delay recorded as the delivery's
+ * next_attempt_at, so BullMQ's backoff and the database agree.
+ */
+export class CallbackAttemptError extends Error {
+  constructor(
+    message: string,
+    readonly retryDelayMs: number,
+  ) {
+    super(message);
+    this.name = 'CallbackAttemptError';
+  }
+}
+
+/**
+ * BullMQ's custom backoff for callback jobs (`backoff: { type: 'custom' }`): a failed attempt
+ * carries its delay; any other error (PostgreSQL down before anything was sent) waits the
+ * schedule's delay for the job's own attempt count.
+ */
+export function callbackBackoff(schedule: number[]): (attemptsMade: number, type: string | undefined, err: Error | undefined) => number {
+  return (attemptsMade, _type, err) => (err instanceof CallbackAttemptError ? err.retryDelayMs : retryDelayMs(schedule, attemptsMade));
+}

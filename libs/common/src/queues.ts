@@ -4,15 +4,16 @@
  */
 export const QUEUE = {
   orders: 'orders',
+  callbacks: 'callbacks',
 } as const;
 
-/**
- * Callbacks have no queue job: the pending callback_deliveries rows are the queue. This
- * PostgreSQL NOTIFY channel wakes the workers' dispatchers when rows become due.
- */
-export const CALLBACK_DUE_CHANNEL = 'callback_due';
-
 export interface JobPayloads {
+  /**
+   * One callback delivery (job id = delivery id): its attempts are the job's. The key of SPEC 7
+   * Fairness rides along (from the one URL parser), so slots are taken before the row is read;
+   * `destination` is null when the delivery has no usable address.
+   */
+  'callback.deliver': { deliveryId: string; merchantId: number; destination: string | null };
   /** Re-query the channel for a paid order, then confirm and complete it. */
   'order.confirm': { orderId: string };
   /** Periodic safety net: confirm stuck paid orders, re-enqueue refunds and payouts (expiry is the worker's own loop). */
@@ -29,6 +30,7 @@ export type JobName = keyof JobPayloads;
 
 /** Which queue carries each job. */
 export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
+  'callback.deliver': QUEUE.callbacks,
   'order.confirm': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
   'order.payout': QUEUE.orders,
@@ -46,6 +48,8 @@ export const RETRY_POLICY = {
    * is queried on the next attempt; past the last one, the sweep starts a new job.
    */
   channelTalk: { ...KEEP, attempts: 10, backoff: { type: 'exponential', delay: 2000 } },
+  /** A callback delivery: its attempts are the delivery's own (the caller gives DeliveryPolicy's), each retry's delay the worker's custom backoff (the schedule). */
+  delivery: { ...KEEP, backoff: { type: 'custom' } },
   /** A periodic pass: the next one does its work, so a failure is neither retried nor kept long. */
   periodicPass: { removeOnComplete: true, removeOnFail: 100 },
   /** A daily run: kept a week so Bull Board shows the last runs; retried (the run is idempotent), a failure kept a month. */
@@ -54,6 +58,7 @@ export const RETRY_POLICY = {
 
 /** Which policy each job follows. */
 export const JOB_RETRY: Record<JobName, (typeof RETRY_POLICY)[keyof typeof RETRY_POLICY]> = {
+  'callback.deliver': RETRY_POLICY.delivery,
   'order.confirm': RETRY_POLICY.channelTalk,
   'maintenance.sweep': RETRY_POLICY.periodicPass,
   'order.payout': RETRY_POLICY.channelTalk,

@@ -23,3 +23,4 @@ export * from './state-move';
 export * from './token-hash';
 export * from './repositories/sealed-value.repository';
 export * from './startup-checks';
+export * from './repositories/delivery-address';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, SecretBox, formatRate, isEmailAddress, merchantSecretContext, parseDuration, parseRate, parseYuan, previousMerchantSecretContext } from '@app/common';
+import { AppConfig, SecretBox, formatRate, isEmailAddress, merchantSecretContext, parseDuration, parseNotifyUrl, parseRate, parseYuan, previousMerchantSecretContext } from '@app/common';
 import {
   CHANNEL_ADAPTERS,
   CHANNEL_CATEGORIES,
@@ -89,17 +89,11 @@ function rate(value: string | undefined, name: string): string {
   return formatRate(parsed);
 }
 
+/** The stored (canonical) form of a notify URL read by the one parser (SPEC 7 Address). */
 function httpUrl(value: string, name: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${name} must be an http or https URL`);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || value.length > 512) {
-    throw new UsageError(`${name} must be an http or https URL of at most 512 characters`);
-  }
-  return value;
+  const address = parseNotifyUrl(value);
+  if (!address) throw new UsageError(`${name} must be an absolute http or https URL without userinfo or backslash, of at most 512 characters`);
+  return address.url;
 }
 
 /** What the operator CLI does: merchants, channels and links (SPEC 10). */
@@ -138,8 +132,9 @@ export class OperatorService {
   }
 
   async setNotifyUrl(id: number, url: string): Promise<{ id: number; notify_url: string }> {
-    if (!(await this.merchants.update(id, { notifyUrl: httpUrl(url, '--url') }))) throw new UsageError(`no merchant ${id}`);
-    return { id, notify_url: url };
+    const notifyUrl = httpUrl(url, '--url');
+    if (!(await this.merchants.update(id, { notifyUrl }))) throw new UsageError(`no merchant ${id}`);
+    return { id, notify_url: notifyUrl };
   }
 
   async setDepositRate(id: number, value: string): Promise<{ id: number; deposit_rate: string }> {
@@ -297,8 +292,8 @@ export class OperatorService {
 
   /**
    * callback:recover: callbackRecover's rules (the same 7-day window) for an operator, without
-   * the merchant's once-a-minute allowance. The new rows are due now and are the queue: the
-   * workers' dispatchers find them within a second (no wake-up needed from the CLI).
+   * the merchant's once-a-minute allowance. The new rows are due now; the CLI has no queue, so
+   * the workers' maintenance sweep gives them their jobs (within its grace, about a minute).
    */
   async callbackRecover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
     const unix = (value: string, name: string): number => {

@@ -1,38 +1,52 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import { CALLBACK_DUE_CHANNEL, type JobName, type JobPayloads } from '@app/common';
+import { AppConfig, type JobName, type JobPayloads, parseNotifyUrl } from '@app/common';
+import { DeliveryPolicy } from '@app/callbacks';
+import { CallbackDeliveryRepository, type DeliveryHead } from '@app/db';
 import { JobQueue } from '@app/queue';
 
 /**
- * What follows a committed transaction: jobs enqueued, and the callback dispatchers woken. The
- * row is the truth by then: a failure is logged and left to the sweep (jobs) or to the
- * dispatchers' own polling (deliveries), never thrown at a caller whose change is done.
+ * What follows a committed transaction: jobs enqueued. The row is the truth by then: a failure
+ * is logged and left to the sweep, never thrown at a caller whose change is done.
  */
 @Injectable()
 export class JobsAfterCommit {
   private readonly logger = new Logger(JobsAfterCommit.name);
+  private readonly attempts: number;
 
   constructor(
+    config: AppConfig,
     private readonly queue: JobQueue,
-    @InjectDataSource() private readonly dataSource: DataSource,
-  ) {}
+    private readonly deliveries: CallbackDeliveryRepository,
+  ) {
+    this.attempts = new DeliveryPolicy(config.callbackRetryScheduleMs).maxAttempts;
+  }
 
   /**
-   * The one funnel for "these delivery rows are ready": every worker's dispatcher hears it
-   * (PostgreSQL NOTIFY) and claims them at once. The rows are the queue, so nothing is lost
-   * if the wake-up is: the dispatchers also poll every second.
+   * The one funnel for "these delivery rows are committed": each that is first in its order
+   * (SPEC 7 Order) gets its 'callback.deliver' job, job id = delivery id. A later event's
+   * delivery gets none yet: the end of the one before adds it (both sides look after their own
+   * commit, so neither misses the other). A failure is left to the sweep.
    */
   async deliver(deliveryIds: string | string[]): Promise<boolean> {
     const ids = Array.isArray(deliveryIds) ? deliveryIds : [deliveryIds];
     if (ids.length === 0) return true;
     try {
-      await this.dataSource.query(`SELECT pg_notify($1, '')`, [CALLBACK_DUE_CHANNEL]);
+      await this.addDeliveryJobs(await this.deliveries.heads(ids));
       return true;
     } catch (err) {
-      this.logger.warn(`wake-up for ${ids.length} callback deliveries failed, the dispatchers' polling sends them: ${(err as Error).message}`);
+      this.logger.warn(`callback jobs for ${ids.length} deliveries not added, the sweep adds them: ${(err as Error).message}`);
       return false;
     }
+  }
+
+  /** Adds a job per delivery (a live job of the same id is left alone), keyed by the one URL parser's destination. */
+  async addDeliveryJobs(heads: DeliveryHead[]): Promise<void> {
+    if (heads.length === 0) return;
+    await this.queue.addBulk(
+      'callback.deliver',
+      heads.map((h) => ({ jobId: h.id, payload: { deliveryId: h.id, merchantId: h.merchantId, destination: parseNotifyUrl(h.notifyUrl)?.destination ?? null } })),
+      { attempts: this.attempts },
+    );
   }
 
   /** A job for a committed row; a failure is logged and left to the sweep (false), never thrown. */

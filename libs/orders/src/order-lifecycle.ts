@@ -245,7 +245,7 @@ export class OrderLifecycle {
     return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order, reason));
   }
 
-  /** The committed deliveries wake the dispatchers (one funnel, JobsAfterCommit.deliver). */
+  /** The committed deliveries get their callback jobs (one funnel, JobsAfterCommit.deliver). */
   private async enqueueDelivery(deliveryId: string): Promise<void> {
     await this.afterCommit.deliver(deliveryId);
   }

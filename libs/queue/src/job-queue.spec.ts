@@ -5,7 +5,7 @@ describe('JobQueue', () => {
   function recording() {
     const added: { name: string; options: Record<string, unknown> }[] = [];
     const queue = { add: async (name: string, _data: unknown, options: Record<string, unknown>) => added.push({ name, options }) } as unknown as Queue;
-    return { jobs: new JobQueue(queue), added };
+    return { jobs: new JobQueue(queue, queue), added };
   }
 
   it('gives a job that talks to a channel retries with backoff, and lets the caller name it', async () => {

@@ -13,8 +13,8 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 export class JobQueue {
   private readonly queues: Record<string, Queue>;
 
-  constructor(@InjectQueue(QUEUE.orders) orders: Queue) {
-    this.queues = { [QUEUE.orders]: orders };
+  constructor(@InjectQueue(QUEUE.orders) orders: Queue, @InjectQueue(QUEUE.callbacks) callbacks: Queue) {
+    this.queues = { [QUEUE.orders]: orders, [QUEUE.callbacks]: callbacks };
   }
 
   queue(name: (typeof QUEUE)[keyof typeof QUEUE]): Queue {
@@ -35,8 +35,8 @@ export class JobQueue {
   }
 
   /** Many jobs of one name in one queue call, under the same timeout as add. */
-  async addBulk<N extends JobName>(name: N, jobs: { payload: JobPayloads[N]; jobId: string }[]): Promise<void> {
-    const defaults = this.defaults(name);
+  async addBulk<N extends JobName>(name: N, jobs: { payload: JobPayloads[N]; jobId: string }[], options: JobsOptions = {}): Promise<void> {
+    const defaults = { ...this.defaults(name), ...options };
     await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: job.payload, opts: { ...defaults, jobId: job.jobId } }))));
   }
 

@@ -26,7 +26,7 @@ export class QueueModule {
       module: QueueModule,
       imports: [
         BullModule.forRoot({ prefix: config.queuePrefix, connection }),
-        BullModule.registerQueue({ name: QUEUE.orders }),
+        BullModule.registerQueue({ name: QUEUE.orders }, { name: QUEUE.callbacks }),
       ],
       providers: [JobQueue],
       exports: [JobQueue, BullModule],

@@ -51,8 +51,8 @@ export class CallbacksService implements OnApplicationShutdown {
 
   /**
    * SPEC 7 callbackResend: a new delivery of the order's latest event, same event_id; or the
-   * delivery still pending, with nothing queued. The row is the queue: the wake-up only makes
-   * the dispatchers take it at once.
+   * delivery still pending, with nothing queued. The row is the truth; its job is added after
+   * commit (the sweep adds it if that fails).
    */
   async resend(merchantId: number, orderNo: string): Promise<{ view: ResendView; queued: boolean }> {
     const result = await this.deliveries.resendLatestEvent(merchantId, orderNo, RESEND_LIMIT);
@@ -78,7 +78,7 @@ export class CallbacksService implements OnApplicationShutdown {
     if ('field' in window) throw DomainError.invalid(window.field, window.message);
     const result = await this.tools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), RECOVER_ALLOWANCE);
     if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
-    // The rows are the queue: one wake-up makes the dispatchers take them all.
+    // The rows are the truth; their jobs are added after commit, one call for all of them.
     await this.jobs.deliver(result.deliveryIds);
     if (result.deliveryIds.length > 0) this.logger.log(`merchant ${merchantId} recovered ${result.deliveryIds.length} failed deliveries`);
     return { queued: result.deliveryIds.length };

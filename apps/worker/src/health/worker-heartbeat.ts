@@ -2,7 +2,6 @@ import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationB
 import { DataSource } from 'typeorm';
 import { AppConfig, QUEUE } from '@app/common';
 import { JobQueue } from '@app/queue';
-import { CallbackDispatcher } from '../callbacks/callback-dispatcher';
 import { QueueWorkers } from '../jobs/queue-workers';
 import { HEARTBEAT_INTERVAL_MS, removeHeartbeat, writeHeartbeat } from './heartbeat-file';
 
@@ -33,7 +32,6 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, BeforeApplicatio
     private readonly dataSource: DataSource,
     private readonly jobs: JobQueue,
     private readonly consumers: QueueWorkers,
-    private readonly dispatcher: CallbackDispatcher,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -46,7 +44,6 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, BeforeApplicatio
   /** Why this worker cannot do its work right now, or null. */
   async problem(): Promise<string | null> {
     if (!this.consumers.consuming()) return 'the queue consumers are not running';
-    if (!this.dispatcher.running) return 'the callback dispatcher is not running';
     try {
       await within(CHECK_TIMEOUT_MS, 'PostgreSQL', this.dataSource.query('SELECT 1'));
       await within(CHECK_TIMEOUT_MS, 'the queue', this.jobs.queue(QUEUE.orders).getJobCounts('waiting'));

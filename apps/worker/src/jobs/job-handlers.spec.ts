@@ -6,6 +6,7 @@ describe('assertEveryJobHandled', () => {
   it('accepts a handler for every job name', () => {
     expect(() =>
       assertEveryJobHandled({
+        'callback.deliver': noop,
         'order.confirm': noop,
         'maintenance.sweep': noop,
         'order.payout': noop,
@@ -17,6 +18,6 @@ describe('assertEveryJobHandled', () => {
 
   it('refuses to start when a job name has no handler', () => {
     expect(() => assertEveryJobHandled({ 'order.confirm': noop, 'order.payout': noop })).toThrow(MissingJobHandlerError);
-    expect(() => assertEveryJobHandled({})).toThrow(/'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/);
+    expect(() => assertEveryJobHandled({})).toThrow(/'callback.deliver', 'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/);
   });
 });

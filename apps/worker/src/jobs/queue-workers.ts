@@ -1,7 +1,10 @@
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import { AppConfig, type JobName, QUEUE } from '@app/common';
+import { callbackBackoff } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
+import { type CallbackJob, CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
+import { CallbackSweeper } from '../callbacks/callback-sweeper';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
 import { ReconDaily } from '../recon/recon-daily';
@@ -11,7 +14,7 @@ import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-
 /**
  * One BullMQ Worker per queue, dispatching by job name to the handler map. Built here rather
  * than with @Processor so the handler map is checked before any job is taken, and the
- * concurrency comes from WorkerTuning.
+ * concurrency and the callbacks' backoff (the retry schedule) come from the validated config.
  */
 @Injectable()
 export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -27,6 +30,8 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly orders: OrdersProcessor,
     private readonly moneyOut: MoneyOutProcessor,
     private readonly reconDaily: ReconDaily,
+    private readonly callbacks: CallbackDeliveryProcessor,
+    private readonly callbackSweeper: CallbackSweeper,
   ) {
     // Checked while the app is being built: a job name without a handler stops the start-up.
     const handlers: Partial<JobHandlers> = this.handlers();
@@ -36,8 +41,12 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
 
   handlers(): JobHandlers {
     return {
+      'callback.deliver': (_payload, job) => this.callbacks.deliver(job as CallbackJob, job.token),
       'order.confirm': (payload) => this.orders.confirm(payload),
-      'maintenance.sweep': () => this.orders.sweep(),
+      'maintenance.sweep': async () => {
+        const [orders, callbacks] = await Promise.all([this.orders.sweep(), this.callbackSweeper.sweep()]);
+        return { ...orders, ...callbacks };
+      },
       'order.payout': (payload) => this.moneyOut.payout(payload),
       'refund.process': (payload) => this.moneyOut.refund(payload),
       'recon.daily': (_payload, job) => this.reconDaily.run(job),
@@ -53,6 +62,10 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     };
     const perQueue: Record<string, Partial<WorkerOptions>> = {
       [QUEUE.orders]: { concurrency: this.tuning.ordersConcurrency },
+      [QUEUE.callbacks]: {
+        concurrency: this.tuning.callbackConcurrency,
+        settings: { backoffStrategy: callbackBackoff(this.config.callbackRetryScheduleMs) },
+      },
     };
     for (const name of Object.values(QUEUE)) {
       const queue = this.jobs.queue(name);
@@ -80,7 +93,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     return this.workers.length > 0 && this.workers.every((w) => w.isRunning() && !w.closing);
   }
 
-  /** Lets running jobs finish before the queues close. */
+  /** Lets running jobs finish (a callback attempt is bounded by its timeout) before the queues close. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     await Promise.all(this.workers.splice(0).map((w) => w.close()));

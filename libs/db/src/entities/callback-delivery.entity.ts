@@ -4,7 +4,7 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 /** `event`: the outbox row of a transition; `resend`: asked for by callbackResend (limited per order and hour). */
 export type DeliveryOrigin = 'event' | 'resend' | 'recover';
 
-/** One attempt series to send one event to the merchant: the outbox row, and the dispatcher's queue entry. */
+/** One attempt series to send one event to the merchant: the outbox row and its truth; its BullMQ job (id = this id) carries it. */
 @Entity('callback_deliveries')
 @Index('ix_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('ix_deliveries_event', ['eventId'])
@@ -32,15 +32,19 @@ export class CallbackDelivery {
   @Column({ name: 'attempts_made', type: 'integer', default: 0 })
   attemptsMade: number;
 
-  /** When a pending delivery is due: its next attempt (the dispatcher claims due rows). */
+  /** When a pending delivery is due: its next attempt (the sweep re-adds a due delivery whose job is gone). */
   @Column({ name: 'next_attempt_at', type: 'timestamptz' })
   nextAttemptAt: Date;
 
-  /** scheme://host:port of its address, for the per-destination limit and circuit (set by a trigger at insert). */
+  /** SPEC 7 Address: the refund's, else the order's, else the merchant's notify_url, resolved when the row is written. */
+  @Column({ name: 'notify_url', type: 'varchar', length: 512, nullable: true })
+  notifyUrl: string | null;
+
+  /** scheme://host:port of notifyUrl by the one parser, written by the worker's first claim (its circuit's key, with the merchant). */
   @Column({ type: 'varchar', length: 600, default: '' })
   destination: string;
 
-  /** Its event's place in the order's history: a later event waits for the earlier ones (set by the trigger). */
+  /** Its event's place in the order's history: a later event waits for the earlier ones (copied from the event when written). */
   @Column({ name: 'event_seq', type: 'bigint', default: 0 })
   eventSeq: string;
 

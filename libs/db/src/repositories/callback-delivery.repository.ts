@@ -3,6 +3,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CALLBACK_EVENT_TYPES, type OrderEventType } from '../entities';
+import { deliveryAddressSql } from './delivery-address';
+
+/** A pending delivery that may have a job now: no earlier event of its order is pending. */
+export interface DeliveryHead {
+  id: string;
+  merchantId: number;
+  notifyUrl: string | null;
+}
 
 /** What the worker needs for one attempt, read in the statement that claims it. */
 export interface ClaimedAttempt {
@@ -12,38 +20,32 @@ export interface ClaimedAttempt {
   eventId: string;
   eventType: OrderEventType;
   payload: Record<string, unknown>;
-  /** A refund event's refund notify_url, else the order's, else the merchant's (SPEC 7). */
+  /** Resolved when the delivery was written (SPEC 7 Address); null when there was none. */
   notifyUrl: string | null;
   merchantApiKey: string;
   merchantSecretEnc: string;
   /** The secret before the last rotation while its grace lasts (SPEC 3), else null. */
   merchantPreviousSecretEnc: string | null;
-  /** scheme://host:port, '' without an address. */
-  destination: string;
   /** Sent through an open circuit: its outcome decides whether the circuit closes. */
   probe: boolean;
 }
 
+/** claim_callback_attempt's answer (libs/db/src/sql/callback-functions.ts says when each comes). */
+export type AttemptClaim =
+  | { kind: 'claimed'; attempt: ClaimedAttempt }
+  | { kind: 'settled' | 'waiting' | 'exhausted' }
+  | { kind: 'leased' | 'held'; until: Date };
+
 export interface ClaimRules {
-  /** Deliveries to claim at most (the worker's free slots). */
-  limit: number;
-  /** How long the claim is the worker's: the HTTP budget plus the time to record the outcome. */
+  /** How long the attempt is this worker's: the HTTP budget plus the time to record the outcome. */
   leaseMs: number;
-  /** CALLBACK_DESTINATION_CONCURRENCY: live leases per destination, across every worker. */
-  perDestination: number;
   /** CALLBACK_CIRCUIT_PROBE_SECONDS, in ms: the wait between two probes of an open circuit. */
   probeMs: number;
-  /** The first attempt plus one per scheduled delay. */
+  /** DeliveryPolicy.maxAttempts. */
   maxAttempts: number;
 }
 
-export interface ClaimBatch {
-  attempts: ClaimedAttempt[];
-  /** Pending rows that had used every attempt (a worker died on the last one): now failed, unsent. */
-  exhausted: string[];
-}
-
-/** One finished attempt and what it does to its delivery. */
+/** One finished attempt and what the policy made of it. */
 export interface FinishedAttempt {
   deliveryId: string;
   number: number;
@@ -55,21 +57,32 @@ export interface FinishedAttempt {
   /** The delivery's new state: pending again (with nextAttemptAt), succeeded, or failed for good. */
   status: 'pending' | 'succeeded' | 'failed';
   nextAttemptAt: Date | null;
-  /** Whether it tells anything about the destination (false: no address, or our own nonce store failed). */
-  countsForCircuit: boolean;
+  /** What it tells the (merchant, destination) circuit; 'none' for our own failures. */
+  circuit: 'success' | 'failure' | 'none';
+  /** The parser's destination, '' without a usable address. */
+  destination: string;
+}
+
+/** What recording an attempt changed. */
+export interface RecordedAttempt {
+  /** The delivery is settled now (succeeded or failed for good). */
+  ended: boolean;
+  /** This success closed an open circuit: the deliveries it held may go. */
+  circuitClosed: boolean;
+  /** The order's next pending delivery once this one ended: it gets its job now. */
+  next: DeliveryHead | null;
 }
 
 export interface CircuitRules {
-  /** CALLBACK_CIRCUIT_FAILURES: consecutive failed attempts that open a destination's circuit. */
+  /** CALLBACK_CIRCUIT_FAILURES: consecutive failed attempts that open a key's circuit. */
   failures: number;
   probeMs: number;
 }
 
-/** A destination's circuit, as callback_destinations keeps it. */
+/** A (merchant, destination) circuit, as callback_circuits keeps it. */
 export interface DestinationCircuit {
-  destination: string;
   consecutiveFailures: number;
-  circuitOpenSince: Date | null;
+  openSince: Date | null;
   nextProbeAt: Date | null;
 }
 
@@ -109,35 +122,42 @@ export interface DeliveryWithAttempts {
 const INTERRUPTED = 'no outcome recorded: the worker stopped during this attempt';
 
 /**
- * callback_deliveries, callback_attempts and callback_destinations: the outbox, which is also
- * the dispatcher's queue (nothing to lose), its log, and each destination's circuit.
+ * callback_deliveries, callback_attempts and callback_circuits: the outbox (the truth each
+ * callback job carries out), its log, and each (merchant, destination) circuit. Every statement
+ * touches rows by key: a delivery, an order's pending rows, one circuit; none scans the backlog.
  */
 @Injectable()
 export class CallbackDeliveryRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /**
-   * One call of claim_callback_deliveries (the migration CallbackDispatch describes its rules):
-   * due deliveries, oldest first, each leased to this worker with its attempt counted and logged
-   * as interrupted until recordFinished writes its outcome.
-   */
-  async claimDue(rules: ClaimRules): Promise<ClaimBatch> {
-    const rows: Record<string, unknown>[] = await this.dataSource.query(`SELECT * FROM claim_callback_deliveries($1, $2, $3, $4, $5, $6)`, [
-      rules.limit,
+  /** Of these deliveries, the pending ones that are first in their order (SPEC 7 Order): only they get a job. */
+  async heads(ids: string[]): Promise<DeliveryHead[]> {
+    if (ids.length === 0) return [];
+    return this.dataSource.query(
+      `SELECT d.id, d.merchant_id AS "merchantId", d.notify_url AS "notifyUrl" FROM callback_deliveries d
+        WHERE d.id = ANY($1::uuid[]) AND d.status = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM callback_deliveries e WHERE e.order_id = d.order_id AND e.status = 'pending' AND e.event_seq < d.event_seq)`,
+      [ids],
+    );
+  }
+
+  /** One call of claim_callback_attempt: the next attempt of this delivery, or why not now. */
+  async claim(deliveryId: string, destination: string, rules: ClaimRules): Promise<AttemptClaim> {
+    const [row]: Record<string, unknown>[] = await this.dataSource.query(`SELECT * FROM claim_callback_attempt($1, $2, $3, $4, $5, $6)`, [
+      deliveryId,
+      destination,
       rules.leaseMs,
-      rules.perDestination,
       rules.probeMs,
       rules.maxAttempts,
       INTERRUPTED,
     ]);
-    const batch: ClaimBatch = { attempts: [], exhausted: [] };
-    for (const row of rows) {
-      if (row.exhausted) {
-        batch.exhausted.push(row.delivery_id as string);
-        continue;
-      }
-      batch.attempts.push({
-        deliveryId: row.delivery_id as string,
+    const kind = row.kind as AttemptClaim['kind'];
+    if (kind === 'leased' || kind === 'held') return { kind, until: row.wait_until as Date };
+    if (kind !== 'claimed') return { kind };
+    return {
+      kind,
+      attempt: {
+        deliveryId,
         number: row.attempt as number,
         eventId: row.event_id as string,
         eventType: row.event_type as OrderEventType,
@@ -146,109 +166,76 @@ export class CallbackDeliveryRepository {
         merchantApiKey: row.api_key as string,
         merchantSecretEnc: row.api_secret_enc as string,
         merchantPreviousSecretEnc: (row.api_secret_previous_enc as string | null) ?? null,
-        destination: row.destination as string,
         probe: row.probe as boolean,
-      });
-    }
-    return batch;
+      },
+    };
+  }
+
+  /** One call of record_callback_attempt: stores the outcome the policy judged, and says what it changed. */
+  async record(f: FinishedAttempt, circuit: CircuitRules): Promise<RecordedAttempt> {
+    const [row]: Record<string, unknown>[] = await this.dataSource.query(`SELECT * FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
+      f.deliveryId,
+      f.number,
+      f.url,
+      f.httpStatus,
+      f.durationMs,
+      f.responseExcerpt,
+      f.error,
+      f.status,
+      f.nextAttemptAt,
+      f.circuit,
+      f.destination,
+      circuit.failures,
+      circuit.probeMs,
+    ]);
+    const next = row.next_delivery ? { id: row.next_delivery as string, merchantId: row.next_merchant_id as number, notifyUrl: (row.next_notify_url as string | null) ?? null } : null;
+    return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, next };
+  }
+
+  /** The deliveries an open circuit of this key parked (their jobs wait for the probe time): a closed circuit releases them. */
+  async heldBy(merchantId: number, destination: string, limit: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM callback_deliveries WHERE merchant_id = $1 AND destination = $2 AND status = 'pending' AND next_attempt_at > now() LIMIT $3`,
+      [merchantId, destination, limit],
+    );
+    return rows.map((r) => r.id);
   }
 
   /**
-   * Finished attempts in one statement: each attempt's log row, its delivery's new state with
-   * the lease cleared (a failure only if no later attempt was claimed meanwhile; a success
-   * always settles it), and each destination's circuit: a success closes it and resets the
-   * count, failures after the batch's last success add up and open it at `circuit.failures`.
+   * Pending deliveries first in their order whose attempt is more than `graceMs` overdue: their
+   * job may be gone (Redis emptied, an add after commit failed). Each is pushed `graceMs` on in
+   * the same statement, so the next sweep moves on to others while these get their job back.
    */
-  async recordFinished(finished: FinishedAttempt[], circuit: CircuitRules): Promise<void> {
-    if (finished.length === 0) return;
-    // Sorted by id, so two workers' batches lock delivery rows in one order.
-    const rows = finished.map((f, ord) => ({ ...f, ord })).sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : 1));
-    await this.dataSource.query(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::boolean[], $11::int[])
-           AS i(id, number, url, http_status, duration_ms, excerpt, error, status, next_attempt_at, counts, ord)),
-       attempts AS (
-         UPDATE callback_attempts a
-            SET url = left(i.url, 512), http_status = i.http_status, duration_ms = i.duration_ms, response_excerpt = i.excerpt, error = i.error
-           FROM input i WHERE a.delivery_id = i.id AND a.number = i.number),
-       deliveries AS (
-         UPDATE callback_deliveries d
-            SET status = i.status, last_error = i.error, next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at),
-                lease_until = NULL, destination = callback_destination(i.url), updated_at = now()
-           FROM input i
-          WHERE d.id = i.id AND d.status = 'pending' AND (d.attempts_made = i.number OR i.status = 'succeeded')),
-       outcomes AS (
-         SELECT callback_destination(i.url) AS destination, i.ord, i.status = 'succeeded' AS ok FROM input i WHERE i.counts),
-       ranked AS (
-         SELECT o.*, max(o.ord) FILTER (WHERE o.ok) OVER (PARTITION BY o.destination) AS last_ok FROM outcomes o WHERE o.destination <> ''),
-       per_destination AS (
-         SELECT r.destination, bool_or(r.ok) AS any_ok, count(*) FILTER (WHERE NOT r.ok AND r.ord > COALESCE(r.last_ok, -1))::int AS failures
-           FROM ranked r GROUP BY r.destination)
-       INSERT INTO callback_destinations AS c (destination, consecutive_failures, circuit_open_since, next_probe_at, last_success_at, last_failure_at, updated_at)
-       SELECT p.destination, p.failures,
-              CASE WHEN p.failures >= $12 THEN now() END,
-              CASE WHEN p.failures >= $12 THEN now() + $13 * interval '1 millisecond' END,
-              CASE WHEN p.any_ok THEN now() END,
-              CASE WHEN p.failures > 0 THEN now() END,
-              now()
-         FROM per_destination p ORDER BY p.destination
-       ON CONFLICT (destination) DO UPDATE SET
-         consecutive_failures = CASE WHEN EXCLUDED.last_success_at IS NOT NULL THEN EXCLUDED.consecutive_failures
-                                     ELSE c.consecutive_failures + EXCLUDED.consecutive_failures END,
-         circuit_open_since = CASE WHEN EXCLUDED.last_success_at IS NOT NULL THEN EXCLUDED.circuit_open_since
-                                   ELSE COALESCE(c.circuit_open_since, CASE WHEN c.consecutive_failures + EXCLUDED.consecutive_failures >= $12 THEN now() END) END,
-         next_probe_at = CASE WHEN EXCLUDED.last_success_at IS NOT NULL THEN EXCLUDED.next_probe_at
-                              WHEN c.circuit_open_since IS NOT NULL THEN c.next_probe_at
-                              WHEN c.consecutive_failures + EXCLUDED.consecutive_failures >= $12 THEN now() + $13 * interval '1 millisecond' END,
-         last_success_at = COALESCE(EXCLUDED.last_success_at, c.last_success_at),
-         last_failure_at = COALESCE(EXCLUDED.last_failure_at, c.last_failure_at),
-         updated_at = now()`,
-      [
-        rows.map((r) => r.deliveryId),
-        rows.map((r) => r.number),
-        rows.map((r) => r.url),
-        rows.map((r) => r.httpStatus),
-        rows.map((r) => r.durationMs),
-        rows.map((r) => r.responseExcerpt),
-        rows.map((r) => r.error),
-        rows.map((r) => r.status),
-        rows.map((r) => r.nextAttemptAt),
-        rows.map((r) => r.countsForCircuit),
-        rows.map((r) => r.ord),
-        circuit.failures,
-        circuit.probeMs,
-      ],
+  async takeOverdue(graceMs: number, limit: number): Promise<DeliveryHead[]> {
+    return this.dataSource.query(
+      `WITH taken AS (
+         UPDATE callback_deliveries d SET next_attempt_at = now() + $1 * interval '1 millisecond'
+          WHERE d.id IN (SELECT x.id FROM callback_deliveries x
+                          WHERE x.status = 'pending' AND x.next_attempt_at < now() - $1 * interval '1 millisecond'
+                            AND NOT EXISTS (SELECT 1 FROM callback_deliveries e WHERE e.order_id = x.order_id AND e.status = 'pending' AND e.event_seq < x.event_seq)
+                          ORDER BY x.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING d.id, d.merchant_id AS "merchantId", d.notify_url AS "notifyUrl")
+       SELECT * FROM taken`,
+      [graceMs, limit],
     );
   }
 
-  /**
-   * Milliseconds until the next pending delivery comes due, or null when none is scheduled. Rows
-   * already due but not claimed wait for something else (an earlier event, a free slot, a probe),
-   * which a recording or the poll brings: they do not count here.
-   */
-  async nextDueInMs(): Promise<number | null> {
-    const [row]: { ms: number | null }[] = await this.dataSource.query(
-      `SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::int AS ms FROM callback_deliveries WHERE status = 'pending' AND next_attempt_at > now()`,
-    );
-    return row?.ms ?? null;
-  }
-
-  /** A destination's circuit, or null before its first recorded attempt. */
-  async circuit(destination: string): Promise<DestinationCircuit | null> {
+  /** A (merchant, destination) circuit, or null before its first failure. */
+  async circuit(merchantId: number, destination: string): Promise<DestinationCircuit | null> {
     const [row]: DestinationCircuit[] = await this.dataSource.query(
-      `SELECT destination, consecutive_failures AS "consecutiveFailures", circuit_open_since AS "circuitOpenSince", next_probe_at AS "nextProbeAt"
-         FROM callback_destinations WHERE destination = $1`,
-      [destination],
+      `SELECT consecutive_failures AS "consecutiveFailures", open_since AS "openSince", next_probe_at AS "nextProbeAt"
+         FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`,
+      [merchantId, destination],
     );
     return row ?? null;
   }
 
-  /** For the gauges: destinations whose circuit is open, and the due deliveries they hold back. */
+  /** For the gauges: keys whose circuit is open, and the pending deliveries they hold back. */
   async circuitFigures(): Promise<{ openCircuits: number; heldDeliveries: number }> {
     const [row]: { open: number; held: number }[] = await this.dataSource.query(
-      `SELECT (SELECT count(*)::int FROM callback_destinations WHERE circuit_open_since IS NOT NULL) AS open,
-              (SELECT count(*)::int FROM callback_destinations c JOIN callback_deliveries d ON d.destination = c.destination
-                WHERE c.circuit_open_since IS NOT NULL AND d.status = 'pending' AND d.next_attempt_at <= now()) AS held`,
+      `SELECT (SELECT count(*)::int FROM callback_circuits WHERE open_since IS NOT NULL) AS open,
+              (SELECT count(*)::int FROM callback_circuits c JOIN callback_deliveries d ON d.merchant_id = c.merchant_id AND d.destination = c.destination
+                WHERE c.open_since IS NOT NULL AND d.status = 'pending') AS held`,
     );
     return { openCircuits: row.open, heldDeliveries: row.held };
   }
@@ -303,9 +290,9 @@ export class CallbackDeliveryRepository {
       if (recent.count >= limit.max) return { kind: 'limited', retryAfterMs: recent.retry_after_ms ?? 1000 };
       const deliveryId = randomUUID();
       await em.query(
-        `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin)
-         VALUES ($1, $2, $3, $4, 'pending', 0, now(), 'resend')`,
-        [deliveryId, latest.id, order.id, merchantId],
+        `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin, notify_url, event_seq)
+         SELECT $1, e.id, e.order_id, $3, 'pending', 0, now(), 'resend', ${deliveryAddressSql('e')}, e.seq FROM order_events e WHERE e.id = $2`,
+        [deliveryId, latest.id, merchantId],
       );
       return { kind: 'queued', ...event, deliveryId };
     });

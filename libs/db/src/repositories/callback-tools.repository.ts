@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { deliveryAddressSql } from './delivery-address';
 
 /** One delivery of an order with every attempt, and where it goes (callbackQueryList, callback:list). */
 export interface OrderDelivery {
   id: string;
   eventId: string;
   event: string;
-  /** The address of its last attempt, else where it would go now. */
+  /** The address of its last attempt, else the one resolved when it was written. */
   url: string | null;
   status: 'pending' | 'succeeded' | 'failed';
   createdAt: Date;
@@ -49,16 +50,12 @@ export class CallbackToolsRepository {
   private async deliveriesOfOrderId(orderId: string): Promise<OrderDelivery[]> {
     const rows: OrderDelivery[] = await this.dataSource.query(
       `SELECT d.id, d.event_id AS "eventId", e.type AS "event", d.status, d.created_at AS "createdAt",
-              COALESCE((SELECT a.url FROM callback_attempts a WHERE a.delivery_id = d.id AND a.url IS NOT NULL ORDER BY a.number DESC LIMIT 1),
-                       r.notify_url, o.notify_url, m.notify_url) AS "url",
+              COALESCE((SELECT a.url FROM callback_attempts a WHERE a.delivery_id = d.id AND a.url IS NOT NULL ORDER BY a.number DESC LIMIT 1), d.notify_url) AS "url",
               COALESCE((SELECT json_agg(json_build_object('number', a.number, 'attemptedAt', a.attempted_at, 'httpStatus', a.http_status,
                                          'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt) ORDER BY a.number)
                           FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS "attempts"
          FROM callback_deliveries d
          JOIN order_events e ON e.id = d.event_id
-         JOIN orders o ON o.id = d.order_id
-         JOIN merchants m ON m.id = d.merchant_id
-         LEFT JOIN refunds r ON r.id = e.refund_id
         WHERE d.order_id = $1
         ORDER BY d.created_at DESC, d.id DESC`,
       [orderId],
@@ -95,9 +92,9 @@ export class CallbackToolsRepository {
            SELECT DISTINCT event_id, order_id FROM callback_deliveries
             WHERE merchant_id = $1 AND status = 'failed' AND updated_at BETWEEN $2 AND $3),
          inserted AS (
-           INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin)
-           SELECT gen_random_uuid(), f.event_id, f.order_id, $1, 'pending', 0, now(), 'recover'
-             FROM failed f
+           INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin, notify_url, event_seq)
+           SELECT gen_random_uuid(), f.event_id, f.order_id, $1, 'pending', 0, now(), 'recover', ${deliveryAddressSql('e')}, e.seq
+             FROM failed f JOIN order_events e ON e.id = f.event_id
             WHERE NOT EXISTS (SELECT 1 FROM callback_deliveries o WHERE o.event_id = f.event_id AND o.status IN ('pending', 'succeeded'))
            RETURNING id)
          SELECT id FROM inserted`,

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CallbackEventType, Order, OrderEventType } from '../entities';
+import { deliveryAddressSql } from './delivery-address';
 
 export interface RecordedEvent {
   eventId: string;
@@ -35,9 +36,10 @@ export class OrderEventRepository {
     const deliveryId = randomUUID();
     await em.query(
       `WITH "event" AS (
-         INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload", "refund_id") VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING "id")
-       INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at")
-       SELECT $7, "event"."id", $2, $3, 'pending', 0, now() FROM "event"`,
+         INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload", "refund_id") VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+         RETURNING "id", "order_id", "refund_id", "seq")
+       INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at", "notify_url", "event_seq")
+       SELECT $7, "event"."id", $2, $3, 'pending', 0, now(), ${deliveryAddressSql('"event"')}, "event"."seq" FROM "event"`,
       [eventId, order.id, order.merchantId, type, JSON.stringify(payload(eventId)), refundId, deliveryId],
     );
     return { eventId, deliveryId };
@@ -54,9 +56,9 @@ export class OrderEventRepository {
       `WITH events AS (
          INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload")
          SELECT e.id, e.order_id, e.merchant_id, $4, e.payload FROM unnest($1::uuid[], $2::bigint[], $3::int[], $5::jsonb[]) AS e(id, order_id, merchant_id, payload)
-         RETURNING "id", "order_id", "merchant_id")
-       INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at")
-       SELECT d.id, events.id, events.order_id, events.merchant_id, 'pending', 0, now()
+         RETURNING "id", "order_id", "merchant_id", "refund_id", "seq")
+       INSERT INTO "callback_deliveries" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at", "notify_url", "event_seq")
+       SELECT d.id, events.id, events.order_id, events.merchant_id, 'pending', 0, now(), ${deliveryAddressSql('events')}, events.seq
          FROM unnest($6::uuid[], $1::uuid[]) AS d(id, event_id) JOIN events ON events.id = d.event_id`,
       [
         recorded.map((r) => r.eventId),

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { PAY_METHODS, type PayMethod } from '@app/db';
 import { IsHttpUrl, IsYuanAmount } from './param-validators';
-import { emptyToUndefined, toInteger } from './param-transforms';
+import { emptyToUndefined, toInteger, toNotifyUrl } from './param-transforms';
 
 export class CreateOrderDto {
   @ApiProperty({ enum: [1], example: 1, description: '1 = buy (top-up)' })
@@ -34,9 +34,9 @@ export class CreateOrderDto {
   customer_name?: string;
 
   @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: 'Overrides the merchant\'s callback address for this order' })
-  @Transform(emptyToUndefined)
+  @Transform(toNotifyUrl)
   @IsOptional()
-  @IsHttpUrl({ message: 'notify_url must be an http or https URL of at most 512 characters' })
+  @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
   notify_url?: string;
 
   @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'M-10001', description: 'Idempotency key: a repeat with the same parameters returns the first order, with others 40900' })

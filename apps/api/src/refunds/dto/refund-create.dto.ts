@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { IsHttpUrl, IsYuanAmount } from '../../orders/dto/param-validators';
-import { emptyToUndefined } from '../../orders/dto/param-transforms';
+import { emptyToUndefined, toNotifyUrl } from '../../orders/dto/param-transforms';
 
 export class RefundCreateDto {
   @ApiProperty({ example: '2025112112000012345678', description: 'A completed buy order of this merchant' })
@@ -32,8 +32,8 @@ export class RefundCreateDto {
   reason?: string;
 
   @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/refunds/notify', description: 'Where refund.succeeded / refund.failed go; else the order\'s, else the merchant\'s callback address' })
-  @Transform(emptyToUndefined)
+  @Transform(toNotifyUrl)
   @IsOptional()
-  @IsHttpUrl({ message: 'notify_url must be an http or https URL of at most 512 characters' })
+  @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
   notify_url?: string;
 }

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { BANK_CARD_PATTERN } from '@app/common';
 import { IsHttpUrl, IsYuanAmount } from '../../orders/dto/param-validators';
-import { emptyToUndefined, toInteger } from '../../orders/dto/param-transforms';
+import { emptyToUndefined, toInteger, toNotifyUrl } from '../../orders/dto/param-transforms';
 
 /** Text a person typed: at least one visible character. */
 const VISIBLE = /\S/;
@@ -38,9 +38,9 @@ export class CreateSellOrderDto {
   payee_bank: string;
 
   @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: 'Overrides the merchant\'s callback address for this order' })
-  @Transform(emptyToUndefined)
+  @Transform(toNotifyUrl)
   @IsOptional()
-  @IsHttpUrl({ message: 'notify_url must be an http or https URL of at most 512 characters' })
+  @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
   notify_url?: string;
 
   @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'P-10001', description: 'Idempotency key shared with createOrder: a repeat with the same parameters returns the first order, with others 40900' })
