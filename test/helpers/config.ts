@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { type AppConfig, loadConfig } from '@app/common';
 import { TEST_REDIS_URL, testQueuePrefix } from './redis-keys';
 
