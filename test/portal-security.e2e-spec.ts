@@ -174,6 +174,19 @@ describe('merchant portal security', () => {
       expect((await laptop.get('/portal')).location).toBe('/portal/login');
     });
 
+    it('a password asked again counts toward the sign-in lock: 5 wrong guesses lock the email, the right one then too', async () => {
+      const user = email('guesser');
+      const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
+      const answers: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        await client.get('/portal/account');
+        answers.push((await client.post('/portal/account/sign-out-everywhere', { password: i === 5 ? PASSWORD : `guess ${i}` })).status);
+      }
+      expect(answers).toEqual([400, 400, 400, 400, 429, 429]);
+      expect((await client.get('/portal')).status).toBe(200);
+      expect((await signIn(new PortalClient(api.app), user)).status).toBe(429);
+    });
+
     it('a disabled user is out at once: pages, orderList and sign-in', async () => {
       const user = email('disabled');
       const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
