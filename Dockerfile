@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: install everything, compile TypeScript.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,7 +14,7 @@ COPY bench ./bench
 RUN npm run build && npm prune --omit=dev && cp -RL dist /app/dist.image
 
 # Runtime stage: production dependencies and the compiled output only, as a non-root user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
