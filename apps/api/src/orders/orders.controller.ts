@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ok } from '@app/common';
+import { type Envelope, ErrorCode, ok } from '@app/common';
 import type { Merchant } from '@app/db';
 import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
@@ -15,7 +15,12 @@ export class OrdersController {
   constructor(private readonly orders: OrdersService) {}
 
   @Post('createOrder')
-  @MerchantOperation('Create a buy (top-up) order', CreateOrderDto, 'Answers the order with its pay_url; the customer pays there and the merchant gets callbacks.')
+  @MerchantOperation('Create a buy (top-up) order', CreateOrderDto, 'Answers the order with its pay_url; the customer pays there and the merchant gets callbacks.', [
+    ErrorCode.ChannelUnavailable,
+    ErrorCode.PayMethodUnavailable,
+    ErrorCode.IdempotencyConflict,
+    ErrorCode.ChannelFailed,
+  ])
   @HttpCode(200)
   async createOrder(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CreateOrderDto): Promise<Envelope<CreatedOrderView>> {
     const { order, repeat } = await this.orders.create(merchant, params);
@@ -33,7 +38,7 @@ export class OrdersController {
   }
 
   @Post('orderQueryDetail')
-  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto)
+  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto, '', [ErrorCode.OrderNotFound])
   @HttpCode(200)
   async orderQueryDetail(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderQueryDetailDto): Promise<Envelope<OrderView>> {
     return ok(await this.orders.detail(merchant.id, params.order_no));
@@ -44,6 +49,7 @@ export class OrdersController {
     'Close a pending buy order',
     OrderCloseDto,
     'pending -> cancelled (callback order.cancelled, reason "closed"); the channel is told where its protocol allows. An order already cancelled answers code 1 with the order; any other state 40901. A payment the channel reports after the close still counts (a late payment).',
+    [ErrorCode.OrderNotFound, ErrorCode.StateConflict],
   )
   @HttpCode(200)
   async orderClose(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderCloseDto): Promise<Envelope<OrderView>> {

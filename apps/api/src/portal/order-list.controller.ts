@@ -2,6 +2,7 @@ import { type CanActivate, Controller, type ExecutionContext, HttpCode, Injectab
 import { ApiCookieAuth, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, ApiBody, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DomainError, type Envelope, ErrorCode, ok } from '@app/common';
+import { ApiErrorAnswers, REQUEST_ERRORS } from '../http/api-docs';
 import { MerchantParams } from '../auth/merchant-auth.guard';
 import { mergeRequestParams } from '../http/request-params';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
@@ -47,6 +48,7 @@ export class OrderListController {
   })
   @ApiBody({ schema: { $ref: getSchemaPath(OrderQueryListDto) } })
   @ApiOkResponse({ description: 'The envelope {code, msg, time, data}; data as orderQueryList\'s' })
+  @ApiErrorAnswers(...REQUEST_ERRORS, ErrorCode.AuthMissing, ErrorCode.MerchantDisabled)
   @HttpCode(200)
   async orderList(
     @SessionMerchantId() merchantId: number,
