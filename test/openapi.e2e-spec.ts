@@ -7,8 +7,12 @@ import { type TestApi, startTestApi } from './helpers/api';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '..');
+/** Runs a package's script with this node; its exit status and output, whether it succeeded or not. */
 const node = (script: string, args: string[], options: { env?: Record<string, string>; cwd?: string } = {}) =>
-  run(process.execPath, [join(ROOT, script), ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, maxBuffer: 16 * 1024 * 1024 });
+  run(process.execPath, [join(ROOT, script), ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout, stderr }) => ({ status: 0, stdout, stderr }),
+    (err: { code?: number; stdout?: string; stderr?: string }) => ({ status: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+  );
 
 /** The warnings redocly.yaml keeps, each with its reason there; any other warning fails. */
 const KEPT_WARNINGS = ['operation-4xx-response #/paths/~1health/get/responses', 'operation-4xx-response #/paths/~1ready/get/responses'];
@@ -31,6 +35,13 @@ export const withoutAmount: Body<'/api/merchant/createOrder'> = { ...auth, order
 export const unsigned: Body<'/api/merchant/orderQueryList'> = { api_key: auth.api_key, timestamp: auth.timestamp, nonce: auth.nonce };
 // @ts-expect-error not an order status
 export const badStatus: Body<'/api/merchant/orderQueryList'> = { ...auth, status: 'shipped' };
+
+type Data<P extends keyof paths> = paths[P] extends { post: { responses: { 200: { content: { 'application/json': { data: infer D } } } } } } ? D : never;
+export const payUrl = (answer: Data<'/api/merchant/createOrder'>): string | null => answer.pay_url;
+export const amounts = (page: Data<'/api/merchant/orderQueryList'>): string[] => page.list.map((order) => order.cny_amount);
+export const credited = (page: Data<'/api/merchant/orderQueryList'>): number => page.list.reduce((fen, order) => fen + order.merchant_actual_amount, page.total * 0);
+// @ts-expect-error merchant_actual_amount is integer fen, not yuan text
+export const fenIsNotText: Data<'/api/merchant/orderQueryList'>['list'][number]['merchant_actual_amount'] = '99.40';
 
 export const conflict: ErrorCode<'/api/merchant/createOrder', 409> = 40900;
 // @ts-expect-error createOrder's 409 is 40900 (idempotency), not 40902
@@ -81,19 +92,18 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
   it('passes Redocly\'s recommended rules with no error (redocly.yaml; no network: telemetry and the update check off)', async () => {
     const result = await node('node_modules/@redocly/cli/bin/cli.js', ['lint', '--config', 'redocly.yaml', '--format', 'json', documentPath], {
       env: { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-    }).catch((err: { stdout?: string; stderr?: string }) => err);
-    const report = JSON.parse(result.stdout ?? '{}') as { totals?: { errors: number; warnings: number }; problems?: { ruleId: string; message: string; location: { pointer: string }[] }[] };
+    });
+    const report = JSON.parse(result.stdout || '{}') as { totals?: { errors: number; warnings: number }; problems?: { ruleId: string; message: string; location: { pointer: string }[] }[] };
     const problems = (report.problems ?? []).map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
     const unexpected = problems.filter((problem) => !KEPT_WARNINGS.includes(problem.split(':')[0]));
     expect({ errors: report.totals?.errors, unexpected }).toEqual({ errors: 0, unexpected: [] });
   });
 
   it('generates TypeScript types (openapi-typescript) that a createOrder and an orderQueryList call type-check against', async () => {
-    await node('node_modules/openapi-typescript/bin/cli.js', [documentPath, '--output', join(dir, 'schema.ts')]);
+    const generated = await node('node_modules/openapi-typescript/bin/cli.js', [documentPath, '--output', join(dir, 'schema.ts')]);
+    expect(generated.status).toBe(0);
     writeFileSync(join(dir, 'client.ts'), CLIENT);
-    const tsc = await node('node_modules/typescript/bin/tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', 'client.ts'], { cwd: dir }).catch(
-      (err: { stdout?: string }) => err,
-    );
-    expect(tsc.stdout).toBe('');
+    const tsc = await node('node_modules/typescript/bin/tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', 'client.ts'], { cwd: dir });
+    expect({ status: tsc.status, errors: tsc.stdout + tsc.stderr }).toEqual({ status: 0, errors: '' });
   });
 });

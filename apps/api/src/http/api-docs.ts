@@ -100,18 +100,43 @@ export function ApiErrorAnswers(...codes: ErrorCode[]): MethodDecorator {
 }
 
 /**
+ * The success answer: the envelope with code 1 and, when `data` is given, its schema (else the
+ * operation's description says what data holds).
+ */
+export function ApiEnvelopeOk(data?: Type<unknown>): MethodDecorator {
+  const description = 'The envelope {code, msg, time, data}; code 1 on success (the failures are the other answers)';
+  if (!data) return ApiOkResponse({ description });
+  return applyDecorators(
+    ApiExtraModels(data),
+    ApiOkResponse({
+      description,
+      schema: {
+        type: 'object',
+        required: ['code', 'msg', 'time', 'data'],
+        properties: {
+          code: { type: 'integer', enum: [1] },
+          msg: { type: 'string' },
+          time: { type: 'string', description: 'Unix seconds, as a string' },
+          data: { $ref: getSchemaPath(data) },
+        },
+      },
+    }),
+  );
+}
+
+/**
  * A signed merchant operation: its parameters plus the authentication ones, in a JSON or form
  * body (or the query string), and its error answers: SIGNED_REQUEST_ERRORS plus `errors`, the
- * codes the operation itself can give.
+ * codes the operation itself can give; `data`, a class documenting the success answer's data.
  */
-export function MerchantOperation(summary: string, params: Type<unknown>, description = '', errors: ErrorCode[] = []): MethodDecorator {
+export function MerchantOperation(summary: string, params: Type<unknown>, description = '', errors: ErrorCode[] = [], data?: Type<unknown>): MethodDecorator {
   return applyDecorators(
     ApiTags('merchant'),
     ApiSecurity(SIGNATURE_SCHEME),
     ApiExtraModels(SignedParamsDoc, params),
     ApiOperation({ summary, description: `${description}\n\nSigned request: see "Signing a merchant request" above.`.trim() }),
     ApiBody({ schema: { allOf: [{ $ref: getSchemaPath(params) }, { $ref: getSchemaPath(SignedParamsDoc) }] } }),
-    ApiOkResponse({ description: 'The envelope {code, msg, time, data}; code 1 on success, else an error code of the table above' }),
+    ApiEnvelopeOk(data),
     ApiErrorAnswers(...SIGNED_REQUEST_ERRORS, ...errors),
   );
 }

@@ -7,6 +7,7 @@ import { CreateOrderDto } from './dto/create-order.dto';
 import { OrderCloseDto } from './dto/order-close.dto';
 import { OrderQueryDetailDto } from './dto/order-query-detail.dto';
 import { OrderQueryListDto } from './dto/order-query-list.dto';
+import { CreatedOrderViewDoc, OrderListDoc, OrderViewDoc } from './dto/order-views.doc';
 import { type CreatedOrderView, type OrderView, OrdersService } from './orders.service';
 
 @Controller('merchant')
@@ -20,7 +21,7 @@ export class OrdersController {
     ErrorCode.PayMethodUnavailable,
     ErrorCode.IdempotencyConflict,
     ErrorCode.ChannelFailed,
-  ])
+  ], CreatedOrderViewDoc)
   @HttpCode(200)
   async createOrder(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CreateOrderDto): Promise<Envelope<CreatedOrderView>> {
     const { order, repeat } = await this.orders.create(merchant, params);
@@ -28,7 +29,7 @@ export class OrdersController {
   }
 
   @Post('orderQueryList')
-  @MerchantOperation('List the merchant\'s orders, newest first', OrderQueryListDto)
+  @MerchantOperation('List the merchant\'s orders, newest first', OrderQueryListDto, '', [], OrderListDoc)
   @HttpCode(200)
   async orderQueryList(
     @CurrentMerchant() merchant: Merchant,
@@ -38,7 +39,7 @@ export class OrdersController {
   }
 
   @Post('orderQueryDetail')
-  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto, '', [ErrorCode.OrderNotFound])
+  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto, '', [ErrorCode.OrderNotFound], OrderViewDoc)
   @HttpCode(200)
   async orderQueryDetail(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderQueryDetailDto): Promise<Envelope<OrderView>> {
     return ok(await this.orders.detail(merchant.id, params.order_no));
