@@ -94,6 +94,8 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
       .addCookieAuth('portal_session', { type: 'apiKey', in: 'cookie', description: 'Set by a sign-in at /portal/login (orderList)' }, 'portal_session')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the operator set one' }, METRICS_SCHEME)
       .build(),
+    // One tag per operation, from the declared four; Nest would add one per controller class too.
+    { autoTagControllers: false },
   );
   document.paths = { ...document.paths, ...regionOpenApiPaths() };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
