@@ -145,3 +145,27 @@ export function MerchantOperation(summary: string, params: Type<unknown>, descri
 export function PublicOperation(): MethodDecorator {
   return ApiSecurity({});
 }
+
+/**
+ * A route payment channels call (`{base_url}/channel/notify/...`): no merchant credential (the
+ * channel signs in its own protocol and its adapter verifies it), the answer the channel
+ * expects, and the error answers: the request's, 40102, 40400 and `errors`. Path parameters are
+ * documented from the route's @Param()s.
+ */
+export function ChannelNotifyOperation(
+  summary: string,
+  answer: { contentType: string; example: string } = { contentType: 'text/plain', example: 'success' },
+  errors: ErrorCode[] = [],
+): MethodDecorator {
+  return applyDecorators(
+    ApiTags('channel'),
+    PublicOperation(),
+    ApiOperation({
+      summary,
+      description:
+        "Called by payment channels, not merchants. The parameters are the channel's own, signed in its protocol and verified by its adapter; the order is paid once however often it is reported. Answers what the channel expects on acceptance.",
+    }),
+    ApiOkResponse({ description: 'Accepted: the answer the channel expects', content: { [answer.contentType]: { schema: { type: 'string', example: answer.example } } } }),
+    ApiErrorAnswers(...REQUEST_ERRORS, ErrorCode.AuthBadSignature, ErrorCode.OrderNotFound, ...errors),
+  );
+}
