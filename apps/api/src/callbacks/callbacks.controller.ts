@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ok } from '@app/common';
+import { type Envelope, ErrorCode, ok } from '@app/common';
 import type { DeliveryView } from '@app/callbacks';
 import type { Merchant } from '@app/db';
 import { MerchantOperation } from '../http/api-docs';
@@ -21,6 +21,7 @@ export class CallbacksController {
     'Send the order\'s latest callback event again (same event_id)',
     CallbackResendDto,
     'Answers `{event_id, event, delivery_id}`. While a delivery of that event is pending, answers it and queues nothing; 40400 for an order with no event yet; at most 10 resends per order per hour (42900 with Retry-After).',
+    [ErrorCode.OrderNotFound],
   )
   @HttpCode(200)
   async callbackResend(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackResendDto): Promise<Envelope<ResendView>> {
@@ -32,6 +33,7 @@ export class CallbacksController {
     "An order's callback deliveries with every attempt, newest first",
     CallbackQueryListDto,
     'Answers `{list: [{delivery_id, event_id, event, url, status (pending|succeeded|failed), attempts: [{at (Unix seconds), http_status, duration_ms, error, response_excerpt (at most 256 characters)}]}], total}`; 40400 for an unknown order or another merchant\'s.',
+    [ErrorCode.OrderNotFound],
   )
   @HttpCode(200)
   async callbackQueryList(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackQueryListDto): Promise<Envelope<{ list: DeliveryView[]; total: number }>> {

@@ -1,5 +1,6 @@
 import { Controller, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { ChannelNotifyOperation } from '../http/api-docs';
 import { mergeRequestParams } from '../http/request-params';
 import { ChannelNotifyService } from './channel-notify.service';
 
@@ -13,6 +14,7 @@ export class ChannelNotifyController {
   constructor(private readonly notify: ChannelNotifyService) {}
 
   @Post(':channelId')
+  @ChannelNotifyOperation('A payment channel reports a payment (POST)')
   @HttpCode(200)
   @Header('content-type', 'text/plain; charset=utf-8')
   notifyPost(@Param('channelId') channelId: string, @Req() request: FastifyRequest): Promise<string> {
@@ -20,6 +22,7 @@ export class ChannelNotifyController {
   }
 
   @Get(':channelId')
+  @ChannelNotifyOperation('A payment channel reports a payment (GET, as epay gateways do)')
   @Header('content-type', 'text/plain; charset=utf-8')
   notifyGet(@Param('channelId') channelId: string, @Req() request: FastifyRequest): Promise<string> {
     return this.notify.handle(channelId, mergeRequestParams(request));

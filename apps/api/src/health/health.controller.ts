@@ -1,12 +1,25 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, type SchemaObject } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { HealthCheck, type HealthCheckResult, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { JobQueue } from '@app/queue';
 import { pendingMigrations } from '@app/db';
 import { QUEUE } from '@app/common';
+import { PublicOperation } from '../http/api-docs';
+
+const CHECK_REPORT: SchemaObject = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'error'] },
+    info: { type: 'object', additionalProperties: true },
+    error: { type: 'object', additionalProperties: true },
+    details: { type: 'object', additionalProperties: true },
+  },
+};
 
 @Controller()
+@ApiTags('operations')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
@@ -22,12 +35,19 @@ export class HealthController {
 
   /** Liveness: answers while the process is up. */
   @Get('health')
+  @PublicOperation()
+  @ApiOperation({ summary: 'Liveness: answers while the process is up' })
+  @ApiOkResponse({ description: 'Up', schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } } })
   live(): { status: string } {
     return { status: 'ok' };
   }
 
   /** Readiness: the database and the queue answer; 503 otherwise, so a balancer stops sending traffic. */
   @Get('ready')
+  @PublicOperation()
+  @ApiOperation({ summary: 'Readiness: the database and the queue answer' })
+  @ApiOkResponse({ description: 'Ready: every check is up', schema: CHECK_REPORT })
+  @ApiServiceUnavailableResponse({ description: 'Not ready: the same report, with the checks that failed under `error` (not the envelope)', schema: CHECK_REPORT })
   @HealthCheck()
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     try {

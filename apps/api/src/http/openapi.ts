@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { type AppConfig, ERROR_INFO } from '@app/common';
 import { canonicalString, sign } from '@app/signature';
 import { regionOpenApiPaths } from '../region/region-routes';
+import { METRICS_SCHEME, SIGNATURE_SCHEME } from './api-docs';
 
 const EXAMPLE_SECRET = 'sk_example_secret_do_not_use';
 
@@ -67,6 +68,15 @@ chose otherwise, or none for a leaked secret); during it callbacks are signed wi
 \`webhook.test\` event now and answers the attempt.`;
 }
 
+/** How to sign, for the signature's security scheme: tools show it beside every signed operation. */
+function signatureScheme(config: AppConfig): string {
+  return `The request signature of SPEC 3. OpenAPI cannot place a credential in a request body, so this scheme names \`signature\` in the query string, where it may also travel; usually \`api_key\`, \`timestamp\` (Unix seconds, within ${config.authToleranceSeconds} s), \`nonce\` (8-64 of \`[A-Za-z0-9_-]\`, once per api_key) and \`signature\` are fields of the JSON or form body beside the operation's own (query and body are merged).
+
+\`signature\` = lowercase hex HMAC-SHA256, keyed with the api_secret (UTF-8), of the canonical string: every parameter except \`signature\`, without null or empty-string values, sorted by key bytes, as \`key=value\` joined by \`&\`, no URL-encoding; numbers as JavaScript writes them (send amounts as strings).
+
+${signatureExample(config.apiPrefix)}`;
+}
+
 /** The OpenAPI document at /docs-json and its page at /docs. */
 export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): void {
   const document = SwaggerModule.createDocument(
@@ -75,8 +85,17 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
       .setTitle('merchant-pay')
       .setVersion('1')
       .setDescription(description(config))
+      .addServer(config.publicBaseUrl, 'This service (PUBLIC_BASE_URL)')
+      .addTag('merchant', 'Signed merchant operations (SPEC 3, 5, 6, 7) and the portal session\'s orderList')
+      .addTag('region', 'Mainland China province, city and district data (SPEC 4); no authentication, rate-limited per client IP')
+      .addTag('channel', 'Called by payment channels, not merchants: their notifications')
+      .addTag('operations', 'Probes and metrics for the people who run the service')
+      .addApiKey({ type: 'apiKey', in: 'query', name: 'signature', description: signatureScheme(config) }, SIGNATURE_SCHEME)
       .addCookieAuth('portal_session', { type: 'apiKey', in: 'cookie', description: 'Set by a sign-in at /portal/login (orderList)' }, 'portal_session')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the operator set one' }, METRICS_SCHEME)
       .build(),
+    // One tag per operation, from the declared four; Nest would add one per controller class too.
+    { autoTagControllers: false },
   );
   document.paths = { ...document.paths, ...regionOpenApiPaths() };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });

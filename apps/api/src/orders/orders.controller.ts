@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ok } from '@app/common';
+import { type Envelope, ErrorCode, ok } from '@app/common';
 import type { Merchant } from '@app/db';
 import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
@@ -7,6 +7,7 @@ import { CreateOrderDto } from './dto/create-order.dto';
 import { OrderCloseDto } from './dto/order-close.dto';
 import { OrderQueryDetailDto } from './dto/order-query-detail.dto';
 import { OrderQueryListDto } from './dto/order-query-list.dto';
+import { CreatedOrderViewDoc, OrderListDoc, OrderViewDoc } from './dto/order-views.doc';
 import { type CreatedOrderView, type OrderView, OrdersService } from './orders.service';
 
 @Controller('merchant')
@@ -15,7 +16,12 @@ export class OrdersController {
   constructor(private readonly orders: OrdersService) {}
 
   @Post('createOrder')
-  @MerchantOperation('Create a buy (top-up) order', CreateOrderDto, 'Answers the order with its pay_url; the customer pays there and the merchant gets callbacks.')
+  @MerchantOperation('Create a buy (top-up) order', CreateOrderDto, 'Answers the order with its pay_url; the customer pays there and the merchant gets callbacks.', [
+    ErrorCode.ChannelUnavailable,
+    ErrorCode.PayMethodUnavailable,
+    ErrorCode.IdempotencyConflict,
+    ErrorCode.ChannelFailed,
+  ], CreatedOrderViewDoc)
   @HttpCode(200)
   async createOrder(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CreateOrderDto): Promise<Envelope<CreatedOrderView>> {
     const { order, repeat } = await this.orders.create(merchant, params);
@@ -23,7 +29,7 @@ export class OrdersController {
   }
 
   @Post('orderQueryList')
-  @MerchantOperation('List the merchant\'s orders, newest first', OrderQueryListDto)
+  @MerchantOperation('List the merchant\'s orders, newest first', OrderQueryListDto, '', [], OrderListDoc)
   @HttpCode(200)
   async orderQueryList(
     @CurrentMerchant() merchant: Merchant,
@@ -33,7 +39,7 @@ export class OrdersController {
   }
 
   @Post('orderQueryDetail')
-  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto)
+  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto, '', [ErrorCode.OrderNotFound], OrderViewDoc)
   @HttpCode(200)
   async orderQueryDetail(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderQueryDetailDto): Promise<Envelope<OrderView>> {
     return ok(await this.orders.detail(merchant.id, params.order_no));
@@ -44,6 +50,7 @@ export class OrdersController {
     'Close a pending buy order',
     OrderCloseDto,
     'pending -> cancelled (callback order.cancelled, reason "closed"); the channel is told where its protocol allows. An order already cancelled answers code 1 with the order; any other state 40901. A payment the channel reports after the close still counts (a late payment).',
+    [ErrorCode.OrderNotFound, ErrorCode.StateConflict],
   )
   @HttpCode(200)
   async orderClose(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderCloseDto): Promise<Envelope<OrderView>> {

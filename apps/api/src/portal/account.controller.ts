@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Get, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { PortalAuthService } from './portal-auth.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
@@ -7,6 +8,8 @@ import { CurrentSession, type PortalRequest, formText } from './portal-request';
 import { type PortalSession, PortalSessions } from './portal-sessions';
 
 /** Change password, sign out everywhere; and the portal's 404 page for any other path. */
+// HTML for people, not API: kept out of the OpenAPI document.
+@ApiExcludeController()
 @Controller('portal')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)

@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Get, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DevelopersService } from './developers.service';
 import { PortalAuthService } from './portal-auth.service';
@@ -9,6 +10,8 @@ import { CurrentSession, formText } from './portal-request';
 import type { PortalSession } from './portal-sessions';
 
 /** api_key, secret rotation (the new secret shown once, on the answer to the POST only), notify URL, test event, signing examples. */
+// HTML for people, not API: kept out of the OpenAPI document.
+@ApiExcludeController()
 @Controller('portal/developers')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)

@@ -1,10 +1,12 @@
 import { type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards, createParamDecorator } from '@nestjs/common';
-import { ApiCookieAuth, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, ApiBody, getSchemaPath } from '@nestjs/swagger';
+import { ApiCookieAuth, ApiExtraModels, ApiOperation, ApiTags, ApiBody, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DomainError, type Envelope, ErrorCode, ok } from '@app/common';
+import { ApiEnvelopeOk, ApiErrorAnswers, REQUEST_ERRORS } from '../http/api-docs';
 import { MerchantParams } from '../auth/merchant-auth.guard';
 import { mergeRequestParams } from '../http/request-params';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
+import { OrderListDoc } from '../orders/dto/order-views.doc';
 import { type OrderView, OrdersService } from '../orders/orders.service';
 import type { PortalRequest } from './portal-request';
 import { SESSION_COOKIE, PortalSessions } from './portal-sessions';
@@ -46,7 +48,8 @@ export class OrderListController {
     description: 'Same filters and same `data` as orderQueryList, without api_key, timestamp, nonce or signature: the `portal_session` cookie a portal sign-in sets stands in for them. No session, or an expired one: 40100.',
   })
   @ApiBody({ schema: { $ref: getSchemaPath(OrderQueryListDto) } })
-  @ApiOkResponse({ description: 'The envelope {code, msg, time, data}; data as orderQueryList\'s' })
+  @ApiEnvelopeOk(OrderListDoc)
+  @ApiErrorAnswers(...REQUEST_ERRORS, ErrorCode.AuthMissing, ErrorCode.MerchantDisabled)
   @HttpCode(200)
   async orderList(
     @SessionMerchantId() merchantId: number,

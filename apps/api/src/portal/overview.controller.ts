@@ -1,4 +1,5 @@
 import { Controller, Get, Query, Render, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { OverviewService } from './overview.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
@@ -9,6 +10,8 @@ import { PortalChannelsService } from './portal-channels.service';
 import { PortalLedgerService, ledgerCursor } from './portal-ledger.service';
 
 /** The overview, the ledger and the channels pages. */
+// HTML for people, not API: kept out of the OpenAPI document.
+@ApiExcludeController()
 @Controller('portal')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { Controller, HttpCode, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DomainError, ErrorCode } from '@app/common';
 import { ORDER_EVENT_TYPES, ORDER_STATUSES } from '@app/db';
@@ -14,6 +15,8 @@ import { formatShanghai } from './shanghai-time';
 const NOTICES = ['resent', 'resendPending', 'resendNoEvent', 'rateLimited'] as const;
 
 /** The orders list (orderQueryList's filters, paging, CSV export) and one order's page with its callbacks. */
+// HTML for people, not API: kept out of the OpenAPI document.
+@ApiExcludeController()
 @Controller('portal/orders')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)

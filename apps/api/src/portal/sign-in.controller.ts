@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { EMAIL_MAX_LENGTH } from '@app/common';
 import { PortalAuthService } from './portal-auth.service';
@@ -12,6 +13,8 @@ import { portalRedirectTarget } from './portal-redirect';
 const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 /** Sign-in, sign-out and invitations (SPEC 8a). */
+// HTML for people, not API: kept out of the OpenAPI document.
+@ApiExcludeController()
 @Controller('portal')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)

@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ok } from '@app/common';
+import { type Envelope, ErrorCode, ok } from '@app/common';
 import type { Merchant } from '@app/db';
 import type { RefundView } from '@app/orders';
 import { MerchantOperation } from '../http/api-docs';
@@ -19,6 +19,7 @@ export class RefundsController {
     'Refund a completed buy order, wholly or in part',
     RefundCreateDto,
     'Answers the refund, processing; refund.succeeded or refund.failed follows as a callback. One refund in progress per order (40901); the refunds that have not failed stay within cny_amount (40000); the available balance is debited refund_amount at once (40902 when too low) and credited back if the refund fails.',
+    [ErrorCode.OrderNotFound, ErrorCode.IdempotencyConflict, ErrorCode.StateConflict, ErrorCode.InsufficientBalance, ErrorCode.ChannelUnavailable, ErrorCode.PayMethodUnavailable],
   )
   @HttpCode(200)
   async refundCreate(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundCreateDto): Promise<Envelope<RefundView>> {
@@ -27,14 +28,14 @@ export class RefundsController {
   }
 
   @Post('refundQuery')
-  @MerchantOperation('Read one refund by refund_no or merchant_refund_no (40400 if unknown or another merchant\'s)', RefundQueryDto)
+  @MerchantOperation('Read one refund by refund_no or merchant_refund_no (40400 if unknown or another merchant\'s)', RefundQueryDto, '', [ErrorCode.OrderNotFound])
   @HttpCode(200)
   async refundQuery(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundQueryDto): Promise<Envelope<RefundView>> {
     return ok(await this.refunds.query(merchant.id, params));
   }
 
   @Post('refundQueryList')
-  @MerchantOperation('List an order\'s refunds, newest first', RefundQueryListDto)
+  @MerchantOperation('List an order\'s refunds, newest first', RefundQueryListDto, '', [ErrorCode.OrderNotFound])
   @HttpCode(200)
   async refundQueryList(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundQueryListDto): Promise<Envelope<{ list: RefundView[]; total: number }>> {
     return ok(await this.refunds.list(merchant.id, params.order_no));

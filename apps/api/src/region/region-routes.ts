@@ -2,7 +2,8 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppConfig, DomainError } from '@app/common';
+import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { errorResponses } from '../http/api-docs';
 import { FixedWindowLimiter } from './fixed-window-limiter';
 import type { PrecomputedResponse } from './precomputed-response';
 import { RegionService } from './region.service';
@@ -120,8 +121,18 @@ export function regionOpenApiPaths(): OpenAPIObject['paths'] {
           operationId: `RegionController_${operation.name}`,
           summary: operation.summary,
           tags: ['region'],
+          // No authentication: rate-limited per client IP.
+          security: [{}],
           parameters: operation.parameters.map(({ name, description }) => ({ name, in: 'query' as const, required: true, description, schema: { type: 'string' as const } })),
-          responses: { 200: { description: 'The envelope; data as the interface 2.4 gives it. ETag, 304, gzip and brotli supported.' } },
+          responses: {
+            200: { description: 'The envelope; data as the interface 2.4 gives it. ETag, 304, gzip and brotli supported.' },
+            304: { description: 'Not modified: the If-None-Match ETag is current' },
+            ...errorResponses([
+              ...(operation.parameters.length > 0 ? [ErrorCode.BadRequest, ErrorCode.RegionNotFound] : []),
+              ErrorCode.RateLimited,
+              ErrorCode.Internal,
+            ]),
+          },
         },
       },
     ]),

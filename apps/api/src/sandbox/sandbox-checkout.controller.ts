@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { HtmlPage } from '../http/html-page';
 import { type HtmlAnswer, SandboxCheckoutService } from './sandbox-checkout.service';
@@ -14,6 +15,8 @@ function send(reply: FastifyReply, answer: HtmlAnswer): void {
 type Form = Record<string, unknown> | undefined;
 
 /** `/sandbox/checkout/:orderNo`: pages for a person, not envelopes; never framed (SPEC 6). */
+// HTML for people, not API: kept out of the OpenAPI document.
+@ApiExcludeController()
 @Controller('sandbox/checkout')
 export class SandboxCheckoutController {
   constructor(private readonly checkout: SandboxCheckoutService) {}
