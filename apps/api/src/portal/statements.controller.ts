@@ -1,4 +1,5 @@
 import { Controller, Get, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DomainError, formatYuan } from '@app/common';
 import { shanghaiDate, shanghaiDayBounds } from '@app/recon';
@@ -52,6 +53,7 @@ export function statementCsv(s: Statement, t: Translate): string {
 }
 
 /** `/portal/statements`: the merchant's statement of a day (statementQuery's), and its CSV. */
+@ApiExcludeController()
 @Controller('portal/statements')
 @UseGuards(PortalPageGuard)
 @UseFilters(PortalExceptionFilter)
