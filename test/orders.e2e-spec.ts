@@ -17,7 +17,7 @@ const CREATED_FIELDS = [
   'service_amount',
   'status',
 ].sort();
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
 
 describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Redis)', () => {
   let api: TestApi;
@@ -376,6 +376,30 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect(missing.body.code).toBe(40000);
       const foreignList = await post<{ list: { order_no: string }[] }>(api.app, '/api/merchant/orderQueryList', signed(merchant, { limit: 100 }));
       expect(foreignList.body.data.list.some((o) => orderNos.includes(o.order_no))).toBe(false);
+    });
+
+    it('finds an order by merchant_order_no, the alternative key: exactly one of the two, and both answers carry it', async () => {
+      const made = await merchantWithChannels(api.operator);
+      const created = await createOrder(api.app, made.merchant, { cny_amount: '7.00', paychannel_id: made.channels.processor, merchant_order_no: 'lost-answer-1' });
+      const orderNo = created.body.data.order_no;
+      const byOwn = await post<Record<string, unknown>>(api.app, '/api/merchant/orderQueryDetail', signed(made.merchant, { merchant_order_no: 'lost-answer-1' }));
+      expect([byOwn.status, byOwn.body.code]).toEqual([200, 1]);
+      expect(byOwn.body.data).toEqual((await orderDetail(api.app, made.merchant, orderNo)).body.data);
+      expect(byOwn.body.data).toMatchObject({ order_no: orderNo, merchant_order_no: 'lost-answer-1', cny_amount: '7.00' });
+      const listed = await post<{ list: Record<string, unknown>[] }>(api.app, '/api/merchant/orderQueryList', signed(made.merchant, {}));
+      expect(listed.body.data.list[0]).toMatchObject({ order_no: orderNo, merchant_order_no: 'lost-answer-1' });
+      // An order created without one shows null.
+      expect((await orderDetail(api.app, m, orderNos[2])).body.data.merchant_order_no).toBeNull();
+
+      // Another merchant's number, or an unknown one: 40400, as for order_no.
+      const foreign = await post(api.app, '/api/merchant/orderQueryDetail', signed(m, { merchant_order_no: 'lost-answer-1' }));
+      expect([foreign.status, foreign.body.code, foreign.body.data]).toEqual([404, 40400, null]);
+      // Neither, both (even naming the same order), or a malformed one: 40000.
+      for (const params of [{}, { order_no: '', merchant_order_no: '' }, { order_no: orderNo, merchant_order_no: 'lost-answer-1' }, { merchant_order_no: 'has space' }]) {
+        const res = await post<{ errors: { field: string }[] }>(api.app, '/api/merchant/orderQueryDetail', signed(made.merchant, params));
+        expect([res.status, res.body.code]).toEqual([400, 40000]);
+        expect(res.body.msg).toMatch(/merchant_order_no/);
+      }
     });
   });
 });

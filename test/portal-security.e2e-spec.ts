@@ -463,6 +463,7 @@ describe('merchant portal security', () => {
         const signedAnswer = (await post(api.app, '/api/merchant/orderQueryList', signed(a.merchant, filters))).body;
         expect(session.code).toBe(1);
         expect(session.data).toEqual(signedAnswer.data);
+        for (const order of session.data.list) expect(order).toHaveProperty('merchant_order_no');
       }
       const bad = (await orderList(client.cookieHeader(), { limit: 500 })).json();
       expect(bad.code).toBe(40000);
