@@ -136,6 +136,27 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect((res.body.data as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual([field]);
     });
 
+    it('says a missing field is required, a wrong type what type, and names the field once', async () => {
+      const base: Record<string, unknown> = { cny_amount: '10.00', paychannel_id: channel, order_type: 1, paychannel_paymethod: 'alipay' };
+      const answer = async (change: Record<string, unknown>) => {
+        const params: Record<string, unknown> = { ...base, ...change };
+        for (const key of Object.keys(params)) if (params[key] === undefined) delete params[key];
+        return (await post<{ errors: { field: string; message: string }[] }>(api.app, '/api/merchant/createOrder', signed(merchant, params))).body;
+      };
+      expect((await answer({ paychannel_id: undefined })).msg).toBe('paychannel_id is required');
+      expect((await answer({ cny_amount: undefined })).msg).toBe('cny_amount is required');
+      expect((await answer({ paychannel_id: 'one' })).msg).toBe('paychannel_id must be an integer');
+      expect((await answer({ paychannel_id: 0 })).msg).toBe('paychannel_id must be at least 1');
+      const amount = await answer({ cny_amount: '1.234' });
+      expect(amount.msg).toMatch(/^cny_amount must be a yuan amount/);
+      expect(amount.data.errors).toEqual([{ field: 'cny_amount', message: amount.msg }]);
+      const closed = await post(api.app, '/api/merchant/orderClose', signed(merchant, {}));
+      expect([closed.body.code, closed.body.msg]).toEqual([40000, 'order_no is required']);
+      // A rule's own message without the field's name gets it once, in front.
+      const window = await post(api.app, '/api/merchant/orderQueryList', signed(merchant, { start_time: 200, end_time: 100 }));
+      expect(window.body.msg).toBe('start_time: must not be after end_time');
+    });
+
     it('names every bad field at once', async () => {
       const res = await post(api.app, '/api/merchant/createOrder', signed(merchant, { order_type: 3, cny_amount: 'x', paychannel_paymethod: 'alipay' }));
       expect(res.body.code).toBe(40000);

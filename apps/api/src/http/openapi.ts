@@ -50,7 +50,8 @@ Every merchant operation carries \`api_key\`, \`timestamp\` (Unix seconds, withi
 string; query and body are merged). The signature is the hex HMAC-SHA256, keyed with the api_secret, of the
 canonical string: every parameter except \`signature\`, without null or empty-string values, sorted by key bytes,
 as \`key=value\` joined by \`&\`, no URL-encoding; numbers as JavaScript writes them (send amounts as strings),
-nested values as JSON with sorted keys.
+nested values as JSON with sorted keys. With a test-mode key (\`mk_test_\`) a 40102 answer's \`data.canonical\` is the
+string the service signed, to compare with yours (never with a live key).
 
 ${signatureExample(config.apiPrefix)}
 
