@@ -422,6 +422,15 @@ describe('merchant portal security', () => {
       expect(errorText(sent.html)).toBe('The test event was not accepted. Real callbacks would be retried; this one is not.');
       expect(sent.html).toContain('http://10.0.0.7/notify');
       expect(sent.html).toMatch(/private/);
+
+      // The language switch on the answer reloads the page the form is on: the test-event path has no page of its own (a 404 before).
+      const switchLink = /href="([^"]+)" lang="zh-CN"/.exec(sent.html)![1];
+      expect(switchLink).toBe('/portal/developers?lang=zh-CN');
+      const switched = await client.get(switchLink);
+      expect([switched.status, switched.location]).toEqual([303, '/portal/developers']);
+      const page = await client.get(switched.location!);
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('<html lang="zh-CN">');
     });
 
     it('the notify URL is changed only to an http(s) URL of at most 512 characters', async () => {
