@@ -386,9 +386,12 @@ describe('merchant portal security', () => {
       expect(errorText(badGrace.html)).toBe('Choose how long the current secret keeps working.');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
 
-      await client.get('/portal/developers');
+      // The form and its answer say what a rotation does to a receiver checking the body signature (issue 28).
+      const form = await client.get('/portal/developers');
+      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*a receiver that checks the body signature must accept either secret until the grace ends/);
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes' });
       expect(answer.status).toBe(200);
+      expect(answer.html).toMatch(/id="rotate-callbacks">Callbacks are signed with this new secret from now on\. Until [^<]+ a receiver that checks the body signature must accept either secret/);
       expect(answer.headers['cache-control']).toBe('no-store');
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
       const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)![1];
@@ -401,6 +404,7 @@ describe('merchant portal security', () => {
       await client.get('/portal/developers');
       const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0' });
       expect(revoked.html).toContain('the previous secret no longer works');
+      expect(revoked.html).not.toContain('id="rotate-callbacks"');
       const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
       await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: newest }))).body.code).toBe(1);

@@ -59,8 +59,11 @@ ${signatureExample(config.apiPrefix)}
 Signed the same way with the merchant's secret, plus Standard Webhooks headers (\`webhook-id\`, \`webhook-timestamp\`,
 \`webhook-signature\`; secret \`whsec_\` + base64(api_secret)). Answer \`success\` (or an empty 2xx); dedupe by \`event_id\`.
 After a secret rotation the previous secret keeps verifying requests for a grace period (24 h unless the operator
-chose otherwise, or none for a leaked secret); during it callbacks are signed with the new secret and
-\`webhook-signature\` carries two space-separated \`v1,\` entries (new first), so a receiver with either secret verifies.
+chose otherwise, or none for a leaked secret); during it \`webhook-signature\` carries two space-separated \`v1,\`
+entries (new first), so a header check with either secret verifies, but the body's \`signature\` is made with the new
+secret only: a receiver that checks the body must accept either secret until the grace ends.
+Each attempt is signed afresh (new \`timestamp\`, \`nonce\`, \`webhook-timestamp\`; same \`event_id\`), and
+\`webhook.test\` events arrive at the same endpoint.
 
 ## Callback tools
 \`callbackQueryList\` shows an order's deliveries and attempts, \`callbackResend\` sends its latest event again,
