@@ -52,6 +52,7 @@ export interface Envelope<T = unknown> {
 /** An order as orderQueryDetail answers it. */
 export interface Order {
   order_no: string;
+  merchant_order_no: string | null;
   order_type: number;
   cny_amount: string;
   merchant_actual_amount: number;

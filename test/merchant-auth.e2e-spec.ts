@@ -34,6 +34,17 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect(res.body.code).toBe(1);
   });
 
+  it('JSON sent as a form (curl -d without a Content-Type) is 40000 saying it was not read as JSON, never "api_key is required"', async () => {
+    const res = await post(api.app, URL, JSON.stringify(signed(merchant)), 'application/x-www-form-urlencoded');
+    expect([res.status, res.body.code]).toEqual([400, 40000]);
+    expect(res.body.msg).toBe(
+      'body: looks like JSON but was sent as a form (Content-Type: application/x-www-form-urlencoded), so it was not read as JSON: send it with Content-Type: application/json',
+    );
+    // Without any Content-Type, or as text: 41500 naming the two types it takes.
+    const text = await post(api.app, URL, JSON.stringify(signed(merchant)), 'text/plain');
+    expect([text.status, text.body.code, text.body.msg]).toEqual([415, 41500, expect.stringContaining('Content-Type: application/json')]);
+  });
+
   it('accepts every parameter in the query string, and query and body merged', async () => {
     const params = signed(merchant);
     const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)] as [string, string])).toString();
@@ -85,6 +96,23 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect(res.body.code).toBe(40102);
   });
 
+  it('40102 for a test key shows the canonical string the service signed; for a live key nothing', async () => {
+    const params = { api_key: merchant.api_key, timestamp: now(), nonce: newNonce(), category: 'processor', customer: '张三' };
+    const res = await post(api.app, URL, { ...params, signature: sign({ ...params, category: 'warehouse' }, merchant.api_secret) });
+    expect([res.status, res.body.code]).toEqual([401, 40102]);
+    expect(merchant.api_key).toMatch(/^mk_test_/);
+    expect(res.body.data).toEqual({ canonical: `api_key=${params.api_key}&category=processor&customer=张三&nonce=${params.nonce}&timestamp=${params.timestamp}` });
+    expect(res.body.msg).toMatch(/data\.canonical/);
+    expect(res.raw).not.toContain(merchant.api_secret);
+
+    const live = await api.operator.createMerchant({ name: 'live shop', mode: 'live' });
+    expect(live.api_key).toMatch(/^mk_live_/);
+    const liveParams = { api_key: live.api_key, timestamp: now(), nonce: newNonce() };
+    const refused = await post(api.app, URL, { ...liveParams, signature: sign(liveParams, 'not-the-secret') });
+    expect([refused.status, refused.body.code, refused.body.msg, refused.body.data]).toEqual([401, 40102, 'Signature does not match', null]);
+    expect(refused.raw).not.toContain('api_key=');
+  });
+
   it('accepts an uppercase signature', async () => {
     const params = signed(merchant);
     params.signature = String(params.signature).toUpperCase();
@@ -116,6 +144,16 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
       [tolerance, 1],
       [tolerance + 1, 40103],
     ]);
+  });
+
+  it('40103 says the window, and that a 13-digit timestamp is milliseconds', async () => {
+    const stale = { api_key: merchant.api_key, timestamp: now() - 3600, nonce: newNonce() };
+    const old = await post(api.app, URL, { ...stale, signature: sign(stale, merchant.api_secret) });
+    expect([old.body.code, old.body.msg]).toEqual([40103, `Timestamp outside the allowed window: it must be Unix seconds within ${api.config.authToleranceSeconds} s of the server's clock (the answer's time)`]);
+    const millis = { api_key: merchant.api_key, timestamp: Date.now(), nonce: newNonce() };
+    const res = await post(api.app, URL, { ...millis, signature: sign(millis, merchant.api_secret) });
+    expect(res.body.code).toBe(40103);
+    expect(res.body.msg).toMatch(/looks like milliseconds: send Unix seconds/);
   });
 
   it('accepts the timestamp as a string of digits', async () => {
@@ -265,6 +303,7 @@ describe('per api_key rate limit: a steady rate, not a fixed window (RATE_LIMIT_
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
     const next = await post(api.app, URL, signed(m));
     expect([next.status, next.body.code, next.headers['retry-after']]).toEqual([429, 42900, '1']);
+    expect(next.body.msg).toMatch(/^Too many requests for this api_key/);
   });
 });
 

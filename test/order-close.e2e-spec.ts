@@ -6,7 +6,7 @@ import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api'
 import { orderClose } from './helpers/money-out';
 import { createOrder, eventsOf, orderRow, sql } from './helpers/orders';
 
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
 
 describe('orderClose (real PostgreSQL and Redis)', () => {
   let api: TestApi;

@@ -17,7 +17,7 @@ const CREATED_FIELDS = [
   'service_amount',
   'status',
 ].sort();
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
 
 describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Redis)', () => {
   let api: TestApi;
@@ -134,6 +134,27 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       const res = await post(api.app, '/api/merchant/createOrder', signed(merchant, params));
       expect([res.status, res.body.code]).toEqual([400, 40000]);
       expect((res.body.data as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual([field]);
+    });
+
+    it('says a missing field is required, a wrong type what type, and names the field once', async () => {
+      const base: Record<string, unknown> = { cny_amount: '10.00', paychannel_id: channel, order_type: 1, paychannel_paymethod: 'alipay' };
+      const answer = async (change: Record<string, unknown>) => {
+        const params: Record<string, unknown> = { ...base, ...change };
+        for (const key of Object.keys(params)) if (params[key] === undefined) delete params[key];
+        return (await post<{ errors: { field: string; message: string }[] }>(api.app, '/api/merchant/createOrder', signed(merchant, params))).body;
+      };
+      expect((await answer({ paychannel_id: undefined })).msg).toBe('paychannel_id is required');
+      expect((await answer({ cny_amount: undefined })).msg).toBe('cny_amount is required');
+      expect((await answer({ paychannel_id: 'one' })).msg).toBe('paychannel_id must be an integer');
+      expect((await answer({ paychannel_id: 0 })).msg).toBe('paychannel_id must be at least 1');
+      const amount = await answer({ cny_amount: '1.234' });
+      expect(amount.msg).toMatch(/^cny_amount must be a yuan amount/);
+      expect(amount.data.errors).toEqual([{ field: 'cny_amount', message: amount.msg }]);
+      const closed = await post(api.app, '/api/merchant/orderClose', signed(merchant, {}));
+      expect([closed.body.code, closed.body.msg]).toEqual([40000, 'order_no is required']);
+      // A rule's own message without the field's name gets it once, in front.
+      const window = await post(api.app, '/api/merchant/orderQueryList', signed(merchant, { start_time: 200, end_time: 100 }));
+      expect(window.body.msg).toBe('start_time: must not be after end_time');
     });
 
     it('names every bad field at once', async () => {
@@ -376,6 +397,30 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect(missing.body.code).toBe(40000);
       const foreignList = await post<{ list: { order_no: string }[] }>(api.app, '/api/merchant/orderQueryList', signed(merchant, { limit: 100 }));
       expect(foreignList.body.data.list.some((o) => orderNos.includes(o.order_no))).toBe(false);
+    });
+
+    it('finds an order by merchant_order_no, the alternative key: exactly one of the two, and both answers carry it', async () => {
+      const made = await merchantWithChannels(api.operator);
+      const created = await createOrder(api.app, made.merchant, { cny_amount: '7.00', paychannel_id: made.channels.processor, merchant_order_no: 'lost-answer-1' });
+      const orderNo = created.body.data.order_no;
+      const byOwn = await post<Record<string, unknown>>(api.app, '/api/merchant/orderQueryDetail', signed(made.merchant, { merchant_order_no: 'lost-answer-1' }));
+      expect([byOwn.status, byOwn.body.code]).toEqual([200, 1]);
+      expect(byOwn.body.data).toEqual((await orderDetail(api.app, made.merchant, orderNo)).body.data);
+      expect(byOwn.body.data).toMatchObject({ order_no: orderNo, merchant_order_no: 'lost-answer-1', cny_amount: '7.00' });
+      const listed = await post<{ list: Record<string, unknown>[] }>(api.app, '/api/merchant/orderQueryList', signed(made.merchant, {}));
+      expect(listed.body.data.list[0]).toMatchObject({ order_no: orderNo, merchant_order_no: 'lost-answer-1' });
+      // An order created without one shows null.
+      expect((await orderDetail(api.app, m, orderNos[2])).body.data.merchant_order_no).toBeNull();
+
+      // Another merchant's number, or an unknown one: 40400, as for order_no.
+      const foreign = await post(api.app, '/api/merchant/orderQueryDetail', signed(m, { merchant_order_no: 'lost-answer-1' }));
+      expect([foreign.status, foreign.body.code, foreign.body.data]).toEqual([404, 40400, null]);
+      // Neither, both (even naming the same order), or a malformed one: 40000.
+      for (const params of [{}, { order_no: '', merchant_order_no: '' }, { order_no: orderNo, merchant_order_no: 'lost-answer-1' }, { merchant_order_no: 'has space' }]) {
+        const res = await post<{ errors: { field: string }[] }>(api.app, '/api/merchant/orderQueryDetail', signed(made.merchant, params));
+        expect([res.status, res.body.code]).toEqual([400, 40000]);
+        expect(res.body.msg).toMatch(/merchant_order_no/);
+      }
     });
   });
 });

@@ -206,6 +206,15 @@ describe('merchant portal in a browser', () => {
     expect(attempts.some((row) => row.includes('500') && row.includes('busy, try later'))).toBe(true);
     expect(attempts.some((row) => row.includes('200') && row.includes('success'))).toBe(true);
     await shoot('order');
+    // On a phone each attempt's time, HTTP status and answer stay in view: nothing to scroll sideways for.
+    await page.setViewportSize({ width: WIDTHS.phone, height: 900 });
+    for (const row of await page.locator('table.attempts tbody tr').all()) {
+      for (const cell of [2, 3, 5]) {
+        const box = (await row.locator(`td:nth-child(${cell})`).boundingBox())!;
+        expect([cell, box.x >= 0 && box.x + box.width <= WIDTHS.phone]).toEqual([cell, true]);
+      }
+    }
+    await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
 
     // Resend: a third delivery of the latest event, with the same event_id.
     await page.getByRole('button', { name: 'Resend the latest callback' }).click();
@@ -269,6 +278,13 @@ describe('merchant portal in a browser', () => {
     expect(await page.locator('#test-result').innerText()).toContain('Your endpoint accepted the test event.');
     expect(receiver.received.at(-1)!.body.event).toBe('webhook.test');
     await shoot('test-event');
+    // The language switch on the answer reloads the developers page the form is on (it was a 404).
+    await page.getByRole('link', { name: '简体中文' }).click();
+    await page.locator('html[lang="zh-CN"]').waitFor();
+    expect([new URL(page.url()).pathname, await heading()]).toEqual(['/portal/developers', '开发者']);
+    await page.getByRole('link', { name: 'English' }).click();
+    await page.locator('html[lang="en"]').waitFor();
+    expect([new URL(page.url()).pathname, await heading()]).toEqual(['/portal/developers', 'Developers']);
     // A routine rotation (the default): the old secret keeps working for 24 hours beside the new one.
     expect(await page.getByLabel('Keeps working for 24 hours', { exact: false }).isChecked()).toBe(true);
     await page.getByLabel('I understand that a new secret replaces the current one', { exact: false }).check();
@@ -323,6 +339,18 @@ describe('merchant portal in a browser', () => {
     await shoot('login');
     await page.goto(`${base}/portal/orders`);
     await page.waitForURL(/\/portal\/login\?next=/);
+  });
+
+  it('shows the sandbox checkout in English and Chinese, switchable', async () => {
+    const [{ pay_url }] = await sql(api.app).query(`SELECT pay_url FROM orders WHERE order_no = $1`, [orders[2].order_no]);
+    await page.goto(pay_url);
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    expect(await page.getByRole('button', { name: 'Pay ¥5.20' }).count()).toBe(1);
+    await shoot('checkout');
+    await page.getByRole('link', { name: '简体中文' }).click();
+    expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    expect(await heading()).toContain('付款');
+    await shoot('checkout');
   });
 
   it('shows a second merchant\'s user none of the first merchant\'s data', async () => {

@@ -508,9 +508,12 @@ describe('merchant portal security', () => {
       expect(errorText(badGrace.html)).toBe('Choose how long the current secret keeps working.');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
 
-      await client.get('/portal/developers');
+      // The form and its answer say what a rotation does to a receiver checking the body signature (issue 28).
+      const form = await client.get('/portal/developers');
+      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*a receiver that checks the body signature must accept either secret until the grace ends/);
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
+      expect(answer.html).toMatch(/id="rotate-callbacks">Callbacks are signed with this new secret from now on\. Until [^<]+ a receiver that checks the body signature must accept either secret/);
       expect(answer.headers['cache-control']).toBe('no-store');
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
       const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)![1];
@@ -523,6 +526,7 @@ describe('merchant portal security', () => {
       await client.get('/portal/developers');
       const revoked = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '0', password: PASSWORD });
       expect(revoked.html).toContain('the previous secret no longer works');
+      expect(revoked.html).not.toContain('id="rotate-callbacks"');
       const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
       await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');
       expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: newest }))).body.code).toBe(1);
@@ -544,6 +548,15 @@ describe('merchant portal security', () => {
       expect(errorText(sent.html)).toBe('The test event was not accepted. Real callbacks would be retried; this one is not.');
       expect(sent.html).toContain('http://10.0.0.7/notify');
       expect(sent.html).toMatch(/private/);
+
+      // The language switch on the answer reloads the page the form is on: the test-event path has no page of its own (a 404 before).
+      const switchLink = /href="([^"]+)" lang="zh-CN"/.exec(sent.html)![1];
+      expect(switchLink).toBe('/portal/developers?lang=zh-CN');
+      const switched = await client.get(switchLink);
+      expect([switched.status, switched.location]).toEqual([303, '/portal/developers']);
+      const page = await client.get(switched.location!);
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('<html lang="zh-CN">');
     });
 
     it('the notify URL is changed only to an http(s) URL of at most 512 characters', async () => {
@@ -585,6 +598,7 @@ describe('merchant portal security', () => {
         const signedAnswer = (await post(api.app, '/api/merchant/orderQueryList', signed(a.merchant, filters))).body;
         expect(session.code).toBe(1);
         expect(session.data).toEqual(signedAnswer.data);
+        for (const order of session.data.list) expect(order).toHaveProperty('merchant_order_no');
       }
       const bad = (await orderList(client.cookieHeader(), { limit: 500 })).json();
       expect(bad.code).toBe(40000);

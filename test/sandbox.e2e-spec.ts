@@ -58,11 +58,41 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(res.body).toMatch(/<dd>m-[0-9a-f]{8}<\/dd>/);
     for (const action of ['pay', 'fail']) {
       const form = new RegExp(
-        `<form method="post" action="/sandbox/checkout/${order.order_no}/${action}">\\s*<input type="hidden" name="token" value="${order.token}">`,
+        `<form method="post" action="/sandbox/checkout/${order.order_no}/${action}\\?lang=en">\\s*<input type="hidden" name="token" value="${order.token}">`,
       );
       expect(res.body).toMatch(form);
     }
     expect(res.body).not.toContain((await secretKey()).slice(0, 16));
+  });
+
+  it('speaks zh-CN and en like the portal: by Accept-Language, switchable, the choice carried through Pay', async () => {
+    const order = await newOrder('8.80');
+    const zh = await api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=${order.token}`, headers: { 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.5' } });
+    expect(zh.statusCode).toBe(200);
+    expect(zh.body).toContain('<html lang="zh-CN">');
+    expect(zh.body).toContain('沙箱收银台');
+    expect(zh.body).toContain('<dd>支付宝</dd>');
+    expect(zh.body).toContain('<dd>待支付</dd>');
+    const english = /<a href="([^"]+)" lang="en"/.exec(zh.body)![1].replace(/&amp;/g, '&');
+    expect(english).toBe(`/sandbox/checkout/${order.order_no}?token=${order.token}&lang=en`);
+    const en = await api.app.inject({ method: 'GET', url: english, headers: { 'accept-language': 'zh-CN' } });
+    expect(en.body).toContain('<html lang="en">');
+    expect(en.body).toContain('Sandbox checkout');
+    expect(en.body).toContain(`action="/sandbox/checkout/${order.order_no}/pay?lang=en"`);
+
+    const paid = await api.app.inject({
+      method: 'POST',
+      url: `/sandbox/checkout/${order.order_no}/pay?lang=zh-CN`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token: order.token }).toString(),
+    });
+    expect(paid.statusCode).toBe(200);
+    expect(paid.body).toContain('支付成功');
+    expect(paid.body).toContain(`订单 ${order.order_no} 已支付 ¥8.80`);
+    // Its switch leads back to the order's page, which a POST's answer is not.
+    expect(paid.body).toContain(`href="/sandbox/checkout/${order.order_no}?token=${order.token}&amp;lang=en" lang="en"`);
+    const notFound = await api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=x&lang=zh-CN` });
+    expect([notFound.statusCode, notFound.body.includes('此支付链接无效')]).toEqual([404, true]);
   });
 
   it('cannot be framed and sends the security headers of an HTML page, on every answer of its routes', async () => {

@@ -22,7 +22,7 @@ const CREATED_FIELDS = [
   'service_amount',
   'status',
 ];
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
 
 describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis)', () => {
   let api: TestApi;

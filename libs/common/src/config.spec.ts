@@ -41,6 +41,11 @@ describe('loadConfig', () => {
     expect([c.callbackDestinationConcurrency, c.callbackCircuitFailures, c.callbackCircuitProbeSeconds, c.workerMetricsPort]).toEqual([2, 5, 1, 9464]);
   });
 
+  it('reads CALLBACK_EGRESS_ADDRESSES as free text, trimmed; unset or blank is unpublished', () => {
+    expect(loadConfig({ ...base, CALLBACK_EGRESS_ADDRESSES: ' 203.0.113.10, 2001:db8::10 ' }).callbackEgressAddresses).toBe('203.0.113.10, 2001:db8::10');
+    expect([loadConfig(base).callbackEgressAddresses, loadConfig({ ...base, CALLBACK_EGRESS_ADDRESSES: '  ' }).callbackEgressAddresses]).toEqual([null, null]);
+  });
+
   it('reads a compressed retry schedule', () => {
     expect(loadConfig({ ...base, CALLBACK_RETRY_SCHEDULE: '200ms,1s,2m' }).callbackRetryScheduleMs).toEqual([200, 1000, 120000]);
   });

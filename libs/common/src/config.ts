@@ -30,6 +30,8 @@ export class AppConfig {
   orderExpireSeconds: number;
   callbackRetryScheduleMs: number[];
   callbackAllowPrivate: boolean;
+  /** CALLBACK_EGRESS_ADDRESSES: free text the operator publishes (the addresses callbacks leave from, for merchants' allowlists); shown on the portal's developers page. */
+  callbackEgressAddresses: string | null;
   /** CALLBACK_DESTINATION_CONCURRENCY: attempts in flight per destination (scheme, host, port), across every worker (SPEC 7). */
   callbackDestinationConcurrency: number;
   /** CALLBACK_CIRCUIT_FAILURES: consecutive failed attempts that open a destination's circuit. */
@@ -240,6 +242,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     orderExpireSeconds: integer(env, 'ORDER_EXPIRE_SECONDS', 1800, 1, 30 * 86_400),
     callbackRetryScheduleMs: schedule,
     callbackAllowPrivate: bool(env, 'CALLBACK_ALLOW_PRIVATE', false),
+    callbackEgressAddresses: env.CALLBACK_EGRESS_ADDRESSES?.trim() || null,
     callbackDestinationConcurrency: integer(env, 'CALLBACK_DESTINATION_CONCURRENCY', 8, 1, 1000),
     callbackCircuitFailures: integer(env, 'CALLBACK_CIRCUIT_FAILURES', 20, 1, 1_000_000),
     callbackCircuitProbeSeconds: integer(env, 'CALLBACK_CIRCUIT_PROBE_SECONDS', 60, 1, 86_400),

@@ -48,7 +48,7 @@ export const ERROR_INFO: Record<ErrorCode, ErrorInfo> = {
   [ErrorCode.StateConflict]: { status: 409, msg: 'The state of the order or refund does not allow this operation' },
   [ErrorCode.InsufficientBalance]: { status: 409, msg: 'Available balance too low' },
   [ErrorCode.PayloadTooLarge]: { status: 413, msg: 'Request body larger than 64 KiB' },
-  [ErrorCode.UnsupportedMediaType]: { status: 415, msg: 'Body must be JSON or form-urlencoded' },
+  [ErrorCode.UnsupportedMediaType]: { status: 415, msg: 'Body must be JSON (Content-Type: application/json) or a form (Content-Type: application/x-www-form-urlencoded)' },
   [ErrorCode.RateLimited]: { status: 429, msg: 'Too many requests' },
   [ErrorCode.Internal]: { status: 500, msg: 'Internal error' },
   [ErrorCode.ChannelFailed]: { status: 502, msg: 'Payment channel failed' },
@@ -58,6 +58,11 @@ export const ERROR_INFO: Record<ErrorCode, ErrorInfo> = {
 export interface FieldError {
   field: string;
   message: string;
+}
+
+/** "field: message", the field named once: a message that starts with its field's name ("cny_amount must be...") stands as it is. */
+function fieldMessage(field: string, message: string): string {
+  return message.startsWith(`${field} `) ? message : `${field}: ${message}`;
 }
 
 /** A failure the client caused or may observe; anything else thrown is a 50000. */
@@ -73,16 +78,16 @@ export class DomainError extends Error {
   }
 
   static invalid(field: string, message: string): DomainError {
-    return new DomainError(ErrorCode.BadRequest, `${field}: ${message}`, { errors: [{ field, message }] });
+    return new DomainError(ErrorCode.BadRequest, fieldMessage(field, message), { errors: [{ field, message }] });
   }
 
   /** 42900 with `Retry-After` in whole seconds (at least 1) until the limiter lets the client in again. */
-  static rateLimited(msBeforeNext: number): DomainError {
-    return new DomainError(ErrorCode.RateLimited, undefined, null, { 'retry-after': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) });
+  static rateLimited(msBeforeNext: number, message?: string): DomainError {
+    return new DomainError(ErrorCode.RateLimited, message, null, { 'retry-after': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) });
   }
 
   static invalidFields(errors: FieldError[]): DomainError {
-    const msg = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+    const msg = errors.map((e) => fieldMessage(e.field, e.message)).join('; ');
     return new DomainError(ErrorCode.BadRequest, msg || ERROR_INFO[ErrorCode.BadRequest].msg, { errors });
   }
 }

@@ -15,6 +15,14 @@ export const AUTH_FAILURE_CODES: ReadonlySet<ErrorCode> = new Set([
   ErrorCode.AuthNonceUsed,
 ]);
 
+/** Why a blocked address is refused: its own failures, not traffic, so the fix is in its signing code. */
+export function addressBlocked(msBeforeNext: number): DomainError {
+  return DomainError.rateLimited(
+    msBeforeNext,
+    'Too many failed authentications from this address (bad signatures, unknown api_key, stale timestamps, used nonces): every merchant request from it is refused until Retry-After; fix the signing first',
+  );
+}
+
 /** Expired blocks are forgotten once this many addresses are remembered. */
 const PRUNE_AT = 10_000;
 
@@ -56,7 +64,7 @@ export class AuthFailureThrottle {
     const until = this.blockedUntil.get(ip);
     if (until === undefined) return;
     const left = until - Date.now();
-    if (left > 0) throw DomainError.rateLimited(left);
+    if (left > 0) throw addressBlocked(left);
     this.blockedUntil.delete(ip);
   }
 
@@ -69,7 +77,7 @@ export class AuthFailureThrottle {
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       this.block(ip, rejection.msBeforeNext);
-      return DomainError.rateLimited(rejection.msBeforeNext);
+      return addressBlocked(rejection.msBeforeNext);
     }
   }
 

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable, createParamDecorat
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, DomainError, ErrorCode, unixSeconds } from '@app/common';
 import type { Merchant } from '@app/db';
-import { verify } from '@app/signature';
+import { canonicalString, verify } from '@app/signature';
 import { AUTH_FAILURE_CODES, AuthFailureThrottle } from './auth-failure-throttle';
 import { type MerchantCredentials, MerchantCredentialsCache } from './merchant-credentials-cache';
 import { SignedRequestAdmission } from './signed-request-admission';
@@ -34,6 +34,31 @@ function readText(params: Record<string, unknown>, name: string, pattern: RegExp
   if (value === undefined || value === null || value === '') throw authMissing(name, 'is required');
   if (typeof value !== 'string' || !pattern.test(value)) throw authMissing(name, rule);
   return value;
+}
+
+/** Unix seconds this large are milliseconds (13 digits: after the year 33658 as seconds). */
+const LOOKS_LIKE_MILLISECONDS = 1e12;
+
+/** 40103 naming the window, and the usual cause when the value is a millisecond clock (Date.now()). */
+function timestampOutsideWindow(timestamp: number, toleranceSeconds: number): DomainError {
+  const hint = timestamp >= LOOKS_LIKE_MILLISECONDS ? '; it looks like milliseconds: send Unix seconds (Math.floor(Date.now() / 1000), time() in PHP)' : '';
+  return new DomainError(
+    ErrorCode.AuthTimestamp,
+    `Timestamp outside the allowed window: it must be Unix seconds within ${toleranceSeconds} s of the server's clock (the answer's time)${hint}`,
+  );
+}
+
+/**
+ * 40102; for a test-mode merchant (mk_test_ keys) with the canonical string the service signed
+ * (SPEC 3), so a developer sees what differs from theirs. Never for a live key, as SPEC 3 says.
+ */
+function signatureMismatch(params: Record<string, unknown>, merchant: Merchant): DomainError {
+  if (merchant.mode !== 'test') return new DomainError(ErrorCode.AuthBadSignature);
+  return new DomainError(
+    ErrorCode.AuthBadSignature,
+    'Signature does not match: data.canonical is the string the service signed (HMAC-SHA256 with your api_secret); compare it with yours',
+    { canonical: canonicalString(params) },
+  );
 }
 
 /** True when one of the merchant's secrets that is still valid signed the parameters. */
@@ -85,9 +110,9 @@ export class MerchantAuthGuard implements CanActivate {
     if (!credentials) throw new DomainError(ErrorCode.AuthUnknownKey);
     const { merchant } = credentials;
     if (merchant.status !== 'active') throw new DomainError(ErrorCode.MerchantDisabled);
-    if (Math.abs(unixSeconds() - timestamp) > this.config.authToleranceSeconds) throw new DomainError(ErrorCode.AuthTimestamp);
+    if (Math.abs(unixSeconds() - timestamp) > this.config.authToleranceSeconds) throw timestampOutsideWindow(timestamp, this.config.authToleranceSeconds);
 
-    if (!verifiesWithAny(params, signature, credentials)) throw new DomainError(ErrorCode.AuthBadSignature);
+    if (!verifiesWithAny(params, signature, credentials)) throw signatureMismatch(params, merchant);
     // 40104 (counted as a failure) or 42900, past the signature only.
     await this.admission.admit(request.ip, apiKey, nonce);
     return { merchant, params };

@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { AppConfig, DomainError, ErrorCode } from '@app/common';
 import { NonceStore } from '@app/db';
-import { AuthFailureThrottle } from './auth-failure-throttle';
+import { AuthFailureThrottle, addressBlocked } from './auth-failure-throttle';
 import { TokenBuckets } from './token-buckets';
 
 /**
@@ -37,6 +37,11 @@ redis.call('HSET', KEYS[3], 'tokens', tostring(tokens - 1), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[3], math.ceil(burst * 1000 / perSecond) + 1000)
 return {0, 0}
 `;
+
+/** The per-api_key budget (SPEC 8), told apart from the failed-authentication block. */
+function apiKeyRateLimited(ms: number): DomainError {
+  return DomainError.rateLimited(ms, 'Too many requests for this api_key: its rate limit is reached; retry after the Retry-After seconds');
+}
 
 const ADMITTED = 0;
 const ADDRESS_BLOCKED = 1;
@@ -100,11 +105,11 @@ export class SignedRequestAdmission {
         return;
       case ADDRESS_BLOCKED:
         this.authFailures.block(ip, ms);
-        throw DomainError.rateLimited(ms);
+        throw addressBlocked(ms);
       case NONCE_USED:
         throw new DomainError(ErrorCode.AuthNonceUsed);
       case NO_TOKEN:
-        throw DomainError.rateLimited(ms);
+        throw apiKeyRateLimited(ms);
       default:
         throw new Error(`admission script answered ${outcome}`);
     }
@@ -113,6 +118,6 @@ export class SignedRequestAdmission {
   private async admitWithoutRedis(apiKey: string, nonce: string): Promise<void> {
     if (!(await this.nonces.claim(apiKey, nonce))) throw new DomainError(ErrorCode.AuthNonceUsed);
     const retryAfterMs = this.memoryBuckets!.take(apiKey);
-    if (retryAfterMs > 0) throw DomainError.rateLimited(retryAfterMs);
+    if (retryAfterMs > 0) throw apiKeyRateLimited(retryAfterMs);
   }
 }

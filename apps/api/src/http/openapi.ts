@@ -51,7 +51,8 @@ Every merchant operation carries \`api_key\`, \`timestamp\` (Unix seconds, withi
 string; query and body are merged). The signature is the hex HMAC-SHA256, keyed with the api_secret, of the
 canonical string: every parameter except \`signature\`, without null or empty-string values, sorted by key bytes,
 as \`key=value\` joined by \`&\`, no URL-encoding; numbers as JavaScript writes them (send amounts as strings),
-nested values as JSON with sorted keys.
+nested values as JSON with sorted keys. With a test-mode key (\`mk_test_\`) a 40102 answer's \`data.canonical\` is the
+string the service signed, to compare with yours (never with a live key).
 
 ${signatureExample(config.apiPrefix)}
 
@@ -59,8 +60,11 @@ ${signatureExample(config.apiPrefix)}
 Signed the same way with the merchant's secret, plus Standard Webhooks headers (\`webhook-id\`, \`webhook-timestamp\`,
 \`webhook-signature\`; secret \`whsec_\` + base64(api_secret)). Answer \`success\` (or an empty 2xx); dedupe by \`event_id\`.
 After a secret rotation the previous secret keeps verifying requests for a grace period (24 h unless the operator
-chose otherwise, or none for a leaked secret); during it callbacks are signed with the new secret and
-\`webhook-signature\` carries two space-separated \`v1,\` entries (new first), so a receiver with either secret verifies.
+chose otherwise, or none for a leaked secret); during it \`webhook-signature\` carries two space-separated \`v1,\`
+entries (new first), so a header check with either secret verifies, but the body's \`signature\` is made with the new
+secret only: a receiver that checks the body must accept either secret until the grace ends.
+Each attempt is signed afresh (new \`timestamp\`, \`nonce\`, \`webhook-timestamp\`; same \`event_id\`), and
+\`webhook.test\` events arrive at the same endpoint.
 
 ## Callback tools
 \`callbackQueryList\` shows an order's deliveries and attempts, \`callbackResend\` sends its latest event again,

@@ -18,9 +18,17 @@ export function mergeRequestParams(request: FastifyRequest): Record<string, unkn
   if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) {
     throw DomainError.invalid('body', 'must be a JSON object or a form');
   }
+  const form = request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') ?? false;
+  // curl -d and many HTTP clients send JSON as a form unless told otherwise: its first "key" is then the JSON text itself.
+  if (form && Object.keys(body).some((key) => /^\s*[{[]/.test(key))) {
+    throw DomainError.invalid(
+      'body',
+      'looks like JSON but was sent as a form (Content-Type: application/x-www-form-urlencoded), so it was not read as JSON: send it with Content-Type: application/json',
+    );
+  }
   for (const key of Object.keys(body)) {
     const value = (body as Record<string, unknown>)[key];
-    if (Array.isArray(value) && request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+    if (Array.isArray(value) && form) {
       throw DomainError.invalid(key, 'must appear once in the form');
     }
     // Refused here, before anything walks the value: a 5,000-deep array overflowed the canonicaliser's stack (a 500).

@@ -3,10 +3,22 @@ import { plainToInstance } from 'class-transformer';
 import { type MetadataStorage, type ValidationArguments, ValidationTypes, getMetadataStorage } from 'class-validator';
 import { DomainError, type FieldError } from '@app/common';
 
+/**
+ * One message per field, the one that points to the fix: a missing value (optional ones are
+ * skipped before any rule) is "required", not a broken range; otherwise the rule written first
+ * on the property, the type check, before the bounds that follow it (class-validator lists the
+ * failed constraints bottom-up).
+ */
+function fieldMessage(field: string, e: ValidationError): string {
+  if (e.value === undefined || e.value === null) return `${field} is required`;
+  const messages = Object.values(e.constraints ?? {});
+  return messages[messages.length - 1];
+}
+
 function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
   return errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = e.constraints ? [{ field, message: Object.values(e.constraints)[0] }] : [];
+    const own = e.constraints ? [{ field, message: fieldMessage(field, e) }] : [];
     return [...own, ...flatten(e.children ?? [], field)];
   });
 }
@@ -116,7 +128,6 @@ export function createValidationPipe(forCustomDecorator = false): ValidationPipe
     whitelist: true,
     transform: true,
     validateCustomDecorators: forCustomDecorator,
-    stopAtFirstError: true,
     exceptionFactory: (errors) => DomainError.invalidFields(flatten(errors)),
   });
 }

@@ -5,7 +5,7 @@ import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { OrderCloseDto } from './dto/order-close.dto';
-import { OrderQueryDetailDto } from './dto/order-query-detail.dto';
+import { OrderQueryDetailDto, orderKey } from './dto/order-query-detail.dto';
 import { OrderQueryListDto } from './dto/order-query-list.dto';
 import { CreatedOrderViewDoc, OrderListDoc, OrderViewDoc } from './dto/order-views.doc';
 import { type CreatedOrderView, type OrderView, OrdersService } from './orders.service';
@@ -39,10 +39,16 @@ export class OrdersController {
   }
 
   @Post('orderQueryDetail')
-  @MerchantOperation('Read one order by order_no (40400 if unknown or another merchant\'s)', OrderQueryDetailDto, '', [ErrorCode.OrderNotFound], OrderViewDoc)
+  @MerchantOperation(
+    'Read one order by order_no or by merchant_order_no',
+    OrderQueryDetailDto,
+    'Exactly one of order_no and merchant_order_no (neither or both: 40000); an unknown order or another merchant\'s: 40400.',
+    [ErrorCode.OrderNotFound],
+    OrderViewDoc,
+  )
   @HttpCode(200)
   async orderQueryDetail(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderQueryDetailDto): Promise<Envelope<OrderView>> {
-    return ok(await this.orders.detail(merchant.id, params.order_no));
+    return ok(await this.orders.detail(merchant.id, orderKey(params)));
   }
 
   @Post('orderClose')

@@ -5,6 +5,7 @@ import { adaptersForMode } from '@app/channels';
 import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CreateOrderDto } from './dto/create-order.dto';
+import type { OrderKey } from './dto/order-query-detail.dto';
 import type { OrderQueryListDto } from './dto/order-query-list.dto';
 
 /** createOrder's answer: the interface's fields, plus merchant_order_no. */
@@ -23,9 +24,10 @@ export interface CreatedOrderView {
   pay_url: string | null;
 }
 
-/** An order as orderQueryList and orderQueryDetail show it: exactly the interface's fields. */
+/** An order as orderQueryList and orderQueryDetail show it: the interface's fields, plus merchant_order_no (SPEC 5, additive). */
 export interface OrderView {
   order_no: string;
+  merchant_order_no: string | null;
   order_type: number;
   cny_amount: string;
   merchant_actual_amount: number;
@@ -56,6 +58,7 @@ export function toCreatedView(o: Order): CreatedOrderView {
 export function toView(o: Order): OrderView {
   return {
     order_no: o.orderNo,
+    merchant_order_no: o.merchantOrderNo,
     order_type: o.orderType,
     cny_amount: formatYuan(o.cnyFen),
     merchant_actual_amount: o.merchantActualFen,
@@ -168,8 +171,8 @@ export class OrdersService {
     }
   }
 
-  async detail(merchantId: number, orderNo: string): Promise<OrderView> {
-    const order = await this.orders.findByOrderNo(merchantId, orderNo);
+  async detail(merchantId: number, key: OrderKey): Promise<OrderView> {
+    const order = 'orderNo' in key ? await this.orders.findByOrderNo(merchantId, key.orderNo) : await this.orders.findByMerchantOrderNo(merchantId, key.merchantOrderNo);
     if (!order) throw new DomainError(ErrorCode.OrderNotFound);
     return toView(order);
   }

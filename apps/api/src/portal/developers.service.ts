@@ -14,6 +14,8 @@ export interface DevelopersView {
   apiKey: string;
   notifyUrl: string | null;
   baseUrl: string;
+  /** Where callbacks come from, as the operator publishes it (CALLBACK_EGRESS_ADDRESSES); null when unpublished. */
+  egressAddresses: string | null;
   examples: { curl: string; php: string; typescript: string };
 }
 
@@ -95,7 +97,13 @@ export class DevelopersService {
     const merchant = await this.merchants.findById(merchantId);
     if (!merchant) throw new DomainError(ErrorCode.MerchantDisabled);
     const baseUrl = `${this.config.publicBaseUrl}${this.config.apiPrefix}`;
-    return { apiKey: merchant.apiKey, notifyUrl: merchant.notifyUrl, baseUrl, examples: signingExamples(merchant.apiKey, `${baseUrl}/merchant/orderQueryList`) };
+    return {
+      apiKey: merchant.apiKey,
+      notifyUrl: merchant.notifyUrl,
+      baseUrl,
+      egressAddresses: this.config.callbackEgressAddresses,
+      examples: signingExamples(merchant.apiKey, `${baseUrl}/merchant/orderQueryList`),
+    };
   }
 
   /** null when `grace` is not one of the page's choices. */

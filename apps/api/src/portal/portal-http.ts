@@ -60,6 +60,20 @@ export function setPortalSecurityHeaders(reply: FastifyReply): void {
     .header('cross-origin-opener-policy', 'same-origin');
 }
 
+/**
+ * The page the language switch reloads: the one asked for, or for a form's answer (a POST to
+ * /portal/developers/test-event, which has no GET) the nearest page above it that has one.
+ */
+function pageOf(request: FastifyRequest, path: string): string {
+  if (request.method === 'GET' || request.method === 'HEAD') return path;
+  for (let page = path; page.startsWith(`${PORTAL_PATH}/`); page = page.slice(0, page.lastIndexOf('/'))) {
+    const route = request.server.findRoute({ method: 'GET', url: page });
+    // The portal's catch-all GET (its 404 page) matches everything: a page is a route of its own.
+    if (route && !('*' in route.params)) return page;
+  }
+  return PORTAL_PATH;
+}
+
 /** The request's language: `?lang=` (then remembered in a cookie), else the cookie, else Accept-Language. */
 async function portalRequestHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const url = request.raw.url ?? '';
@@ -79,11 +93,12 @@ async function portalRequestHook(request: FastifyRequest, reply: FastifyReply): 
   portal.portalT = translator(lang);
   portal.portalSession = null;
   const path = url.split('?')[0];
-  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+  const page = pageOf(request, path);
+  const query = new URLSearchParams(page === path && url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
   const switchTo = (other: string): string => {
     const q = new URLSearchParams(query);
     q.set('lang', other);
-    return `${path}?${q.toString()}`;
+    return `${page}?${q.toString()}`;
   };
   reply.locals = { ...reply.locals, lang, t: portal.portalT, path, langLinks: { en: switchTo('en'), 'zh-CN': switchTo('zh-CN') } };
 }

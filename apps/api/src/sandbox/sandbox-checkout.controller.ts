@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { HtmlPage } from '../http/html-page';
+import { checkoutLang } from './checkout-page';
 import { type HtmlAnswer, SandboxCheckoutService } from './sandbox-checkout.service';
 
 function send(reply: FastifyReply, answer: HtmlAnswer): void {
@@ -23,19 +24,31 @@ export class SandboxCheckoutController {
 
   @Get(':orderNo')
   @HtmlPage()
-  async page(@Param('orderNo') orderNo: string, @Query() query: Form, @Res() reply: FastifyReply): Promise<void> {
-    send(reply, await this.checkout.page(orderNo, query?.token));
+  async page(@Param('orderNo') orderNo: string, @Query() query: Form, @Headers('accept-language') accept: string | undefined, @Res() reply: FastifyReply): Promise<void> {
+    send(reply, await this.checkout.page(orderNo, query?.token, checkoutLang(query?.lang, accept)));
   }
 
   @Post(':orderNo/pay')
   @HtmlPage()
-  async pay(@Param('orderNo') orderNo: string, @Body() form: Form, @Res() reply: FastifyReply): Promise<void> {
-    send(reply, await this.checkout.submit(orderNo, form?.token, 'paid'));
+  async pay(
+    @Param('orderNo') orderNo: string,
+    @Body() form: Form,
+    @Query() query: Form,
+    @Headers('accept-language') accept: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    send(reply, await this.checkout.submit(orderNo, form?.token, 'paid', checkoutLang(query?.lang, accept)));
   }
 
   @Post(':orderNo/fail')
   @HtmlPage()
-  async fail(@Param('orderNo') orderNo: string, @Body() form: Form, @Res() reply: FastifyReply): Promise<void> {
-    send(reply, await this.checkout.submit(orderNo, form?.token, 'failed'));
+  async fail(
+    @Param('orderNo') orderNo: string,
+    @Body() form: Form,
+    @Query() query: Form,
+    @Headers('accept-language') accept: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    send(reply, await this.checkout.submit(orderNo, form?.token, 'failed', checkoutLang(query?.lang, accept)));
   }
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
 import { ChannelRepository, MerchantRepository, type Order, OrderRepository, SandboxBillRepository } from '@app/db';
+import type { Lang } from '../portal/i18n/i18n';
 import { checkoutPage, resultPage } from './checkout-page';
 
 export interface HtmlAnswer {
@@ -11,10 +12,7 @@ export interface HtmlAnswer {
   html: string;
 }
 
-const NOT_FOUND: HtmlAnswer = {
-  status: 404,
-  html: resultPage('Checkout not found', 'This payment link is not valid. Ask the merchant for a new one.'),
-};
+const notFound = (lang: Lang): HtmlAnswer => ({ status: 404, html: resultPage({ kind: 'notFound' }, lang) });
 
 /**
  * The sandbox channel's checkout page (SPEC 6). Pay and Fail make the sandbox post a
@@ -37,9 +35,9 @@ export class SandboxCheckoutService {
     private readonly sandboxBook: SandboxBillRepository,
   ) {}
 
-  async page(orderNo: string, token: unknown): Promise<HtmlAnswer> {
+  async page(orderNo: string, token: unknown, lang: Lang): Promise<HtmlAnswer> {
     const found = await this.resolve(orderNo, token);
-    if (!found) return NOT_FOUND;
+    if (!found) return notFound(lang);
     return {
       status: 200,
       html: checkoutPage({
@@ -49,17 +47,17 @@ export class SandboxCheckoutService {
         payMethod: found.order.paymentMethod,
         status: found.order.status,
         token: token as string,
-      }),
+      }, lang),
     };
   }
 
-  async submit(orderNo: string, token: unknown, outcome: 'paid' | 'failed'): Promise<HtmlAnswer> {
+  async submit(orderNo: string, token: unknown, outcome: 'paid' | 'failed', lang: Lang): Promise<HtmlAnswer> {
     const found = await this.resolve(orderNo, token);
-    if (!found) return NOT_FOUND;
+    if (!found) return notFound(lang);
     const { order, secretKey } = found;
     const back = `/sandbox/checkout/${order.orderNo}?token=${token as string}`;
     if (order.status !== 'pending') {
-      return { status: 409, html: resultPage('Nothing to pay', `This order is already ${order.status}.`, back) };
+      return { status: 409, html: resultPage({ kind: 'alreadyDone', status: order.status }, lang, back) };
     }
     const notification = signSandboxNotification(secretKey, order.orderNo, order.cnyFen, outcome);
     // The sandbox took the money once Pay is pressed, whatever becomes of its notification: its own books say so.
@@ -74,11 +72,10 @@ export class SandboxCheckoutService {
     });
     if (res.statusCode !== 200 || res.body.trim() !== 'success') {
       this.logger.warn(`order ${order.orderNo}: sandbox notification answered HTTP ${res.statusCode}`);
-      return { status: 502, html: resultPage('The service refused the notification', `HTTP ${res.statusCode}. Try again.`, back) };
+      return { status: 502, html: resultPage({ kind: 'refused', http: res.statusCode }, lang, back) };
     }
-    return outcome === 'paid'
-      ? { status: 200, html: resultPage('Payment succeeded', `¥${formatYuan(order.cnyFen)} paid for order ${order.orderNo}. The merchant is notified.`, back) }
-      : { status: 200, html: resultPage('Payment failed', `Order ${order.orderNo} is cancelled. The merchant is notified.`, back) };
+    const result = outcome === 'paid' ? { kind: 'paid' as const, amount: formatYuan(order.cnyFen), orderNo: order.orderNo } : { kind: 'failed' as const, orderNo: order.orderNo };
+    return { status: 200, html: resultPage(result, lang, back) };
   }
 
   /**

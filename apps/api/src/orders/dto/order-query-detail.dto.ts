@@ -1,10 +1,34 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { DomainError } from '@app/common';
+import { emptyToUndefined } from './param-transforms';
 
+/** One order by exactly one of its two numbers (SPEC 5): the service's order_no or the merchant's own merchant_order_no. */
 export class OrderQueryDetailDto {
-  @ApiProperty({ example: '2025112112000012345678' })
+  @ApiPropertyOptional({ example: '2025112112000012345678', description: 'The service\'s order number; or send merchant_order_no instead (exactly one of the two)' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
   @IsString({ message: 'order_no must be a string' })
-  @IsNotEmpty({ message: 'order_no is required' })
   @MaxLength(64, { message: 'order_no must be at most 64 characters' })
-  order_no: string;
+  order_no?: string;
+
+  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'M-10001', description: 'The merchant_order_no given at createOrder or createSellOrder; or send order_no instead' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  merchant_order_no?: string;
+}
+
+/** Which number names the order: exactly one of the two, else 40000. */
+export type OrderKey = { orderNo: string } | { merchantOrderNo: string };
+
+export function orderKey(params: OrderQueryDetailDto): OrderKey {
+  if (params.order_no !== undefined && params.merchant_order_no !== undefined) {
+    throw DomainError.invalid('order_no', 'send order_no or merchant_order_no, not both');
+  }
+  if (params.order_no !== undefined) return { orderNo: params.order_no };
+  if (params.merchant_order_no !== undefined) return { merchantOrderNo: params.merchant_order_no };
+  throw DomainError.invalid('order_no', 'order_no or merchant_order_no is required');
 }

@@ -13,6 +13,9 @@ export class OrderViewDoc implements OrderView {
   @ApiProperty({ example: '2025112112000012345678', description: '22 digits' })
   order_no: string;
 
+  @ApiProperty({ type: String, nullable: true, example: 'shop-20251121-0001', description: "The merchant's own order number given at creation, or null" })
+  merchant_order_no: string | null;
+
   @ApiProperty({ enum: [1, 2], description: '1 = buy (top-up), 2 = sell (payout)' })
   order_type: number;
 
