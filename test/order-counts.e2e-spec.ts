@@ -252,7 +252,8 @@ describe('migration OrderCountSlots1764410000000 on a database with orders', () 
       await ds.query(`UPDATE orders SET status = 'cancelled', created_at = created_at - interval '3 days' WHERE order_no LIKE '81%' AND right(order_no, 1) IN ('1', '2')`);
       expect(await drift(ds)).toEqual([]);
 
-      expect(await runMigrations(url)).toEqual(['OrderCountSlots1764410000000']);
+      // Its migration first; those of later branches follow it on this database.
+      expect((await runMigrations(url))[0]).toBe('OrderCountSlots1764410000000');
       expect(await drift(ds)).toEqual([]);
       expect(await ds.query(`SELECT DISTINCT slot FROM order_counts UNION SELECT DISTINCT slot FROM order_day_counts`)).toEqual([{ slot: 0 }]);
       // Writers on several sessions of the pool spread over slots, and the sums stay exact.
