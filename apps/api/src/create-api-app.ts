@@ -39,7 +39,11 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     return503OnClosing: true,
     trustProxy: trustProxyOption(config.trustProxy),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    bufferLogs: true,
+    // Nest keeps each JSON or form body's bytes as request.rawBody: WeChat Pay signs the exact body it sends.
+    rawBody: true,
+  });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));
   app.useGlobalPipes(createValidationPipe());

@@ -4,6 +4,7 @@ import { AppConfig, SecretBox } from '@app/common';
 import type { Channel } from '@app/db';
 import { type ChannelAdapter, ChannelError } from './channel-adapter';
 import { type ChannelConfig, channelConfigContext } from './channel-config';
+import { AlipayAdapter } from './alipay.adapter';
 import { EpayAdapter } from './epay.adapter';
 import { SandboxAdapter } from './sandbox.adapter';
 
@@ -45,6 +46,8 @@ export class ChannelAdapters implements OnApplicationShutdown {
         return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl);
       case 'epay':
         return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
+      case 'alipay':
+        return new AlipayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
       default:
         throw new ChannelError(`channel ${channel.id} has an unknown adapter`);
     }

@@ -219,7 +219,7 @@ export class OperatorService {
     if (maxFen === null || maxFen < minFen) throw new UsageError('--max must be a yuan amount not below --min');
     let config;
     try {
-      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp });
+      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp, adapter: input.adapter as ChannelAdapterName });
     } catch (err) {
       throw new UsageError(`--config: ${(err as Error).message}`);
     }

@@ -5,7 +5,7 @@ export const CHANNEL_CATEGORIES = ['processor', 'remotepay', 'warehouse'] as con
 export type ChannelCategory = (typeof CHANNEL_CATEGORIES)[number];
 export const PAY_METHODS = ['wxpay', 'alipay', 'bank'] as const;
 export type PayMethod = (typeof PAY_METHODS)[number];
-export const CHANNEL_ADAPTERS = ['sandbox', 'epay'] as const;
+export const CHANNEL_ADAPTERS = ['sandbox', 'epay', 'alipay', 'wechatpay'] as const;
 export type ChannelAdapterName = (typeof CHANNEL_ADAPTERS)[number];
 
 @Entity('channels')
