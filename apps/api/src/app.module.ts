@@ -12,6 +12,7 @@ import { PortalApiModule, PortalModule } from './portal/portal.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { RegionModule } from './region/region.module';
 import { SandboxModule } from './sandbox/sandbox.module';
+import { WechatPayModule } from './wechat-pay/wechat-pay.module';
 import { SellOrdersModule } from './sell-orders/sell-orders.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
@@ -32,6 +33,7 @@ export class AppModule {
         MetricsModule,
         RegionModule,
         SandboxModule,
+        WechatPayModule,
         PortalModule,
         ...PREFIXED_MODULES,
         RouterModule.register(PREFIXED_MODULES.map((module) => ({ path: config.apiPrefix, module }))),

@@ -5,3 +5,4 @@ export * from './channel-config';
 export * from './channel-mode';
 export * from './epay.adapter';
 export * from './sandbox.adapter';
+export * from './wechatpay.adapter';

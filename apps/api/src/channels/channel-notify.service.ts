@@ -2,8 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, DomainError, ERROR_INFO, ErrorCode } from '@app/common';
 import { type ChannelAdapter, ChannelAdapters, type NotificationAnswer, type NotificationContext } from '@app/channels';
-import { BUY_ORDER, type Channel, ChannelRepository, OrderRepository } from '@app/db';
-import { OrderLifecycle } from '@app/orders';
+import { BUY_ORDER, type Channel, ChannelRepository, type Order, OrderRepository, RefundRepository } from '@app/db';
+import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import { mergeRequestParams } from '../http/request-params';
 import { MetricsService } from '../metrics/metrics.service';
 
@@ -27,6 +27,8 @@ export class ChannelNotifyService {
     private readonly orders: OrderRepository,
     private readonly adapters: ChannelAdapters,
     private readonly lifecycle: OrderLifecycle,
+    private readonly refundLifecycle: RefundLifecycle,
+    private readonly refunds: RefundRepository,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
   ) {}
@@ -58,6 +60,7 @@ export class ChannelNotifyService {
     const order = await this.orders.findForChannel(channel.id, notification.orderNo);
     // A payment notification is about a top-up; a sell order's outcome comes from the payout call.
     if (!order || order.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.OrderNotFound);
+    if (notification.refund) return this.refundNotified(order, notification.refund.refundNo);
 
     if (notification.outcome === 'failed') {
       const cancelled = await this.lifecycle.markFailed(order.id);
@@ -71,5 +74,20 @@ export class ChannelNotifyService {
     }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     this.logger.log(`order ${order.orderNo}: success notification, ${result}`);
+  }
+
+  /**
+   * A verified refund notification (wechatpay REFUND.*) settles nothing by itself: it starts the
+   * refund's round of talk with the channel now, which queries it, so one path (RefundLifecycle)
+   * decides, under its lease, whatever arrives first. Not settled yet: the worker keeps asking.
+   */
+  private async refundNotified(order: Order, refundNo: string): Promise<void> {
+    const refund = await this.refunds.findByRefundNo(order.merchantId, refundNo);
+    if (!refund || refund.orderId !== order.id) throw new DomainError(ErrorCode.OrderNotFound, 'Refund not found');
+    try {
+      await this.refundLifecycle.process(refund.id);
+    } catch (err) {
+      this.logger.warn({ refund_no: refundNo }, `refund notification: not settled yet (${(err as Error).message})`);
+    }
   }
 }
