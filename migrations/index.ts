@@ -10,6 +10,7 @@ import { MerchantChangedNotify1764150000000 } from './1764150000000-merchant-cha
 import { MoneyOut1764200000000 } from './1764200000000-money-out';
 import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret-grace-and-callback-tools';
 import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
+import { LostNotificationQueries1764420000000 } from './1764420000000-lost-notification-queries';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   MoneyOut1764200000000,
   SecretGraceAndCallbackTools1764290000000,
   CallbackDispatch1764300000000,
+  LostNotificationQueries1764420000000,
 ];

@@ -1,12 +1,14 @@
 import { ChannelAdapters } from '@app/channels';
+import { ChannelRepository, LostNotificationRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
+import { LostNotificationLoop } from '../apps/worker/src/orders/lost-notification-loop';
 import { FakeAlipayGateway, rsaKeyPair } from './fakes/alipay-gateway';
 import { type TestApi, post, signed, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
 import { createSellOrder, entriesOf, orderClose, refundCreate, refundRow } from './helpers/money-out';
-import { createOrder, eventsOf, orderRow } from './helpers/orders';
+import { createOrder, eventsOf, orderRow, sql } from './helpers/orders';
 
 const APP_ID = '2021004100000001';
 
@@ -165,6 +167,49 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     alipay.api = 'normal';
     await lifecycle().confirm(order.id);
     expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
+  });
+
+  describe('lost notifications (SPEC 6)', () => {
+    const loop = (): LostNotificationLoop =>
+      new LostNotificationLoop(api.app.get(LostNotificationRepository), api.app.get(ChannelRepository), api.app.get(ChannelAdapters), lifecycle());
+    const queriesOf = (orderNo: string): number => alipay.apiCalls.filter((c) => c.method === 'alipay.trade.query' && c.biz.out_trade_no === orderNo).length;
+    const age = (orderNo: string, seconds: number): Promise<unknown> =>
+      sql(api.app).query(`UPDATE "orders" SET "created_at" = "created_at" - make_interval(secs => $2) WHERE "order_no" = $1`, [orderNo, seconds]);
+
+    it('a payment whose notification never came is found by the 1-minute query, and counts once', async () => {
+      const before = await api.operator.balance(merchant.id);
+      const order = await openedOrder('2.00');
+      alipay.pay(order.orderNo, { notify: 'never' });
+      await loop().pass();
+      expect([queriesOf(order.orderNo), (await orderRow(api.app, order.orderNo)).status]).toEqual([0, 'pending']);
+      await age(order.orderNo, 61);
+      expect(await loop().pass()).toBeGreaterThanOrEqual(1);
+      expect(queriesOf(order.orderNo)).toBe(1);
+      expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'paid', channel_trade_no: alipay.trades.get(order.orderNo)!.tradeNo });
+      await loop().pass();
+      expect(queriesOf(order.orderNo)).toBe(1);
+      // The notification arrives after all: answered success, nothing moves twice.
+      expect((await alipay.post(notifyUrl(), alipay.notification(alipay.trades.get(order.orderNo)!))).body).toBe('success');
+      await lifecycle().confirm(order.id);
+      expect((await eventsOf(api.app, order.orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+      expect((await api.operator.balance(merchant.id)).available_fen - before.available_fen).toBe(200 - 1);
+    });
+
+    it('an unpaid order is asked at 1 min, 5 min and just before expiry, once each', async () => {
+      const order = await openedOrder('2.50');
+      await age(order.orderNo, 61);
+      await loop().pass();
+      await loop().pass();
+      expect(queriesOf(order.orderNo)).toBe(1);
+      await age(order.orderNo, 240);
+      await loop().pass();
+      expect(queriesOf(order.orderNo)).toBe(2);
+      await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() + interval '30 seconds' WHERE "order_no" = $1`, [order.orderNo]);
+      await loop().pass();
+      await loop().pass();
+      expect(queriesOf(order.orderNo)).toBe(3);
+      expect((await orderRow(api.app, order.orderNo)).status).toBe('pending');
+    });
   });
 
   it('orderClose closes the trade at Alipay (alipay.trade.close)', async () => {

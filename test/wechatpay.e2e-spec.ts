@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { ChannelAdapters } from '@app/channels';
+import { ChannelRepository, LostNotificationRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
+import { LostNotificationLoop } from '../apps/worker/src/orders/lost-notification-loop';
 import { rsaKeyPair } from './fakes/alipay-gateway';
 import { FakeWechatpayGateway, type WechatNotification } from './fakes/wechatpay-gateway';
 import { type TestApi, post, signed, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
 import { createSellOrder, entriesOf, orderClose, refundCreate, refundRow } from './helpers/money-out';
-import { createOrder, eventsOf, orderRow } from './helpers/orders';
+import { createOrder, eventsOf, orderRow, sql } from './helpers/orders';
 
 const MCHID = '1900000109';
 const APPID = 'wxd678efh567hg6787';
@@ -244,6 +246,20 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
       expect(await orderRow(api.app, orderNo)).toMatchObject({ status: 'cancelled', pay_url: null });
       expect(JSON.stringify(res.body)).not.toContain(apiV3Key);
     }
+  });
+
+  it('a payment whose notification never came is found by the lost-notification query (1 min), once', async () => {
+    const loop = new LostNotificationLoop(api.app.get(LostNotificationRepository), api.app.get(ChannelRepository), api.app.get(ChannelAdapters), lifecycle());
+    const order = await newOrder('2.00');
+    wechat.pay(order.orderNo, { notify: 'never' });
+    const queries = (): number => wechat.calls.filter((c) => c.method === 'GET' && c.path.startsWith(`/v3/pay/transactions/out-trade-no/${order.orderNo}?`)).length;
+    await loop.pass();
+    expect(queries()).toBe(0);
+    await sql(api.app).query(`UPDATE "orders" SET "created_at" = "created_at" - interval '61 seconds' WHERE "order_no" = $1`, [order.orderNo]);
+    await loop.pass();
+    await loop.pass();
+    expect(queries()).toBe(1);
+    expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'paid', channel_trade_no: wechat.trades.get(order.orderNo)!.transactionId });
   });
 
   it('orderClose closes the payment at WeChat Pay', async () => {

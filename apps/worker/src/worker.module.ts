@@ -12,6 +12,7 @@ import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
 import { QueueWorkers } from './jobs/queue-workers';
 import { MoneyOutProcessor } from './money-out/money-out.processor';
 import { ExpiryLoop } from './orders/expiry-loop';
+import { LostNotificationLoop } from './orders/lost-notification-loop';
 import { OrdersProcessor } from './orders/orders.processor';
 import { WorkerTuning } from './worker-tuning';
 
@@ -34,6 +35,7 @@ export class WorkerModule {
         WorkerMetrics,
         OrdersProcessor,
         ExpiryLoop,
+        LostNotificationLoop,
         MoneyOutProcessor,
         QueueWorkers,
         MaintenanceScheduler,

@@ -9,6 +9,7 @@ import { CallbackDeliveryRepository } from './repositories/callback-delivery.rep
 import { CallbackToolsRepository } from './repositories/callback-tools.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
+import { LostNotificationRepository } from './repositories/lost-notification.repository';
 import { MerchantUserRepository } from './repositories/merchant-user.repository';
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
@@ -32,6 +33,7 @@ const REPOSITORIES = [
   SignInThrottleRepository,
   RefundRepository,
   PayoutRepository,
+  LostNotificationRepository,
 ];
 
 let instances = 0;
