@@ -11,6 +11,7 @@ import { MoneyOut1764200000000 } from './1764200000000-money-out';
 import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret-grace-and-callback-tools';
 import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
 import { LostNotificationQueries1764420000000 } from './1764420000000-lost-notification-queries';
+import { ChannelMode1764420100000 } from './1764420100000-channel-mode';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   SecretGraceAndCallbackTools1764290000000,
   CallbackDispatch1764300000000,
   LostNotificationQueries1764420000000,
+  ChannelMode1764420100000,
 ];

@@ -240,6 +240,32 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     expect(more.body.code).not.toBe(1);
   });
 
+  it('channel:create --mode test: a channel pointed at Alipay\'s sandbox serves test merchants only', async () => {
+    const { id } = await api.operator.createChannel({ category: 'processor', name: 'Alipay sandbox', payMethod: 'alipay', adapter: 'alipay', mode: 'test', config: configText });
+    await expect(api.operator.link(merchant.id, id)).rejects.toThrow(/moves test money/);
+    const tester = await api.operator.createMerchant({ name: 'alipay tester', mode: 'test' });
+    await api.operator.link(tester.id, id);
+    await expect(api.operator.link(tester.id, channel)).rejects.toThrow(/moves live money/);
+    const res = await createOrder(api.app, tester, { cny_amount: '1.00', paychannel_id: id });
+    expect(res.body.code).toBe(1);
+    expect(new URL(res.body.data.pay_url!).origin).toBe(alipay.url);
+    const listed = await post<{ list: { id: number }[] }>(api.app, '/api/merchant/getPayChannels', signed(tester, { category: 'processor' }));
+    expect(listed.body.data.list.map((c) => c.id)).toEqual([id]);
+    await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(/only moves test money/);
+    await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText })).rejects.toThrow(/--mode must be live or test/);
+  });
+
+  it('channel:create checks the alipay config: required keys, PEM keys, no unknown key; no value in the message', async () => {
+    const attempt = (config: Record<string, string>) =>
+      api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', config: JSON.stringify(config) });
+    const good = JSON.parse(configText) as Record<string, string>;
+    await expect(attempt({ app_id: APP_ID, private_key: good.private_key })).rejects.toThrow(/missing alipay_public_key/);
+    await expect(attempt({ ...good, private_key: 'not a key' })).rejects.toThrow(/config.private_key must be a private key in PEM/);
+    await expect(attempt({ ...good, secret_key: 'k' })).rejects.toThrow(/"secret_key" is not allowed/);
+    await expect(attempt({ ...good, gateway: 'ftp://x' })).rejects.toThrow(/config.gateway must be http or https/);
+    await attempt({ ...good, alipay_public_key: 'garbage-public-key-value' }).catch((err: Error) => expect(err.message).not.toContain('garbage'));
+  });
+
   it('sell orders are not offered (40302); no config value in any answer', async () => {
     const sell = await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel, payee_name: '张三', payee_account: '6222021234567890', payee_bank: '工商银行' });
     expect(sell.body.code).toBe(40302);

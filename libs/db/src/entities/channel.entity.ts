@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { MerchantMode } from './merchant.entity';
 import { bigintNumber } from './transformers';
 
 export const CHANNEL_CATEGORIES = ['processor', 'remotepay', 'warehouse'] as const;
@@ -25,6 +26,10 @@ export class Channel {
 
   @Column({ type: 'varchar', length: 32 })
   adapter: ChannelAdapterName;
+
+  /** Test money or live money (SPEC 6): `sandbox` is always test; the others live unless created with `--mode test`. */
+  @Column({ type: 'varchar', length: 4, default: 'live' })
+  mode: MerchantMode;
 
   /** The sensitive config (merchant_no, secret_key, proxy_url, gateway_url), sealed with SecretBox. */
   @Column({ name: 'config_enc', type: 'text' })
