@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { ChannelAdapters } from '@app/channels';
 import { ChannelRepository, LostNotificationRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
@@ -20,7 +21,17 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
   const app = rsaKeyPair();
   let configText: string;
 
+  /** Every line the service logs through Nest's Logger while this file runs (pino formats the same arguments). */
+  const logged: string[] = [];
+
   beforeAll(async () => {
+    for (const level of ['log', 'warn', 'error', 'debug', 'verbose'] as const) {
+      const original = Logger.prototype[level];
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, ...args: unknown[]) {
+        logged.push(JSON.stringify(args));
+        return (original as (...a: unknown[]) => void).apply(this, args);
+      });
+    }
     const port = await freePort();
     // The fake gateway speaks plain http on localhost; it posts notifications to this API, listening.
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
@@ -278,5 +289,12 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     }
     // The gateway is where pay_url leads; nothing else of the config is shown.
     expect(JSON.stringify([channels.body, sell.body])).not.toContain(alipay.gateway);
+  });
+
+  it('no key or config value in any log line of everything above', () => {
+    // The refusals and channel failures above were logged: the check sees the lines that could leak.
+    expect(logged.join('\n')).toContain('notification refused');
+    const all = logged.join('\n');
+    for (const value of [...app.privateKey.split('\n').filter((l) => l.length > 20), ...alipay.platform.publicKey.split('\n').filter((l) => l.length > 20)]) expect(all).not.toContain(value);
   });
 });

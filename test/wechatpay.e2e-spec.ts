@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { ChannelAdapters } from '@app/channels';
 import { ChannelRepository, LostNotificationRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
@@ -27,7 +28,17 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
   const apiV3Key = randomBytes(16).toString('hex');
   let config: Record<string, unknown>;
 
+  /** Every line the service logs through Nest's Logger while this file runs (pino formats the same arguments). */
+  const logged: string[] = [];
+
   beforeAll(async () => {
+    for (const level of ['log', 'warn', 'error', 'debug', 'verbose'] as const) {
+      const original = Logger.prototype[level];
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, ...args: unknown[]) {
+        logged.push(JSON.stringify(args));
+        return (original as (...a: unknown[]) => void).apply(this, args);
+      });
+    }
     const port = await freePort();
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
     await api.app.listen(port, '127.0.0.1');
@@ -296,5 +307,12 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const channels = await post(api.app, '/api/merchant/getPayChannels', signed(merchant, { category: 'processor' }));
     const text = JSON.stringify([channels.body, sell.body]);
     for (const value of [apiV3Key, MCHID, SERIAL, wechat.url, wechat.publicKeyId]) expect(text).not.toContain(value);
+  });
+
+  it('no key or config value in any log line of everything above', () => {
+    // The refusals and channel failures above were logged: the check sees the lines that could leak.
+    expect(logged.join('\n')).toContain('notification refused');
+    const all = logged.join('\n');
+    for (const value of [apiV3Key, ...merchantKey.privateKey.split('\n').filter((l) => l.length > 20), ...wechat.platform.publicKey.split('\n').filter((l) => l.length > 20)]) expect(all).not.toContain(value);
   });
 });
