@@ -12,6 +12,8 @@ import { SecretGraceAndCallbackTools1764290000000 } from './1764290000000-secret
 import { CallbackDispatch1764300000000 } from './1764300000000-callback-dispatch';
 import { CallbackJobs1764400000000 } from './1764400000000-callback-jobs';
 import { OrderCountSlots1764410000000 } from './1764410000000-order-count-slots';
+import { LostNotificationQueries1764420000000 } from './1764420000000-lost-notification-queries';
+import { ChannelMode1764420100000 } from './1764420100000-channel-mode';
 import { Reconciliation1764430000000 } from './1764430000000-reconciliation';
 import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
 import { MasterKeyCheck1764460000000 } from './1764460000000-master-key-check';
@@ -31,6 +33,8 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CallbackDispatch1764300000000,
   CallbackJobs1764400000000,
   OrderCountSlots1764410000000,
+  LostNotificationQueries1764420000000,
+  ChannelMode1764420100000,
   Reconciliation1764430000000,
   LeaseTokens1764440000000,
   MasterKeyCheck1764460000000,

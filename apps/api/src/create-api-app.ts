@@ -49,7 +49,11 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     return503OnClosing: true,
     trustProxy: trustProxyOption(config.trustProxy),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, NEST_START_OPTIONS);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    ...NEST_START_OPTIONS,
+    // Nest keeps each JSON or form body's bytes as request.rawBody: WeChat Pay signs the exact body it sends.
+    rawBody: true,
+  });
   app.useLogger(app.get(Logger));
   app.flushLogs();
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));

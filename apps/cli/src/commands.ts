@@ -68,8 +68,8 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     run: (ops, f) => ops.callbackRecover(id(f, 'merchant'), required(f, 'since'), f.until),
   },
   'channel:create': {
-    usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
-    flags: ['category', 'name', 'pay-method', 'adapter', 'rate', 'min', 'max', 'config'],
+    usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay|alipay|wechatpay [--mode live|test] [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
+    flags: ['category', 'name', 'pay-method', 'adapter', 'mode', 'rate', 'min', 'max', 'config'],
     run: (ops, f) =>
       ops.createChannel({
         category: required(f, 'category'),
@@ -80,6 +80,7 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
         min: f.min,
         max: f.max,
         config: f.config,
+        mode: f.mode,
       }),
   },
   'channel:enable': { usage: '--channel ID', flags: ['channel'], run: (ops, f) => ops.setChannelEnabled(id(f, 'channel'), true) },

@@ -15,6 +15,7 @@ import { MaintenanceScheduler } from './jobs/maintenance-scheduler';
 import { QueueWorkers } from './jobs/queue-workers';
 import { MoneyOutProcessor } from './money-out/money-out.processor';
 import { ExpiryLoop } from './orders/expiry-loop';
+import { LostNotificationLoop } from './orders/lost-notification-loop';
 import { OrdersProcessor } from './orders/orders.processor';
 import { ReconDaily } from './recon/recon-daily';
 import { WorkerTuning } from './worker-tuning';
@@ -44,6 +45,7 @@ export class WorkerModule {
         WorkerMetrics,
         OrdersProcessor,
         ExpiryLoop,
+        LostNotificationLoop,
         MoneyOutProcessor,
         QueueWorkers,
         MaintenanceScheduler,

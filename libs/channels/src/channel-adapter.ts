@@ -9,6 +9,8 @@ export interface PaymentRequest {
   notifyUrl: string;
   /** Where the channel sends the payer back. */
   returnUrl: string;
+  /** The order's expiry: channels that take one stop accepting the payment then. */
+  expiresAt: Date;
 }
 
 export interface PaymentCreated {
@@ -23,6 +25,29 @@ export interface ChannelNotification {
   channelTradeNo: string | null;
   amountFen: number;
   outcome: 'paid' | 'failed';
+  /** Set when the notification is about a refund of the order (wechatpay's REFUND.*), not its payment. */
+  refund?: { refundNo: string; outcome: 'succeeded' | 'failed'; channelRefundNo: string | null };
+}
+
+/** What else arrived with a notification: protocols that sign headers and the exact body (wechatpay) read these. */
+export interface NotificationContext {
+  headers: Record<string, string | string[] | undefined>;
+  /** The body exactly as received; null when it was not JSON. */
+  rawBody: string | null;
+}
+
+/** The HTTP answer a channel expects to a notification. */
+export interface NotificationAnswer {
+  status: number;
+  contentType: string | null;
+  body: string;
+}
+
+/** How a protocol answers its notifications, when it is not "the acknowledgement text, or our JSON envelope". */
+export interface NotificationAnswers {
+  accepted(): NotificationAnswer;
+  /** `status`: the HTTP status our envelope would have used; `message` is safe to show (no secret). */
+  refused(status: number, message: string): NotificationAnswer;
 }
 
 /** The channel's answer to "was this order paid?". */
@@ -125,7 +150,11 @@ export interface BillOperations {
 export interface ChannelAdapter {
   createPayment(request: PaymentRequest, signal: AbortSignal): Promise<PaymentCreated>;
   /** null when the notification is not authentic or not understood. */
-  verifyNotification(params: Record<string, unknown>): ChannelNotification | null;
+  verifyNotification(params: Record<string, unknown>, context?: NotificationContext): ChannelNotification | null;
+  /** The body is JSON with objects inside (wechatpay): it does not fit the flat parameter map, so `params` is empty. */
+  readonly notificationIsJsonDocument?: boolean;
+  /** Set when the protocol answers notifications its own way (alipay: `fail`; wechatpay: 204 or a JSON FAIL). */
+  readonly notificationAnswers?: NotificationAnswers;
   queryPayment(query: PaymentQuery, signal: AbortSignal): Promise<PaymentStatus>;
   /** The text body the channel expects once a notification is accepted. */
   readonly acknowledgement: string;

@@ -4,8 +4,15 @@ import { AppConfig, SecretBox } from '@app/common';
 import { type Channel, SandboxBillRepository } from '@app/db';
 import { type ChannelAdapter, ChannelError } from './channel-adapter';
 import { type ChannelConfig, channelConfigContext } from './channel-config';
+import { AlipayAdapter } from './alipay.adapter';
 import { EpayAdapter } from './epay.adapter';
 import { SandboxAdapter } from './sandbox.adapter';
+import { WechatpayAdapter } from './wechatpay.adapter';
+
+/** The AAD of a WeChat pay page's token: it opens for that order only. */
+function wechatPageContext(orderNo: string): string {
+  return `wechatpay-page:${orderNo}`;
+}
 
 /** SPEC 5: a channel call gets 8 seconds. */
 export const CHANNEL_TIMEOUT_MS = 8000;
@@ -46,8 +53,28 @@ export class ChannelAdapters implements OnApplicationShutdown {
         return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl, { channelId: channel.id, lines: this.sandboxBook });
       case 'epay':
         return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
+      case 'alipay':
+        return new AlipayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
+      case 'wechatpay':
+        return new WechatpayAdapter(
+          config,
+          (orderNo, codeUrl) => `${this.config.publicBaseUrl}/pay/wechat/${orderNo}?token=${encodeURIComponent(this.secrets.seal(codeUrl, wechatPageContext(orderNo)))}`,
+          this.notifyUrl(channel.id),
+          config.proxy_url ? this.proxy(config.proxy_url) : undefined,
+          this.config.channelAllowHttp,
+        );
       default:
         throw new ChannelError(`channel ${channel.id} has an unknown adapter`);
+    }
+  }
+
+  /** The code_url a WeChat pay page's token carries, or null when the token is not that order's. */
+  openWechatPageToken(orderNo: string, token: unknown): string | null {
+    if (typeof token !== 'string' || token.length > 1024) return null;
+    try {
+      return this.secrets.open(token, wechatPageContext(orderNo));
+    } catch {
+      return null;
     }
   }
 

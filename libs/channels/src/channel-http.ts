@@ -40,3 +40,39 @@ async function channelRequest(url: string, dispatcher: Dispatcher | undefined, s
     throw new ChannelError(`channel request ${reason}`, { cause: err });
   }
 }
+
+export interface ChannelAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * Any request to a channel (signed JSON APIs need their own method, headers and the answer's
+ * headers), under channelGet's rules: proxy, cancellation, 64 KiB, no URL in an error.
+ */
+export async function channelFetch(
+  url: string,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+  dispatcher: Dispatcher | undefined,
+  signal: AbortSignal,
+): Promise<ChannelAnswer> {
+  try {
+    const res = await request(url, { method: init.method, headers: init.headers, body: init.body, dispatcher, signal });
+    let size = 0;
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_ANSWER_BYTES) {
+        res.body.destroy();
+        throw new ChannelError('channel answer larger than 64 KiB');
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+  } catch (err) {
+    if (err instanceof ChannelError) throw err;
+    const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
+    throw new ChannelError(`channel request ${reason}`, { cause: err });
+  }
+}

@@ -1,11 +1,25 @@
-import { CHANNEL_ADAPTERS, type ChannelAdapterName, type MerchantMode } from '@app/db';
+import { CHANNEL_ADAPTERS, type Channel, type ChannelAdapterName, type MerchantMode } from '@app/db';
 
-/** SPEC 5: a channel's mode follows its adapter: the sandbox moves test money, every other adapter real money. */
-export function channelMode(adapter: ChannelAdapterName): MerchantMode {
-  return adapter === 'sandbox' ? 'test' : 'live';
+/**
+ * SPEC 6: a channel moves test or live money. The sandbox always test money; the other adapters
+ * live money unless the channel was created with `--mode test` (pointed at a provider's sandbox).
+ */
+export function channelMode(channel: Pick<Channel, 'adapter' | 'mode'>): MerchantMode {
+  return channel.adapter === 'sandbox' ? 'test' : channel.mode;
 }
 
-/** The adapters a merchant of `mode` may pay through; the sandbox's only while SANDBOX_ENABLED. */
+/** The mode a new channel gets: `requested` when given, else the adapter's own. Null when the adapter cannot have it. */
+export function newChannelMode(adapter: ChannelAdapterName, requested: string | undefined): MerchantMode | null {
+  if (requested === undefined) return adapter === 'sandbox' ? 'test' : 'live';
+  if (requested !== 'live' && requested !== 'test') return null;
+  return adapter === 'sandbox' && requested === 'live' ? null : requested;
+}
+
+/**
+ * The adapters a merchant of `mode` may pay through; the sandbox's only while SANDBOX_ENABLED. A
+ * test merchant may also use provider channels created in test mode: `channel:link` admits only
+ * channels of the merchant's own mode, so a link to a live one never exists.
+ */
 export function adaptersForMode(mode: MerchantMode, sandboxEnabled: boolean): ChannelAdapterName[] {
-  return CHANNEL_ADAPTERS.filter((adapter) => channelMode(adapter) === mode && (adapter !== 'sandbox' || sandboxEnabled));
+  return CHANNEL_ADAPTERS.filter((adapter) => (adapter === 'sandbox' ? mode === 'test' && sandboxEnabled : true));
 }

@@ -1,3 +1,4 @@
+export * from './alipay.adapter';
 export * from './channel-adapter';
 export * from './channel-adapters';
 export * from './channel-config';
@@ -5,3 +6,4 @@ export * from './channel-mode';
 export * from './epay.adapter';
 export * from './sandbox-bill';
 export * from './sandbox.adapter';
+export * from './wechatpay.adapter';

@@ -9,6 +9,7 @@ import { CallbackDeliveryRepository } from './repositories/callback-delivery.rep
 import { CallbackToolsRepository } from './repositories/callback-tools.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
+import { LostNotificationRepository } from './repositories/lost-notification.repository';
 import { MerchantUserRepository } from './repositories/merchant-user.repository';
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
@@ -41,6 +42,7 @@ const REPOSITORIES = [
   ReconRepository,
   SandboxBillRepository,
   StatementRepository,
+  LostNotificationRepository,
 ];
 
 let instances = 0;

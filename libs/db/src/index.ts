@@ -7,6 +7,7 @@ export * from './repositories/callback-delivery.repository';
 export * from './repositories/callback-tools.repository';
 export * from './repositories/channel.repository';
 export * from './repositories/ledger.repository';
+export * from './repositories/lost-notification.repository';
 export * from './repositories/merchant-user.repository';
 export * from './repositories/merchant.repository';
 export * from './repositories/order-event.repository';

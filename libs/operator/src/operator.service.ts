@@ -15,7 +15,7 @@ import {
   PAY_METHODS,
 } from '@app/db';
 import { type DeliveryView, deliveryView, recoverWindow } from '@app/callbacks';
-import { channelConfigContext, channelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
+import { channelConfigContext, channelMode, newChannelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
 import { newApiKey, newApiSecret, newInvitationToken } from './credentials';
 
 /** SPEC 8a: an invitation link works for 24 hours, once. */
@@ -81,6 +81,8 @@ export interface NewChannelInput {
   min?: string;
   max?: string;
   config?: string;
+  /** `test` for a provider channel pointed at the provider's own sandbox; the sandbox adapter is always test. */
+  mode?: string;
 }
 
 function rate(value: string | undefined, name: string): string {
@@ -208,13 +210,15 @@ export class OperatorService {
     if (!(CHANNEL_ADAPTERS as readonly string[]).includes(input.adapter)) {
       throw new UsageError(`--adapter must be one of ${CHANNEL_ADAPTERS.join(', ')}`);
     }
+    const mode = newChannelMode(input.adapter as ChannelAdapterName, input.mode);
+    if (!mode) throw new UsageError(input.adapter === 'sandbox' ? '--mode: the sandbox adapter only moves test money' : '--mode must be live or test');
     const minFen = parseYuan(input.min ?? '0.01');
     const maxFen = parseYuan(input.max ?? '1000000.00');
     if (minFen === null || minFen <= 0) throw new UsageError('--min must be a yuan amount greater than 0');
     if (maxFen === null || maxFen < minFen) throw new UsageError('--max must be a yuan amount not below --min');
     let config;
     try {
-      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp });
+      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp, adapter: input.adapter as ChannelAdapterName });
     } catch (err) {
       throw new UsageError(`--config: ${(err as Error).message}`);
     }
@@ -226,6 +230,7 @@ export class OperatorService {
         name: input.name,
         payMethod: methods.join(','),
         adapter: input.adapter as ChannelAdapterName,
+        mode,
         minFen,
         maxFen,
         defaultRate: rate(input.rate, '--rate'),
@@ -246,9 +251,9 @@ export class OperatorService {
     if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
     const channel = await this.channels.findById(channelId);
     if (!channel) throw new UsageError(`no channel ${channelId}`);
-    if (channelMode(channel.adapter) !== merchant.mode) {
+    if (channelMode(channel) !== merchant.mode) {
       throw new UsageError(
-        `channel ${channelId} (${channel.adapter}) moves ${channelMode(channel.adapter)} money and merchant ${merchantId} is a ${merchant.mode} merchant: ` +
+        `channel ${channelId} (${channel.adapter}) moves ${channelMode(channel)} money and merchant ${merchantId} is a ${merchant.mode} merchant: ` +
           'sandbox channels link only to test merchants, other channels only to live merchants (merchant:create --mode test|live)',
       );
     }

@@ -79,6 +79,7 @@ export class OrderLifecycle {
             subject: `Top-up ${values.orderNo}`,
             notifyUrl: this.adapters.notifyUrl(channel.id),
             returnUrl: this.config.publicBaseUrl,
+            expiresAt: values.expiresAt,
           },
           signal,
         ),

@@ -1,13 +1,13 @@
-import { Controller, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ChannelNotifyOperation } from '../http/api-docs';
-import { mergeRequestParams } from '../http/request-params';
-import { ChannelNotifyService } from './channel-notify.service';
+import { rawBodyOf } from '../http/raw-body';
+import { ChannelNotifyService, type NotificationArrival } from './channel-notify.service';
 
 /**
  * `{base_url}/channel/notify/:channelId`, called by payment channels, not merchants: the
- * channel's adapter verifies it, and the answer is the plain text the channel expects.
- * GET as well as POST, because epay gateways notify with a GET.
+ * channel's adapter verifies it, and the answer is what the channel expects (a text, or
+ * WeChat Pay's 204). GET as well as POST, because epay gateways notify with a GET.
  */
 @Controller('channel/notify')
 export class ChannelNotifyController {
@@ -15,16 +15,21 @@ export class ChannelNotifyController {
 
   @Post(':channelId')
   @ChannelNotifyOperation('A payment channel reports a payment (POST)')
-  @HttpCode(200)
-  @Header('content-type', 'text/plain; charset=utf-8')
-  notifyPost(@Param('channelId') channelId: string, @Req() request: FastifyRequest): Promise<string> {
-    return this.notify.handle(channelId, mergeRequestParams(request));
+  notifyPost(@Param('channelId') channelId: string, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    return this.answer(channelId, request, reply);
   }
 
   @Get(':channelId')
   @ChannelNotifyOperation('A payment channel reports a payment (GET, as epay gateways do)')
-  @Header('content-type', 'text/plain; charset=utf-8')
-  notifyGet(@Param('channelId') channelId: string, @Req() request: FastifyRequest): Promise<string> {
-    return this.notify.handle(channelId, mergeRequestParams(request));
+  notifyGet(@Param('channelId') channelId: string, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    return this.answer(channelId, request, reply);
+  }
+
+  private async answer(channelId: string, request: FastifyRequest, reply: FastifyReply): Promise<string> {
+    const arrival: NotificationArrival = { request, context: { headers: request.headers, rawBody: rawBodyOf(request) } };
+    const answer = await this.notify.handle(channelId, arrival);
+    reply.status(answer.status);
+    if (answer.contentType) reply.header('content-type', answer.contentType);
+    return answer.body;
   }
 }

@@ -1,9 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, BUY_ORDER, DomainError, ErrorCode } from '@app/common';
-import { ChannelAdapters } from '@app/channels';
-import { ChannelRepository, OrderRepository } from '@app/db';
-import { OrderLifecycle } from '@app/orders';
+import type { FastifyRequest } from 'fastify';
+import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode } from '@app/common';
+import { type ChannelAdapter, ChannelAdapters, type NotificationAnswer, type NotificationContext } from '@app/channels';
+import { type Channel, ChannelRepository, type Order, OrderRepository, RefundRepository } from '@app/db';
+import { OrderLifecycle, RefundLifecycle } from '@app/orders';
+import { mergeRequestParams } from '../http/request-params';
 import { MetricsService } from '../metrics/metrics.service';
+
+/** A notification as it arrived: the request (its parameters are read only for protocols that use them) and its headers and exact body. */
+export interface NotificationArrival {
+  request: FastifyRequest;
+  context: NotificationContext;
+}
 
 /**
  * A payment channel's notification (SPEC 6): verified by the channel's adapter, then the
@@ -19,30 +27,45 @@ export class ChannelNotifyService {
     private readonly orders: OrderRepository,
     private readonly adapters: ChannelAdapters,
     private readonly lifecycle: OrderLifecycle,
+    private readonly refundLifecycle: RefundLifecycle,
+    private readonly refunds: RefundRepository,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
   ) {}
 
-  /** Returns the body the channel expects on acceptance. */
-  async handle(channelIdParam: string, params: Record<string, unknown>): Promise<string> {
+  /** The answer the channel expects: its acknowledgement once handled, else its protocol's failure (or our envelope, for sandbox and epay). */
+  async handle(channelIdParam: string, arrival: NotificationArrival): Promise<NotificationAnswer> {
     const channelId = /^\d{1,9}$/.test(channelIdParam) ? Number(channelIdParam) : null;
     const channel = channelId === null ? null : await this.channels.findById(channelId);
     // With SANDBOX_ENABLED off the sandbox does not exist, not even for orders made before.
     if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', 'unknown payment channel');
     const adapter = this.adapters.forChannel(channel);
-    const notification = adapter.verifyNotification(params);
+    const answers = adapter.notificationAnswers;
+    try {
+      await this.apply(channel, adapter, arrival);
+    } catch (err) {
+      if (!answers || !(err instanceof DomainError)) throw err;
+      return answers.refused(ERROR_INFO[err.code].status, err.message);
+    }
+    return answers?.accepted() ?? { status: 200, contentType: 'text/plain; charset=utf-8', body: adapter.acknowledgement };
+  }
+
+  private async apply(channel: Channel, adapter: ChannelAdapter, { request, context }: NotificationArrival): Promise<void> {
+    const params = adapter.notificationIsJsonDocument ? {} : mergeRequestParams(request);
+    const notification = adapter.verifyNotification(params, context);
     if (!notification) {
-      this.logger.warn(`channel ${channel.id}: notification refused, it does not verify`);
+      this.logger.warn({ channel_id: channel.id }, 'notification refused, it does not verify');
       throw new DomainError(ErrorCode.AuthBadSignature, 'Notification signature does not verify');
     }
     const order = await this.orders.findForChannel(channel.id, notification.orderNo);
     // A payment notification is about a top-up; a sell order's outcome comes from the payout call.
     if (!order || order.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.OrderNotFound);
+    if (notification.refund) return this.refundNotified(order, notification.refund.refundNo);
 
     if (notification.outcome === 'failed') {
       const cancelled = await this.lifecycle.markFailed(order.id);
       this.logger.log(`order ${order.orderNo}: channel reports failure${cancelled ? ', cancelled' : ', nothing changed'}`);
-      return adapter.acknowledgement;
+      return;
     }
     const result = await this.lifecycle.markPaid(order.id, notification);
     if (result === 'amount_mismatch') {
@@ -51,6 +74,20 @@ export class ChannelNotifyService {
     }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     this.logger.log(`order ${order.orderNo}: success notification, ${result}`);
-    return adapter.acknowledgement;
+  }
+
+  /**
+   * A verified refund notification (wechatpay REFUND.*) settles nothing by itself: it starts the
+   * refund's round of talk with the channel now, which queries it, so one path (RefundLifecycle)
+   * decides, under its lease, whatever arrives first. Not settled yet: the worker keeps asking.
+   */
+  private async refundNotified(order: Order, refundNo: string): Promise<void> {
+    const refund = await this.refunds.findByRefundNo(order.merchantId, refundNo);
+    if (!refund || refund.orderId !== order.id) throw new DomainError(ErrorCode.OrderNotFound, 'Refund not found');
+    try {
+      await this.refundLifecycle.process(refund.id);
+    } catch (err) {
+      this.logger.warn({ refund_no: refundNo }, `refund notification: not settled yet (${(err as Error).message})`);
+    }
   }
 }

@@ -1,11 +1,12 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { MerchantMode } from './merchant.entity';
 import { bigintNumber } from './transformers';
 
 export const CHANNEL_CATEGORIES = ['processor', 'remotepay', 'warehouse'] as const;
 export type ChannelCategory = (typeof CHANNEL_CATEGORIES)[number];
 export const PAY_METHODS = ['wxpay', 'alipay', 'bank'] as const;
 export type PayMethod = (typeof PAY_METHODS)[number];
-export const CHANNEL_ADAPTERS = ['sandbox', 'epay'] as const;
+export const CHANNEL_ADAPTERS = ['sandbox', 'epay', 'alipay', 'wechatpay'] as const;
 export type ChannelAdapterName = (typeof CHANNEL_ADAPTERS)[number];
 
 @Entity('channels')
@@ -25,6 +26,10 @@ export class Channel {
 
   @Column({ type: 'varchar', length: 32 })
   adapter: ChannelAdapterName;
+
+  /** Test money or live money (SPEC 6): `sandbox` is always test; the others live unless created with `--mode test`. */
+  @Column({ type: 'varchar', length: 4, default: 'live' })
+  mode: MerchantMode;
 
   /** The sensitive config (merchant_no, secret_key, proxy_url, gateway_url), sealed with SecretBox. */
   @Column({ name: 'config_enc', type: 'text' })

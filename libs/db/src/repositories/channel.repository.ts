@@ -11,6 +11,9 @@ export interface LinkedChannel {
   serviceRate: string;
 }
 
+/** SPEC 6: a channel serves merchants of its own mode only; the sandbox is test money whatever its row says. */
+const SAME_MODE = `(CASE WHEN c.adapter = 'sandbox' THEN 'test' ELSE c.mode END) = (SELECT m.mode FROM merchants m WHERE m.id = mc.merchant_id)`;
+
 @Injectable()
 export class ChannelRepository {
   constructor(
@@ -27,6 +30,7 @@ export class ChannelRepository {
       .innerJoin(MerchantChannel, 'mc', 'mc.channelId = c.id AND mc.merchantId = :merchantId', { merchantId })
       .where('c.enabled = true')
       .andWhere('c.adapter IN (:...adapters)', { adapters })
+      .andWhere(SAME_MODE)
       .orderBy('c.id', 'ASC');
     if (category) query.andWhere('c.category = :category', { category });
     return query.getMany();
@@ -41,6 +45,7 @@ export class ChannelRepository {
       .addSelect('mc.rate', 'link_rate')
       .where('c.enabled = true')
       .andWhere('c.adapter IN (:...adapters)', { adapters })
+      .andWhere(SAME_MODE)
       .orderBy('c.id', 'ASC')
       .getRawAndEntities<{ link_rate: string | null }>();
     return rows.entities.map((channel, i) => ({ channel, serviceRate: rows.raw[i].link_rate ?? channel.defaultRate }));
@@ -50,11 +55,11 @@ export class ChannelRepository {
   async findLinkedEnabled(merchantId: number, channelId: number, adapters: readonly ChannelAdapterName[]): Promise<LinkedChannel | null> {
     // One round trip on createOrder's hot path, in plain SQL: the link's rate joined onto the channel.
     const rows: (Omit<Channel, 'minFen' | 'maxFen'> & { minFen: string; maxFen: string; linkRate: string | null })[] = await this.channels.query(
-      `SELECT c.id, c.category, c.name, c.pay_method AS "payMethod", c.adapter, c.config_enc AS "configEnc", c.min_fen AS "minFen",
+      `SELECT c.id, c.category, c.name, c.pay_method AS "payMethod", c.adapter, c.mode, c.config_enc AS "configEnc", c.min_fen AS "minFen",
               c.max_fen AS "maxFen", c.default_rate AS "defaultRate", c.enabled, c.created_at AS "createdAt", c.updated_at AS "updatedAt",
               mc.rate AS "linkRate"
          FROM channels c JOIN merchant_channels mc ON mc.channel_id = c.id AND mc.merchant_id = $1
-        WHERE c.id = $2 AND c.enabled AND c.adapter = ANY($3)`,
+        WHERE c.id = $2 AND c.enabled AND c.adapter = ANY($3) AND ${SAME_MODE}`,
       [merchantId, channelId, adapters],
     );
     const row = rows[0];

@@ -1,0 +1,353 @@
+import { execFileSync } from 'node:child_process';
+import { createCipheriv, createSign, createVerify, randomBytes, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rsaKeyPair } from './alipay-gateway';
+
+/** A platform certificate as WeChat Pay issued them before public keys: self-signed here, made by openssl at test time. */
+export function platformCertificate(): { certificate: string; privateKey: string; serial: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'wxcert-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=Tenpay.com Root CA', '-days', '2'], { stdio: 'ignore' });
+    const certificate = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    return { certificate, privateKey: readFileSync(join(dir, 'key.pem'), 'utf8'), serial: new X509Certificate(certificate).serialNumber.toUpperCase() };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface WechatTrade {
+  outTradeNo: string;
+  total: number;
+  description: string;
+  notifyUrl: string;
+  timeExpire: string;
+  codeUrl: string;
+  state: 'NOTPAY' | 'SUCCESS' | 'CLOSED' | 'REFUND';
+  transactionId: string;
+  refunds: Map<string, { refundId: string; amount: number; status: 'SUCCESS' | 'PROCESSING' | 'ABNORMAL' | 'CLOSED'; notifyUrl: string | null }>;
+}
+
+export interface WechatNotification {
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface WechatDelivery {
+  notification: WechatNotification;
+  answers: { status: number; body: string }[];
+}
+
+export type ApiBehaviour = 'normal' | 'http-500' | 'hang' | 'bad-signature' | 'unsigned';
+
+const rsaSign = (text: string, key: string): string => createSign('RSA-SHA256').update(text, 'utf8').sign(key, 'base64');
+
+/** AEAD_AES_256_GCM as WeChat Pay encrypts a resource: base64(ciphertext || 16-byte tag). */
+export function encryptResource(plain: string, apiV3Key: string, nonce: string, associatedData: string): string {
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(apiV3Key, 'utf8'), Buffer.from(nonce, 'utf8'));
+  cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+  return Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString('base64');
+}
+
+/**
+ * A faithful WeChat Pay API v3 gateway for tests, from the public docs: it verifies every
+ * request's WECHATPAY2-SHA256-RSA2048 Authorization with the merchant's API certificate key,
+ * answers signed with its platform public key (Wechatpay-Serial PUB_KEY_ID_...) or, while a
+ * merchant switches, its platform certificate, sends AEAD_AES_256_GCM encrypted notifications
+ * with WeChat's retries, and has a page where a test "scans and pays" a code_url.
+ */
+export class FakeWechatpayGateway {
+  readonly publicKeyId = `PUB_KEY_ID_${randomBytes(12).toString('hex').toUpperCase()}`;
+  readonly platform = rsaKeyPair();
+  readonly certificate = platformCertificate();
+  readonly trades = new Map<string, WechatTrade>();
+  readonly rejected: { path: string; why: string }[] = [];
+  readonly calls: { method: string; path: string; body: Record<string, unknown> | null }[] = [];
+  readonly deliveries: WechatDelivery[] = [];
+  api: ApiBehaviour = 'normal';
+  /** Which platform key signs answers and notifications. */
+  signWith: 'public-key' | 'certificate' = 'public-key';
+  /** New refunds start in this state. */
+  refundState: 'SUCCESS' | 'PROCESSING' = 'SUCCESS';
+  /** WeChat retries at 15s,15s,30s,3m,10m,20m,30m,... (scaled down for tests). */
+  retryGapsMs = [50, 100, 200, 400];
+  url = '';
+  private server: Server;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    readonly mchid: string,
+    readonly appid: string,
+    private readonly merchantSerialNo: string,
+    private readonly merchantPublicKey: string,
+    private readonly apiV3Key: string,
+  ) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => this.route(req, res, Buffer.concat(chunks).toString('utf8')));
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  /** The platform's signature headers over `TIMESTAMP\nNONCE\nBODY\n`. */
+  signedHeaders(body: string, options: { timestamp?: number; signer?: 'public-key' | 'certificate' | 'forged' } = {}): Record<string, string> {
+    const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+    const nonce = randomBytes(16).toString('hex');
+    const signer = options.signer ?? this.signWith;
+    const key = signer === 'certificate' ? this.certificate.privateKey : signer === 'forged' ? rsaKeyPair().privateKey : this.platform.privateKey;
+    return {
+      'wechatpay-timestamp': timestamp,
+      'wechatpay-nonce': nonce,
+      'wechatpay-signature': rsaSign(`${timestamp}\n${nonce}\n${body}\n`, key),
+      'wechatpay-serial': signer === 'certificate' ? this.certificate.serial : this.publicKeyId,
+    };
+  }
+
+  private send(res: ServerResponse, status: number, value: Record<string, unknown> | null): void {
+    const body = value === null ? '' : JSON.stringify(value);
+    const headers: Record<string, string> = { 'request-id': randomBytes(8).toString('hex'), ...(value === null ? {} : { 'content-type': 'application/json' }) };
+    if (this.api !== 'unsigned') Object.assign(headers, this.signedHeaders(body, { signer: this.api === 'bad-signature' ? 'forged' : undefined }));
+    res.writeHead(status, headers).end(body);
+  }
+
+  /** The merchant's signature: Authorization with mchid, serial_no, a fresh timestamp and RSA-SHA256 of the request. */
+  private verifyRequest(req: IncomingMessage, path: string, body: string): string | null {
+    const auth = req.headers.authorization ?? '';
+    const m = /^WECHATPAY2-SHA256-RSA2048 (.+)$/.exec(auth);
+    if (!m) return 'no WECHATPAY2-SHA256-RSA2048 authorization';
+    const fields = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((f) => [f[1], f[2]]));
+    if (fields.mchid !== this.mchid) return 'mchid';
+    if (fields.serial_no !== this.merchantSerialNo) return 'serial_no';
+    if (Math.abs(Date.now() / 1000 - Number(fields.timestamp)) > 300) return 'timestamp';
+    const message = `${req.method}\n${path}\n${fields.timestamp}\n${fields.nonce_str}\n${body}\n`;
+    try {
+      if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(this.merchantPublicKey, fields.signature, 'base64')) return 'SIGN_ERROR';
+    } catch {
+      return 'SIGN_ERROR';
+    }
+    if (req.headers.accept !== 'application/json') return 'accept';
+    if (req.headers['wechatpay-serial'] !== undefined && req.headers['wechatpay-serial'] !== this.publicKeyId) return 'wechatpay-serial';
+    return null;
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    const path = req.url ?? '/';
+    const url = new URL(path, this.url);
+    if (url.pathname === '/fake/scan-and-pay' && req.method === 'POST') {
+      const trade = [...this.trades.values()].find((t) => t.codeUrl === new URLSearchParams(raw).get('code_url'));
+      if (!trade) return void res.writeHead(404).end('unknown code_url');
+      this.pay(trade.outTradeNo);
+      return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<h1>支付成功</h1>');
+    }
+    if (this.api === 'hang') return;
+    if (this.api === 'http-500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"SYSTEM_ERROR","message":"系统错误"}');
+    const why = this.verifyRequest(req, path, raw);
+    if (why) {
+      this.rejected.push({ path, why });
+      return this.send(res, 401, { code: 'SIGN_ERROR', message: `签名错误 ${why}` });
+    }
+    const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+    this.calls.push({ method: req.method ?? '', path, body });
+    let m: RegExpExecArray | null;
+    if (req.method === 'POST' && url.pathname === '/v3/pay/transactions/native') return this.native(res, body ?? {});
+    if (req.method === 'GET' && (m = /^\/v3\/pay\/transactions\/out-trade-no\/([^/]+)$/.exec(url.pathname))) {
+      const trade = this.trades.get(m[1]);
+      if (url.searchParams.get('mchid') !== this.mchid) return this.send(res, 400, { code: 'PARAM_ERROR', message: 'mchid' });
+      if (!trade) return this.send(res, 404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' });
+      return this.send(res, 200, this.transaction(trade));
+    }
+    if (req.method === 'POST' && (m = /^\/v3\/pay\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(url.pathname))) {
+      const trade = this.trades.get(m[1]);
+      if (body?.mchid !== this.mchid) return this.send(res, 400, { code: 'PARAM_ERROR', message: 'mchid' });
+      if (trade?.state === 'SUCCESS') return this.send(res, 400, { code: 'ORDER_PAID', message: '订单已支付' });
+      if (trade) trade.state = 'CLOSED';
+      return this.send(res, 204, null);
+    }
+    if (req.method === 'POST' && url.pathname === '/v3/refund/domestic/refunds') return this.refund(res, body ?? {});
+    if (req.method === 'GET' && (m = /^\/v3\/refund\/domestic\/refunds\/([^/]+)$/.exec(url.pathname))) {
+      for (const trade of this.trades.values()) {
+        const refund = trade.refunds.get(m[1]);
+        if (refund) return this.send(res, 200, this.refundResource(trade, m[1]));
+      }
+      return this.send(res, 404, { code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' });
+    }
+    this.send(res, 404, { code: 'NOT_FOUND', message: 'no such API' });
+  }
+
+  private native(res: ServerResponse, body: Record<string, unknown>): void {
+    const amount = body.amount as { total?: unknown; currency?: unknown } | undefined;
+    const problems = [
+      body.appid !== this.appid && 'appid',
+      body.mchid !== this.mchid && 'mchid',
+      (typeof body.description !== 'string' || !body.description) && 'description',
+      (typeof body.out_trade_no !== 'string' || !/^[\w-]{6,32}$/.test(body.out_trade_no)) && 'out_trade_no',
+      (typeof body.time_expire !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+08:00$/.test(body.time_expire)) && 'time_expire',
+      (typeof body.notify_url !== 'string' || !/^https?:\/\//.test(body.notify_url)) && 'notify_url',
+      (!Number.isInteger(amount?.total) || (amount?.total as number) < 1 || amount?.currency !== 'CNY') && 'amount',
+    ].filter(Boolean);
+    if (problems.length) {
+      this.rejected.push({ path: '/v3/pay/transactions/native', why: problems.join(',') });
+      return this.send(res, 400, { code: 'PARAM_ERROR', message: `参数错误 ${problems.join(',')}` });
+    }
+    const outTradeNo = body.out_trade_no as string;
+    let trade = this.trades.get(outTradeNo);
+    if (!trade) {
+      trade = {
+        outTradeNo,
+        total: amount!.total as number,
+        description: body.description as string,
+        notifyUrl: body.notify_url as string,
+        timeExpire: body.time_expire as string,
+        codeUrl: `weixin://wxpay/bizpayurl?pr=${randomBytes(6).toString('base64url')}`,
+        state: 'NOTPAY',
+        transactionId: `42000${Date.now()}${randomBytes(3).readUIntBE(0, 3)}`.slice(0, 28),
+        refunds: new Map(),
+      };
+      this.trades.set(outTradeNo, trade);
+    }
+    this.send(res, 200, { code_url: trade.codeUrl });
+  }
+
+  private transaction(trade: WechatTrade): Record<string, unknown> {
+    return {
+      appid: this.appid,
+      mchid: this.mchid,
+      out_trade_no: trade.outTradeNo,
+      transaction_id: trade.state === 'NOTPAY' || trade.state === 'CLOSED' ? undefined : trade.transactionId,
+      trade_type: 'NATIVE',
+      trade_state: trade.state,
+      trade_state_desc: trade.state,
+      bank_type: 'OTHERS',
+      success_time: trade.state === 'SUCCESS' ? new Date().toISOString() : undefined,
+      payer: { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+      amount: { total: trade.total, payer_total: trade.total, currency: 'CNY', payer_currency: 'CNY' },
+    };
+  }
+
+  private refund(res: ServerResponse, body: Record<string, unknown>): void {
+    const trade = this.trades.get(String(body.out_trade_no));
+    const amount = body.amount as { refund?: number; total?: number; currency?: string } | undefined;
+    if (!trade) return this.send(res, 404, { code: 'RESOURCE_NOT_EXISTS', message: '订单不存在' });
+    if (amount?.total !== trade.total || amount.currency !== 'CNY' || !Number.isInteger(amount.refund)) return this.send(res, 400, { code: 'PARAM_ERROR', message: 'amount' });
+    const outRefundNo = String(body.out_refund_no);
+    if (!trade.refunds.has(outRefundNo)) {
+      const refunded = [...trade.refunds.values()].filter((r) => r.status !== 'CLOSED').reduce((s, r) => s + r.amount, 0);
+      if (refunded + amount.refund! > trade.total) return this.send(res, 403, { code: 'NOT_ENOUGH', message: '退款金额超过可退金额' });
+      trade.refunds.set(outRefundNo, { refundId: `50300${Date.now()}`, amount: amount.refund!, status: this.refundState, notifyUrl: typeof body.notify_url === 'string' ? body.notify_url : null });
+      if (this.refundState === 'SUCCESS') this.notifyRefund(trade, outRefundNo);
+    }
+    this.send(res, 200, this.refundResource(trade, outRefundNo));
+  }
+
+  private refundResource(trade: WechatTrade, outRefundNo: string): Record<string, unknown> {
+    const refund = trade.refunds.get(outRefundNo)!;
+    return {
+      refund_id: refund.refundId,
+      out_refund_no: outRefundNo,
+      transaction_id: trade.transactionId,
+      out_trade_no: trade.outTradeNo,
+      channel: 'ORIGINAL',
+      status: refund.status,
+      create_time: new Date().toISOString(),
+      amount: { total: trade.total, refund: refund.amount, payer_total: trade.total, payer_refund: refund.amount, currency: 'CNY' },
+    };
+  }
+
+  /** Finishes a refund that was processing, and notifies it. */
+  settleRefund(outTradeNo: string, outRefundNo: string, status: 'SUCCESS' | 'ABNORMAL' | 'CLOSED'): WechatDelivery | null {
+    const trade = this.trades.get(outTradeNo)!;
+    trade.refunds.get(outRefundNo)!.status = status;
+    return this.notifyRefund(trade, outRefundNo);
+  }
+
+  private notifyRefund(trade: WechatTrade, outRefundNo: string): WechatDelivery | null {
+    const refund = trade.refunds.get(outRefundNo)!;
+    if (!refund.notifyUrl) return null;
+    const resource = {
+      mchid: this.mchid,
+      out_trade_no: trade.outTradeNo,
+      transaction_id: trade.transactionId,
+      out_refund_no: outRefundNo,
+      refund_id: refund.refundId,
+      refund_status: refund.status,
+      amount: { total: trade.total, refund: refund.amount, payer_total: trade.total, payer_refund: refund.amount },
+    };
+    return this.deliver(refund.notifyUrl, this.notification(`REFUND.${refund.status}`, 'refund', resource));
+  }
+
+  /** The payer scans the code_url and pays: SUCCESS, then the notification (unless told otherwise). */
+  pay(outTradeNo: string, how: { notify?: 'once' | 'never' | 'twice'; total?: number } = {}): WechatDelivery | null {
+    const trade = this.trades.get(outTradeNo);
+    if (!trade) throw new Error(`fake wechatpay: no trade ${outTradeNo}`);
+    trade.state = 'SUCCESS';
+    const notify = how.notify ?? 'once';
+    if (notify === 'never') return null;
+    const make = (): WechatNotification => this.notification('TRANSACTION.SUCCESS', 'transaction', { ...this.transaction(trade), amount: { total: how.total ?? trade.total, payer_total: how.total ?? trade.total, currency: 'CNY', payer_currency: 'CNY' } });
+    const first = this.deliver(trade.notifyUrl, make());
+    if (notify === 'twice') this.deliver(trade.notifyUrl, make());
+    return first;
+  }
+
+  /** A notification as WeChat Pay sends one: the resource encrypted with the APIv3 key, the body signed by the platform. */
+  notification(
+    eventType: string,
+    originalType: string,
+    resource: Record<string, unknown>,
+    options: { apiV3Key?: string; timestamp?: number; signer?: 'public-key' | 'certificate' | 'forged' } = {},
+  ): WechatNotification {
+    const nonce = randomBytes(6).toString('hex');
+    const associatedData = originalType;
+    const body = JSON.stringify({
+      id: randomBytes(16).toString('hex'),
+      create_time: new Date().toISOString(),
+      resource_type: 'encrypt-resource',
+      event_type: eventType,
+      summary: eventType.startsWith('REFUND') ? '退款成功' : '支付成功',
+      resource: {
+        original_type: originalType,
+        algorithm: 'AEAD_AES_256_GCM',
+        ciphertext: encryptResource(JSON.stringify(resource), options.apiV3Key ?? this.apiV3Key, nonce, associatedData),
+        associated_data: associatedData,
+        nonce,
+      },
+    });
+    return { body, headers: { 'content-type': 'application/json', ...this.signedHeaders(body, options) } };
+  }
+
+  /** Sends a notification and again on the retry schedule while the answer is not 200/204. */
+  deliver(notifyUrl: string, notification: WechatNotification): WechatDelivery {
+    const delivery: WechatDelivery = { notification, answers: [] };
+    this.deliveries.push(delivery);
+    const attempt = async (n: number): Promise<void> => {
+      const answer = await this.post(notifyUrl, notification).catch(() => ({ status: 0, body: '' }));
+      delivery.answers.push(answer);
+      if (answer.status === 200 || answer.status === 204 || n >= this.retryGapsMs.length) return;
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        void attempt(n + 1);
+      }, this.retryGapsMs[n]);
+      this.timers.add(timer);
+    };
+    void attempt(0);
+    return delivery;
+  }
+
+  async post(notifyUrl: string, notification: WechatNotification): Promise<{ status: number; body: string }> {
+    const res = await fetch(notifyUrl, { method: 'POST', headers: notification.headers, body: notification.body });
+    return { status: res.status, body: await res.text() };
+  }
+}
