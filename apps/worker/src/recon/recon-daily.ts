@@ -3,8 +3,7 @@ import type { Job } from 'bullmq';
 import { AppConfig, QUEUE } from '@app/common';
 import { ReconRepository } from '@app/db';
 import { JobQueue } from '@app/queue';
-import { ReconInputError, ReconMetrics, ReconService, previousShanghaiDate } from '@app/recon';
-import { WorkerMetrics } from '../callbacks/worker-metrics';
+import { ReconInputError, ReconService, previousShanghaiDate } from '@app/recon';
 
 export const RECON_SCHEDULER_ID = 'recon.daily';
 
@@ -28,12 +27,7 @@ export class ReconDaily implements OnApplicationBootstrap {
     private readonly jobs: JobQueue,
     private readonly recon: ReconService,
     private readonly runs: ReconRepository,
-    reconMetrics: ReconMetrics,
-    workerMetrics: WorkerMetrics,
-  ) {
-    // recon_mismatches_total is served with the worker's own metrics (WORKER_METRICS_PORT).
-    for (const metric of [reconMetrics.mismatches, reconMetrics.billsRefused]) workerMetrics.registry.registerMetric(metric);
-  }
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.ensureScheduled();
