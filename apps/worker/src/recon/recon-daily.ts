@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { AppConfig, QUEUE } from '@app/common';
 import { ReconRepository } from '@app/db';
@@ -19,8 +19,9 @@ export function reconPattern(at: { hour: number; minute: number }): string {
  * channel. A run is idempotent per bill, so a retried job redoes nothing that is done.
  */
 @Injectable()
-export class ReconDaily implements OnApplicationBootstrap {
+export class ReconDaily implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('ReconDaily');
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly config: AppConfig,
@@ -29,8 +30,18 @@ export class ReconDaily implements OnApplicationBootstrap {
     private readonly runs: ReconRepository,
   ) {}
 
+  /** Checked again every minute, as the sweep's scheduler is: a flushed Redis gets it back. */
   async onApplicationBootstrap(): Promise<void> {
     await this.ensureScheduled();
+    this.timer = setInterval(() => {
+      this.ensureScheduled().catch((err: Error) => this.logger.error(`cannot schedule the daily reconciliation: ${err.message}`));
+    }, 60_000);
+    this.timer.unref();
+  }
+
+  beforeApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 
   async ensureScheduled(): Promise<void> {
