@@ -233,5 +233,10 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     expect(await cli('recon:run', '--channel', String(channel), '--date', '2025-02-30')).toMatchObject({ code: 2, err: expect.stringContaining('--date') });
     expect(await cli('recon:run', '--channel', '999999', '--date', today())).toMatchObject({ code: 2, err: expect.stringContaining('no channel') });
     expect(await cli('recon:show')).toMatchObject({ code: 2 });
+    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', '/nonexistent/bill.csv', '--format', 'sandbox')).toMatchObject({ code: 2, err: expect.stringContaining('cannot be read') });
+    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', 'nope')).toMatchObject({ code: 2, err: expect.stringContaining('--hash') });
+    // A bill given by hand that is not one: refused, said so in the JSON.
+    const refused = await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', `SHA1:${'0'.repeat(40)}`);
+    expect(JSON.parse(refused.out)).toMatchObject({ status: 'refused', error: expect.stringContaining('hash_value') });
   });
 });
