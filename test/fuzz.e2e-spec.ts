@@ -63,6 +63,7 @@ const MERCHANT_OPERATIONS = [
   'refundQuery',
   'refundQueryList',
   'createSellOrder',
+  'statementQuery',
 ];
 
 function operations(channelId: number): Operation[] {
@@ -116,6 +117,7 @@ function operations(channelId: number): Operation[] {
     },
     { path: '/api/merchant/refundQuery', params: { refund_no: orderNo, merchant_refund_no: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/) } },
     { path: '/api/merchant/refundQueryList', params: { order_no: orderNo } },
+    { path: '/api/merchant/statementQuery', params: { date: fc.oneof(fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)), fc.string({ maxLength: 12 })) } },
     {
       path: '/api/merchant/createSellOrder',
       params: {

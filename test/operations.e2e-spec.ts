@@ -152,6 +152,7 @@ describe('OpenAPI document', () => {
       'refundQuery',
       'refundQueryList',
       'createSellOrder',
+      'statementQuery',
     ]) {
       expect(doc.paths[`/api/merchant/${op}`]?.post).toBeDefined();
     }

@@ -4,7 +4,8 @@ import { ChannelAdapters, signSandboxNotification } from '@app/channels';
 import { ChannelRepository } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
-import { ReconMetrics, type ReconService, shanghaiDate } from '@app/recon';
+import { type ReconService, shanghaiDate } from '@app/recon';
+import { ReconFigures } from '../apps/api/src/metrics/recon-figures';
 import { runCli } from '../apps/cli/src/main';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { TEST_REDIS_URL } from './helpers/config';
@@ -36,6 +37,14 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     const { id } = await api.operator.createChannel({ category: 'processor', name: 'recon sandbox', payMethod: 'alipay', adapter: 'sandbox', rate: '0.006' });
     await api.operator.link(merchant.id, id);
     return id;
+  }
+
+  /** One figure of the API's /metrics, refreshed from the stored runs first. */
+  async function metric(line: string): Promise<number> {
+    await api.app.get(ReconFigures).refresh();
+    const text = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+    return Number(found?.split(' ')[1]);
   }
 
   it('a day the sandbox page and our books agree on: every line matched, totals equal; the same bill again is the same run', async () => {
@@ -75,8 +84,10 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     ]);
     await sandboxBook(api.app, `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "amount_fen") VALUES ($1, 'pay', $2, $3, 6000)`, [channel, `SBX${lost}`, lost]);
 
+    const before = await metric('recon_mismatches_total{kind="amount_mismatch"}');
     const run = await recon.run(channel, today());
     expect(run.counts).toEqual({ matched: 1, missing_local: 1, missing_channel: 1, amount_mismatch: 1, status_mismatch: 1 });
+    expect(await metric('recon_mismatches_total{kind="amount_mismatch"}')).toBe(before + 1);
     const byClass = Object.fromEntries(run.mismatches.map((m) => [m.class, m]));
     expect(byClass.amount_mismatch).toMatchObject({ order_no: amountOff.orderNo, bill_amount: '20.01', our_amount: '20.00' });
     expect(byClass.amount_mismatch.bill_line).toContain(amountOff.orderNo);
@@ -141,7 +152,7 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
       '# end,lines=1,net=80.00',
       '',
     ].join('\n');
-    const refusedBefore = (await context.get(ReconMetrics).billsRefused.get()).values[0]?.value ?? 0;
+    const refusedBefore = await metric('recon_bills_refused_total');
     const cases: [string, Buffer, RegExp][] = [
       ['truncated', Buffer.from(good.split('\n').slice(0, 3).join('\n')), /truncated/],
       ['summary disagrees', Buffer.from(good.replace('lines=1', 'lines=2')), /disagrees/],
@@ -153,7 +164,7 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
       expect(run).toMatchObject({ status: 'refused', mismatches: [], counts: {} });
       expect(run.error).toMatch(error);
     }
-    expect((await context.get(ReconMetrics).billsRefused.get()).values[0].value).toBe(refusedBefore + cases.length);
+    expect(await metric('recon_bills_refused_total')).toBe(refusedBefore + cases.length);
     expect((await orderRow(api.app, lost)).status).toBe('pending');
     // Well formed, the bill is read; but a bill alone moves nothing: the channel's query (its books have no such payment) decides.
     const run = await recon.run(channel, today(), { format: 'sandbox', raw: Buffer.from(good) });
@@ -222,5 +233,10 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     expect(await cli('recon:run', '--channel', String(channel), '--date', '2025-02-30')).toMatchObject({ code: 2, err: expect.stringContaining('--date') });
     expect(await cli('recon:run', '--channel', '999999', '--date', today())).toMatchObject({ code: 2, err: expect.stringContaining('no channel') });
     expect(await cli('recon:show')).toMatchObject({ code: 2 });
+    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', '/nonexistent/bill.csv', '--format', 'sandbox')).toMatchObject({ code: 2, err: expect.stringContaining('cannot be read') });
+    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', 'nope')).toMatchObject({ code: 2, err: expect.stringContaining('--hash') });
+    // A bill given by hand that is not one: refused, said so in the JSON.
+    const refused = await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', `SHA1:${'0'.repeat(40)}`);
+    expect(JSON.parse(refused.out)).toMatchObject({ status: 'refused', error: expect.stringContaining('hash_value') });
   });
 });

@@ -28,21 +28,26 @@ function date(value: string | undefined): string {
 }
 
 /** A bill given by hand: read whole, its format named, for a channel whose adapter cannot download one. */
-function supplied(flags: Flags): { format: BillFormat; raw: Buffer } | null {
-  if (flags.file === undefined && flags.format === undefined) return null;
+function supplied(flags: Flags): { format: BillFormat; raw: Buffer; digest?: { type: string; value: string } } | null {
+  if (flags.file === undefined && flags.format === undefined && flags.hash === undefined) return null;
   const format = flags.format as BillFormat;
   if (!flags.file || !BILL_FORMATS.includes(format)) throw new UsageError(`--file needs --format ${BILL_FORMATS.join('|')}`);
+  // wechatpay's tradebill answer names the digest of the bill: --hash SHA1:<hash_value>.
+  const hash = flags.hash === undefined ? null : /^([A-Za-z0-9]+):([0-9a-fA-F]{40,128})$/.exec(flags.hash);
+  if (flags.hash !== undefined && !hash) throw new UsageError('--hash must be TYPE:HEX, e.g. SHA1:<hash_value>');
+  let raw: Buffer;
   try {
-    return { format, raw: readFileSync(flags.file) };
+    raw = readFileSync(flags.file);
   } catch {
     throw new UsageError(`--file ${flags.file} cannot be read`);
   }
+  return hash ? { format, raw, digest: { type: hash[1], value: hash[2] } } : { format, raw };
 }
 
 export const RECON_COMMANDS: Record<string, { usage: string; flags: string[]; run: (recon: ReconService, flags: Flags) => Promise<object> }> = {
   'recon:run': {
-    usage: '--channel ID --date YYYY-MM-DD [--file BILL --format sandbox|epay|alipay|wechatpay]',
-    flags: ['channel', 'date', 'file', 'format'],
+    usage: '--channel ID --date YYYY-MM-DD [--file BILL --format sandbox|epay|alipay|wechatpay [--hash SHA1:HEX]]',
+    flags: ['channel', 'date', 'file', 'format', 'hash'],
     run: (recon, f) => recon.run(channelId(f.channel), date(f.date), supplied(f)),
   },
   'recon:show': {

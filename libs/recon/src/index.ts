@@ -4,6 +4,5 @@ export * from './bills/parse-bill';
 export * from './bills/wechatpay-bill.parser';
 export * from './matcher';
 export * from './recon-day';
-export * from './recon-metrics';
 export * from './recon.module';
 export * from './recon.service';

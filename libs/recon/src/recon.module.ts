@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { OrdersCoreModule } from '@app/orders';
-import { ReconMetrics } from './recon-metrics';
 import { ReconService } from './recon.service';
 
 /** Reconciliation, for the worker's daily job and the CLI. Needs the global CommonModule, DbModule and QueueModule. */
 @Module({
   imports: [OrdersCoreModule],
-  providers: [ReconService, ReconMetrics],
-  exports: [ReconService, ReconMetrics],
+  providers: [ReconService],
+  exports: [ReconService],
 })
 export class ReconModule {}

@@ -7,7 +7,6 @@ import { OrderLifecycle } from '@app/orders';
 import { type BillLine, BillRefusedError } from './bill-line';
 import { parseBill } from './bills/parse-bill';
 import { reconcile } from './matcher';
-import { ReconMetrics } from './recon-metrics';
 import { shanghaiDayBounds } from './recon-day';
 
 /** A mistake in what the operator asked (unknown channel, a day that does not exist): no run is made. */
@@ -77,7 +76,6 @@ export class ReconService {
     private readonly recon: ReconRepository,
     private readonly orders: OrderRepository,
     private readonly lifecycle: OrderLifecycle,
-    private readonly metrics: ReconMetrics,
   ) {}
 
   async run(channelId: number, date: string, supplied: SuppliedBill | null = null): Promise<ReconReport> {
@@ -95,7 +93,6 @@ export class ReconService {
     } catch (err) {
       if (!(err instanceof BillRefusedError)) throw err;
       const { run } = await this.recon.store({ channelId, billDate: date, format: bill.format, sha256, raw: bill.raw, status: 'refused', error: err.message, totals: null, lines: [] });
-      this.metrics.billsRefused.inc();
       this.logger.error(`reconciliation bill refused, nothing applied: channel_id=${channelId} bill_date=${date} bill_sha256=${sha256} run_id=${run.id}: ${err.message}`);
       // The same bytes read before under another digest: the earlier run stands, this asking is refused.
       return run.status === 'refused' ? this.report(run, false, []) : { ...this.report(run, false, []), status: 'refused', error: err.message, counts: {} };
@@ -113,7 +110,6 @@ export class ReconService {
     let mismatches = await this.recon.linesOf(run.id);
     if (created) {
       for (const line of mismatches) {
-        this.metrics.mismatches.inc({ kind: line.class });
         this.logger.warn(
           `reconciliation mismatch: class=${line.class} channel_id=${channelId} bill_date=${date} run_id=${run.id} kind=${line.kind} order_no=${line.orderNo ?? ''} refund_no=${line.refundNo ?? ''} bill_amount_fen=${line.billAmountFen ?? ''} our_amount_fen=${line.ourAmountFen ?? ''} bill_line_no=${line.billLineNo ?? ''}`,
         );

@@ -5,11 +5,12 @@ import { CachedGauges } from './cached-gauges';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 import { MetricsTokenGuard } from './metrics-token.guard';
+import { ReconFigures } from './recon-figures';
 
 @Global()
 @Module({
   controllers: [MetricsController],
-  providers: [MetricsService, CachedGauges, MetricsTokenGuard],
+  providers: [MetricsService, CachedGauges, MetricsTokenGuard, ReconFigures],
   exports: [MetricsService],
 })
 export class MetricsModule implements OnModuleInit {

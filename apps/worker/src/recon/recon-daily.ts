@@ -1,10 +1,9 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { AppConfig, QUEUE } from '@app/common';
 import { ReconRepository } from '@app/db';
 import { JobQueue } from '@app/queue';
-import { ReconInputError, ReconMetrics, ReconService, previousShanghaiDate } from '@app/recon';
-import { WorkerMetrics } from '../callbacks/worker-metrics';
+import { ReconInputError, ReconService, previousShanghaiDate } from '@app/recon';
 
 export const RECON_SCHEDULER_ID = 'recon.daily';
 
@@ -20,23 +19,29 @@ export function reconPattern(at: { hour: number; minute: number }): string {
  * channel. A run is idempotent per bill, so a retried job redoes nothing that is done.
  */
 @Injectable()
-export class ReconDaily implements OnApplicationBootstrap {
+export class ReconDaily implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('ReconDaily');
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly config: AppConfig,
     private readonly jobs: JobQueue,
     private readonly recon: ReconService,
     private readonly runs: ReconRepository,
-    reconMetrics: ReconMetrics,
-    workerMetrics: WorkerMetrics,
-  ) {
-    // recon_mismatches_total is served with the worker's own metrics (WORKER_METRICS_PORT).
-    for (const metric of [reconMetrics.mismatches, reconMetrics.billsRefused]) workerMetrics.registry.registerMetric(metric);
-  }
+  ) {}
 
+  /** Checked again every minute, as the sweep's scheduler is: a flushed Redis gets it back. */
   async onApplicationBootstrap(): Promise<void> {
     await this.ensureScheduled();
+    this.timer = setInterval(() => {
+      this.ensureScheduled().catch((err: Error) => this.logger.error(`cannot schedule the daily reconciliation: ${err.message}`));
+    }, 60_000);
+    this.timer.unref();
+  }
+
+  beforeApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 
   async ensureScheduled(): Promise<void> {

@@ -213,6 +213,15 @@ export class ReconRepository {
     });
   }
 
+  /** Every line that did not match, by class, and every refused bill, of all runs: what /metrics shows. */
+  async figures(): Promise<{ mismatches: Partial<Record<ReconClass, number>>; refused: number }> {
+    const [rows, [refused]] = await Promise.all([
+      this.dataSource.query<{ class: ReconClass; n: string }[]>(`SELECT "class", count(*) AS "n" FROM "recon_lines" WHERE "class" <> 'matched' GROUP BY "class"`),
+      this.dataSource.query<{ n: string }[]>(`SELECT count(*) AS "n" FROM "recon_runs" WHERE "status" = 'refused'`),
+    ]);
+    return { mismatches: Object.fromEntries(rows.map((r) => [r.class, Number(r.n)])), refused: Number(refused.n) };
+  }
+
   async setResolution(lineId: string, resolution: string): Promise<void> {
     await this.dataSource.query(`UPDATE "recon_lines" SET "resolution" = $2 WHERE "id" = $1`, [lineId, resolution]);
   }
