@@ -176,7 +176,7 @@ describe('merchant clients in other languages, against the compiled API and work
         }
       }, 60_000);
 
-      it('runs the demo: create, pay on the sandbox page, order.paid and order.completed verified both ways; then a refund, its callback verified', async () => {
+      it('runs the demo: create, pay on the sandbox page, order.paid and order.completed verified both ways; then a refund, its callback verified, and the day\'s statement', async () => {
         const callbackPort = await freePort();
         const demo = spawn(command[0], [...command.slice(1), 'demo'], {
           env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), LANG: 'C.UTF-8', MERCHANT_BASE_URL: baseUrl, MERCHANT_API_KEY: merchant.api_key, MERCHANT_API_SECRET: merchant.api_secret, DEMO_CALLBACK_PORT: String(callbackPort) },
@@ -210,6 +210,22 @@ describe('merchant clients in other languages, against the compiled API and work
           const [refunded] = await waitFor(() => ofMerchant('refund.succeeded').length > 0 && ofMerchant('refund.succeeded'), 30_000, 'the refund.succeeded callback');
           expect(refunded.body).toMatchObject({ order_no: orderNo, refund_no: refund.answer.data?.refund_no, status: 'succeeded' });
           expect(await verify(refunded)).toEqual({ code: 0, result: { body_signature: true, webhook_signature: true } });
+
+          // The day's statement through the client: this order's credit and the refund's debit, and the movements add up.
+          const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Shanghai' }).format(new Date());
+          const statement = await call('statementQuery', { date: today });
+          expect([statement.code, statement.answer.code]).toEqual([0, 1]);
+          const day = statement.answer.data as {
+            opening_balance: { available_fen: number; deposit_fen: number };
+            closing_balance: { available_fen: number; deposit_fen: number };
+            movements: { order_no: string; refund_no: string | null; account: string; amount_fen: number }[];
+          };
+          const mine = day.movements.filter((m) => m.order_no === orderNo);
+          expect(mine.some((m) => m.refund_no === null && m.amount_fen > 0)).toBe(true);
+          expect(mine.some((m) => m.refund_no === refund.answer.data?.refund_no && m.amount_fen === -3000)).toBe(true);
+          const moved = (account: string) => day.movements.filter((m) => m.account === account).reduce((sum, m) => sum + m.amount_fen, 0);
+          expect(day.closing_balance.available_fen - day.opening_balance.available_fen).toBe(moved('available'));
+          expect(day.closing_balance.deposit_fen - day.opening_balance.deposit_fen).toBe(moved('deposit'));
         } finally {
           if (demo.exitCode === null) demo.kill();
         }
