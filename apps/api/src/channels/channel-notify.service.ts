@@ -32,7 +32,7 @@ export class ChannelNotifyService {
     const adapter = this.adapters.forChannel(channel);
     const notification = adapter.verifyNotification(params);
     if (!notification) {
-      this.logger.warn(`channel ${channel.id}: notification refused, it does not verify`);
+      this.logger.warn({ channel_id: channel.id }, 'channel notification refused, it does not verify');
       throw new DomainError(ErrorCode.AuthBadSignature, 'Notification signature does not verify');
     }
     const order = await this.orders.findForChannel(channel.id, notification.orderNo);
@@ -41,7 +41,7 @@ export class ChannelNotifyService {
 
     if (notification.outcome === 'failed') {
       const cancelled = await this.lifecycle.markFailed(order.id);
-      this.logger.log(`order ${order.orderNo}: channel reports failure${cancelled ? ', cancelled' : ', nothing changed'}`);
+      this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports failure');
       return adapter.acknowledgement;
     }
     const result = await this.lifecycle.markPaid(order.id, notification);
@@ -50,7 +50,7 @@ export class ChannelNotifyService {
       throw DomainError.invalid('amount', 'does not equal the order amount');
     }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
-    this.logger.log(`order ${order.orderNo}: success notification, ${result}`);
+    this.logger.log({ order_no: order.orderNo, result }, 'success notification');
     return adapter.acknowledgement;
   }
 }
