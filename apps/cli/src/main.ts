@@ -3,8 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { withEmbeddedDefaults } from '../../embedded/src/local-data';
-import { COMMANDS, parseFlags } from './commands';
-import { OperatorModule, OperatorService, UsageError } from '@app/operator';
+import { COMMANDS, UsageError, inCliWords, parseFlags } from './commands';
+import { OperatorError, OperatorInputError, OperatorModule, OperatorService } from '@app/operator';
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
@@ -44,14 +44,16 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const config = loadConfig(env);
     const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
     try {
-      const result = await command.run(app.get(OperatorService), flags);
+      const result = await command.run(app.get(OperatorService), flags).catch((err: unknown) => {
+        throw err instanceof OperatorInputError ? inCliWords(command, err) : err;
+      });
       io.stdout(`${JSON.stringify(result)}\n`);
     } finally {
       await app.close();
     }
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof OperatorError || err instanceof ConfigError) {
       io.stderr(`error: ${err.message}\n`);
       return 2;
     }
