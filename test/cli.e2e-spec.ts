@@ -76,6 +76,24 @@ describe('operator CLI', () => {
     expect(res.err).toMatch(/^error: /);
   });
 
+  it('words a refused input with the flag the command takes (the operator service names its parameter, never a flag)', async () => {
+    const m = await cli('merchant:create', '--name', 'Words shop');
+    const id = String(m.json!.id);
+    const channel = ['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'sandbox'];
+    for (const [argv, message] of [
+      [['merchant:create', '--name', 'x', '--notify-url', 'ftp://x'], 'error: --notify-url must be an http or https URL of at most 512 characters\n'],
+      [['merchant:set-notify-url', '--merchant', id, '--url', 'not a url'], 'error: --url must be an http or https URL\n'],
+      [['merchant:create', '--name', 'x', '--deposit-rate', '2'], 'error: --deposit-rate must be a rate from 0 to 1 with at most 8 decimals\n'],
+      [['merchant:set-deposit-rate', '--merchant', id, '--rate', '2'], 'error: --rate must be a rate from 0 to 1 with at most 8 decimals\n'],
+      [['merchant:rotate-secret', '--merchant', id, '--grace', 'soon'], 'error: --grace must be 0 or a duration such as 30m, 24h or 7d, at most 30d\n'],
+      [[...channel, '--min', '10', '--max', '5'], 'error: --max must be a yuan amount not below --min\n'],
+      [['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay,paypal', '--adapter', 'sandbox'], 'error: --pay-method must be a comma list of distinct wxpay, alipay, bank\n'],
+    ] as [string[], string][]) {
+      const res = await cli(...argv);
+      expect([argv, res.code, res.err]).toEqual([argv, 2, message]);
+    }
+  });
+
   it('a merchant is live unless made --mode test; channel:link refuses a channel of the other mode', async () => {
     const live = await cli('merchant:create', '--name', 'Live shop');
     expect(live.json).toMatchObject({ mode: 'live' });
@@ -204,7 +222,7 @@ describe('operator CLI', () => {
     const config = JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'http://pay.example/' });
     const refused = await cli(...args, '--config', config);
     expect([refused.code, refused.out]).toEqual([2, '']);
-    expect(refused.err).toMatch(/^error: --config: config\.gateway_url must be https .*CHANNEL_ALLOW_HTTP=true/);
+    expect(refused.err).toMatch(/^error: --config is refused: config\.gateway_url must be https .*CHANNEL_ALLOW_HTTP=true/);
     expect((await cli(...args, '--config', JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'https://pay.example/' }))).code).toBe(0);
 
     let out = '';

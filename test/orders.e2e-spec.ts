@@ -216,7 +216,9 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
     function expectInternalError(res: Answer<unknown>, owner: string): void {
       expect([res.status, res.body.code, res.body.msg, res.body.data]).toEqual([500, 50000, 'Internal error', null]);
       expect(res.raw).not.toContain('123456');
-      expect(logged.mock.calls.map((call) => String(call[0])).join('\n')).toContain(`the stored rate of ${owner} is not a rate from 0 to 1`);
+      // The filter logs the request's ids as fields and the error under err.
+      const errors = logged.mock.calls.map((call) => (call[0] as { err?: string }).err ?? '');
+      expect(errors.join('\n')).toContain(`the stored rate of ${owner} is not a rate from 0 to 1`);
     }
 
     async function ordersOf(merchantId: number): Promise<number> {

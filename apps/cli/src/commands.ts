@@ -1,5 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { KeyResealService, type OperatorService, UsageError } from '@app/operator';
+import { KeyResealService, OperatorInputError, type OperatorService } from '@app/operator';
+
+/** A mistake in an operator's command line: printed as one line, exit code 2. */
+export class UsageError extends Error {}
 
 type Flags = Record<string, string | undefined>;
 type Command = (ops: OperatorService, flags: Flags, app: INestApplicationContext) => Promise<object>;
@@ -17,7 +20,15 @@ function id(flags: Flags, name: string): number {
 }
 
 /** Every operator command, by the exact names operators and scripts depend on. */
-export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Command }> = {
+export interface CliCommand {
+  usage: string;
+  flags: string[];
+  run: Command;
+  /** The flag of each operator parameter whose name is not its flag's in kebab-case (notifyUrl: --notify-url). */
+  flagOf?: Record<string, string>;
+}
+
+export const COMMANDS: Record<string, CliCommand> = {
   'merchant:create': {
     usage: '--name N [--mode live|test] [--notify-url URL] [--deposit-rate R]',
     flags: ['name', 'mode', 'notify-url', 'deposit-rate'],
@@ -29,11 +40,13 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     usage: '--merchant ID --url URL',
     flags: ['merchant', 'url'],
     run: (ops, f) => ops.setNotifyUrl(id(f, 'merchant'), required(f, 'url')),
+    flagOf: { notifyUrl: 'url' },
   },
   'merchant:set-deposit-rate': {
     usage: '--merchant ID --rate R',
     flags: ['merchant', 'rate'],
     run: (ops, f) => ops.setDepositRate(id(f, 'merchant'), required(f, 'rate')),
+    flagOf: { depositRate: 'rate' },
   },
   'merchant:rotate-secret': {
     usage: '--merchant ID [--grace DURATION (default 24h; 0 revokes the previous secret at once)]',
@@ -91,6 +104,12 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
     run: (ops, f) => ops.link(id(f, 'merchant'), id(f, 'channel'), f.rate),
   },
 };
+
+/** The operator's refusal of an input, worded with the command's flag: `--notify-url must be an http or https URL`. */
+export function inCliWords(command: CliCommand, err: OperatorInputError): UsageError {
+  const flag = (field: string) => `--${command.flagOf?.[field] ?? field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  return new UsageError(`${flag(err.field)} ${err.reason.replace(/`(\w+)`/g, (_, field: string) => flag(field))}`);
+}
 
 /** `--name x --rate=0.1` -> { name: "x", rate: "0.1" }; unknown or repeated flags are usage errors. */
 export function parseFlags(args: string[], allowed: string[]): Flags {

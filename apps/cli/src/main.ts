@@ -3,8 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError, NEST_START_OPTIONS, StartupRefusal, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { withEmbeddedDefaults } from '../../embedded/src/local-data';
-import { COMMANDS, parseFlags } from './commands';
-import { OperatorModule, OperatorService, UsageError } from '@app/operator';
+import { COMMANDS, UsageError, inCliWords, parseFlags } from './commands';
+import { OperatorError, OperatorInputError, OperatorModule, OperatorService } from '@app/operator';
 import { ReconInputError, ReconService } from '@app/recon';
 import { RECON_COMMANDS, ReconCliModule } from './recon-commands';
 
@@ -58,14 +58,16 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { ...NEST_START_OPTIONS, logger: ['error'] });
     app.flushLogs();
     try {
-      const result = await command.run(app.get(OperatorService), flags, app);
+      const result = await command.run(app.get(OperatorService), flags, app).catch((err: unknown) => {
+        throw err instanceof OperatorInputError ? inCliWords(command, err) : err;
+      });
       io.stdout(`${JSON.stringify(result)}\n`);
     } finally {
       await app.close();
     }
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof StartupRefusal || err instanceof ReconInputError) {
+    if (err instanceof UsageError || err instanceof OperatorError || err instanceof ConfigError || err instanceof StartupRefusal || err instanceof ReconInputError) {
       io.stderr(`error: ${err.message}\n`);
       return 2;
     }

@@ -5,7 +5,7 @@ import type { BillFormat } from '@app/channels';
 import { DbModule } from '@app/db';
 import { QueueModule } from '@app/queue';
 import { BILL_FORMATS, ReconModule, type ReconService } from '@app/recon';
-import { UsageError } from '@app/operator';
+import { UsageError } from './commands';
 
 type Flags = Record<string, string | undefined>;
 

@@ -46,8 +46,22 @@ export interface RotatedCredentials extends Credentials {
   previous_secret_valid_until: string | null;
 }
 
-/** A mistake in an operator's input: printed as one line, exit code 2. */
-export class UsageError extends Error {}
+/** A request the service refuses (no such merchant, a link across modes), worded for any front end. */
+export class OperatorError extends Error {}
+
+/**
+ * A bad input, named by the service's own parameter (`notifyUrl`, `grace`), not by any front
+ * end's wording of it: the CLI says its flag (--notify-url), the portal its form field. Another
+ * parameter named in the reason is written `like this`, for the front end to word too.
+ */
+export class OperatorInputError extends OperatorError {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`${field} ${reason}`);
+  }
+}
 
 export interface Credentials {
   id: number;
@@ -87,14 +101,14 @@ export interface NewChannelInput {
 
 function rate(value: string | undefined, name: string): string {
   const parsed = value === undefined ? 0 : parseRate(value);
-  if (parsed === null || parsed > 100_000_000) throw new UsageError(`${name} must be a rate from 0 to 1 with at most 8 decimals`);
+  if (parsed === null || parsed > 100_000_000) throw new OperatorInputError(name, 'must be a rate from 0 to 1 with at most 8 decimals');
   return formatRate(parsed);
 }
 
 /** The stored (canonical) form of a notify URL read by the one parser (SPEC 7 Address). */
 function httpUrl(value: string, name: string): string {
   const address = parseNotifyUrl(value);
-  if (!address) throw new UsageError(`${name} must be an absolute http or https URL without userinfo or backslash, of at most 512 characters`);
+  if (!address) throw new OperatorInputError(name, 'must be an absolute http or https URL without userinfo or backslash, of at most 512 characters');
   return address.url;
 }
 
@@ -112,8 +126,8 @@ export class OperatorService {
   ) {}
 
   async createMerchant({ name, mode = 'live', notifyUrl, depositRate }: NewMerchantInput): Promise<Credentials> {
-    if (!name || name.length > 128) throw new UsageError('--name is required (at most 128 characters)');
-    if (!(MERCHANT_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be ${MERCHANT_MODES.join(' or ')}`);
+    if (!name || name.length > 128) throw new OperatorInputError('name', 'is required (at most 128 characters)');
+    if (!(MERCHANT_MODES as readonly string[]).includes(mode)) throw new OperatorInputError('mode', `must be ${MERCHANT_MODES.join(' or ')}`);
     const merchantMode = mode as MerchantMode;
     const apiKey = newApiKey(merchantMode);
     const apiSecret = newApiSecret();
@@ -122,26 +136,26 @@ export class OperatorService {
       mode: merchantMode,
       apiKey,
       apiSecretEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
-      notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, '--notify-url'),
-      depositRate: rate(depositRate, '--deposit-rate'),
+      notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, 'notifyUrl'),
+      depositRate: rate(depositRate, 'depositRate'),
     });
     return { id: merchant.id, api_key: apiKey, api_secret: apiSecret, mode: merchantMode };
   }
 
   async setMerchantStatus(id: number, status: 'active' | 'disabled'): Promise<{ id: number; status: string }> {
-    if (!(await this.merchants.setStatus(id, status))) throw new UsageError(`no merchant ${id}`);
+    if (!(await this.merchants.setStatus(id, status))) throw new OperatorError(`no merchant ${id}`);
     return { id, status };
   }
 
   async setNotifyUrl(id: number, url: string): Promise<{ id: number; notify_url: string }> {
-    const notifyUrl = httpUrl(url, '--url');
-    if (!(await this.merchants.update(id, { notifyUrl }))) throw new UsageError(`no merchant ${id}`);
+    const notifyUrl = httpUrl(url, 'notifyUrl');
+    if (!(await this.merchants.update(id, { notifyUrl }))) throw new OperatorError(`no merchant ${id}`);
     return { id, notify_url: notifyUrl };
   }
 
   async setDepositRate(id: number, value: string): Promise<{ id: number; deposit_rate: string }> {
-    const depositRate = rate(value, '--rate');
-    if (!(await this.merchants.update(id, { depositRate }))) throw new UsageError(`no merchant ${id}`);
+    const depositRate = rate(value, 'depositRate');
+    if (!(await this.merchants.update(id, { depositRate }))) throw new OperatorError(`no merchant ${id}`);
     return { id, deposit_rate: depositRate };
   }
 
@@ -152,13 +166,13 @@ export class OperatorService {
    */
   async rotateSecret(id: number, grace?: string): Promise<RotatedCredentials> {
     const graceMs = grace === undefined ? DEFAULT_SECRET_GRACE_MS : parseGrace(grace);
-    if (graceMs === null) throw new UsageError('--grace must be 0 or a duration such as 30m, 24h or 7d, at most 30d');
+    if (graceMs === null) throw new OperatorInputError('grace', 'must be 0 or a duration such as 30m, 24h or 7d, at most 30d');
     const apiSecret = newApiSecret();
     const rotated = await this.merchants.rotateSecret(id, graceMs, (apiKey, currentEnc) => ({
       currentEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
       previousEnc: this.secrets.seal(this.secrets.open(currentEnc, merchantSecretContext(apiKey)), previousMerchantSecretContext(apiKey)),
     }));
-    if (!rotated) throw new UsageError(`no merchant ${id}`);
+    if (!rotated) throw new OperatorError(`no merchant ${id}`);
     return {
       id,
       api_key: rotated.apiKey,
@@ -169,7 +183,7 @@ export class OperatorService {
   }
 
   async balance(id: number): Promise<{ available_fen: number; deposit_fen: number }> {
-    if (!(await this.merchants.findById(id))) throw new UsageError(`no merchant ${id}`);
+    if (!(await this.merchants.findById(id))) throw new OperatorError(`no merchant ${id}`);
     const balance = await this.ledger.balanceOf(id);
     return { available_fen: balance.availableFen, deposit_fen: balance.depositFen };
   }
@@ -180,8 +194,8 @@ export class OperatorService {
    */
   async ledgerEntries(id: number, limit: string | undefined): Promise<LedgerListing> {
     const count = limit === undefined ? 50 : Number(limit);
-    if (!/^\d{1,4}$/.test(limit ?? '50') || count < 1 || count > 1000) throw new UsageError('--limit must be an integer from 1 to 1000');
-    if (!(await this.merchants.findById(id))) throw new UsageError(`no merchant ${id}`);
+    if (!/^\d{1,4}$/.test(limit ?? '50') || count < 1 || count > 1000) throw new OperatorInputError('limit', 'must be an integer from 1 to 1000');
+    if (!(await this.merchants.findById(id))) throw new OperatorError(`no merchant ${id}`);
     const [entries, totals] = await Promise.all([this.ledger.latest(id, count), this.ledger.totals(id)]);
     return {
       merchant_id: id,
@@ -200,27 +214,27 @@ export class OperatorService {
 
   async createChannel(input: NewChannelInput): Promise<{ id: number }> {
     if (!(CHANNEL_CATEGORIES as readonly string[]).includes(input.category)) {
-      throw new UsageError(`--category must be one of ${CHANNEL_CATEGORIES.join(', ')}`);
+      throw new OperatorInputError('category', `must be one of ${CHANNEL_CATEGORIES.join(', ')}`);
     }
-    if (!input.name || input.name.length > 128) throw new UsageError('--name is required (at most 128 characters)');
+    if (!input.name || input.name.length > 128) throw new OperatorInputError('name', 'is required (at most 128 characters)');
     const methods = (input.payMethod ?? '').split(',');
     if (!methods.every((m) => (PAY_METHODS as readonly string[]).includes(m)) || new Set(methods).size !== methods.length) {
-      throw new UsageError(`--pay-method must be a comma list of distinct ${PAY_METHODS.join(', ')}`);
+      throw new OperatorInputError('payMethod', `must be a comma list of distinct ${PAY_METHODS.join(', ')}`);
     }
     if (!(CHANNEL_ADAPTERS as readonly string[]).includes(input.adapter)) {
-      throw new UsageError(`--adapter must be one of ${CHANNEL_ADAPTERS.join(', ')}`);
+      throw new OperatorInputError('adapter', `must be one of ${CHANNEL_ADAPTERS.join(', ')}`);
     }
     const mode = newChannelMode(input.adapter as ChannelAdapterName, input.mode);
-    if (!mode) throw new UsageError(input.adapter === 'sandbox' ? '--mode: the sandbox adapter only moves test money' : '--mode must be live or test');
+    if (!mode) throw new OperatorInputError('mode', input.adapter === 'sandbox' ? 'is refused: the sandbox adapter only moves test money' : 'must be live or test');
     const minFen = parseYuan(input.min ?? '0.01');
     const maxFen = parseYuan(input.max ?? '1000000.00');
-    if (minFen === null || minFen <= 0) throw new UsageError('--min must be a yuan amount greater than 0');
-    if (maxFen === null || maxFen < minFen) throw new UsageError('--max must be a yuan amount not below --min');
+    if (minFen === null || minFen <= 0) throw new OperatorInputError('min', 'must be a yuan amount greater than 0');
+    if (maxFen === null || maxFen < minFen) throw new OperatorInputError('max', 'must be a yuan amount not below `min`');
     let config;
     try {
       config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp, adapter: input.adapter as ChannelAdapterName });
     } catch (err) {
-      throw new UsageError(`--config: ${(err as Error).message}`);
+      throw new OperatorInputError('config', `is refused: ${(err as Error).message}`);
     }
     if (input.adapter === 'sandbox') config = withGeneratedSecret(config);
     const sealed = JSON.stringify(config);
@@ -233,7 +247,7 @@ export class OperatorService {
         mode,
         minFen,
         maxFen,
-        defaultRate: rate(input.rate, '--rate'),
+        defaultRate: rate(input.rate, 'rate'),
         enabled: true,
       },
       (id) => this.secrets.seal(sealed, channelConfigContext(id)),
@@ -242,22 +256,22 @@ export class OperatorService {
   }
 
   async setChannelEnabled(id: number, enabled: boolean): Promise<{ id: number; enabled: boolean }> {
-    if (!(await this.channels.setEnabled(id, enabled))) throw new UsageError(`no channel ${id}`);
+    if (!(await this.channels.setEnabled(id, enabled))) throw new OperatorError(`no channel ${id}`);
     return { id, enabled };
   }
 
   async link(merchantId: number, channelId: number, linkRate?: string): Promise<{ merchant_id: number; channel_id: number; service_rate: string }> {
     const merchant = await this.merchants.findById(merchantId);
-    if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
+    if (!merchant) throw new OperatorError(`no merchant ${merchantId}`);
     const channel = await this.channels.findById(channelId);
-    if (!channel) throw new UsageError(`no channel ${channelId}`);
+    if (!channel) throw new OperatorError(`no channel ${channelId}`);
     if (channelMode(channel) !== merchant.mode) {
-      throw new UsageError(
+      throw new OperatorError(
         `channel ${channelId} (${channel.adapter}) moves ${channelMode(channel)} money and merchant ${merchantId} is a ${merchant.mode} merchant: ` +
           'sandbox channels link only to test merchants, other channels only to live merchants (merchant:create --mode test|live)',
       );
     }
-    const own = linkRate === undefined ? null : rate(linkRate, '--rate');
+    const own = linkRate === undefined ? null : rate(linkRate, 'rate');
     await this.channels.link(merchantId, channelId, own);
     return { merchant_id: merchantId, channel_id: channelId, service_rate: own ?? channel.defaultRate };
   }
@@ -267,10 +281,10 @@ export class OperatorService {
    * existing user of the same merchant it is a password reset (and re-enables a disabled user).
    */
   async inviteUser(merchantId: number, email: string): Promise<Invitation> {
-    if (!isEmailAddress(email)) throw new UsageError('--email must be an email address of at most 254 characters');
-    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    if (!isEmailAddress(email)) throw new OperatorInputError('email', 'must be an email address of at most 254 characters');
+    if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
     const existing = await this.users.findByEmail(email);
-    if (existing && existing.merchantId !== merchantId) throw new UsageError(`${email} is already a user of another merchant`);
+    if (existing && existing.merchantId !== merchantId) throw new OperatorError(`${email} is already a user of another merchant`);
     const token = newInvitationToken();
     const expiresAt = await this.users.createInvitation(merchantId, existing?.email ?? email, token, INVITATION_TTL_SECONDS);
     return {
@@ -284,14 +298,14 @@ export class OperatorService {
   /** Disables the portal user: every session of it ends at once, and its pending invitations stop working. */
   async disableUser(email: string): Promise<{ email: string; status: 'disabled'; sessions_ended: number; invitations_revoked: number }> {
     const result = await this.users.disableByEmail(email);
-    if (!result.userFound && result.invitationsRevoked === 0) throw new UsageError(`no portal user or pending invitation for ${email}`);
+    if (!result.userFound && result.invitationsRevoked === 0) throw new OperatorError(`no portal user or pending invitation for ${email}`);
     return { email, status: 'disabled', sessions_ended: result.sessionsEnded, invitations_revoked: result.invitationsRevoked };
   }
 
   /** callback:list: an order's deliveries with every attempt, newest first, as callbackQueryList shows them to the merchant. */
   async callbackList(orderNo: string): Promise<{ order_no: string; merchant_id: number; deliveries: DeliveryView[] }> {
     const found = await this.callbackTools.deliveriesOfAnyOrder(orderNo);
-    if (!found) throw new UsageError(`no order ${orderNo}`);
+    if (!found) throw new OperatorError(`no order ${orderNo}`);
     return { order_no: orderNo, merchant_id: found.merchantId, deliveries: found.deliveries.map(deliveryView) };
   }
 
@@ -302,12 +316,12 @@ export class OperatorService {
    */
   async callbackRecover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
     const unix = (value: string, name: string): number => {
-      if (!/^\d{1,12}$/.test(value)) throw new UsageError(`--${name} must be Unix seconds`);
+      if (!/^\d{1,12}$/.test(value)) throw new OperatorInputError(name, 'must be Unix seconds');
       return Number(value);
     };
     const window = recoverWindow(unix(since, 'since'), until === undefined ? undefined : unix(until, 'until'), Math.floor(Date.now() / 1000));
-    if ('field' in window) throw new UsageError(window.message.replace('start_time', '--since').replace('end_time', '--until'));
-    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
+    if ('field' in window) throw new OperatorInputError(window.field === 'start_time' ? 'since' : 'until', window.message.replace(/^(start_time|end_time) /, '').replace('start_time', '`since`'));
+    if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
     const result = await this.callbackTools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), null);
     const ids = result.kind === 'queued' ? result.deliveryIds : [];
     return { merchant_id: merchantId, queued: ids.length, delivery_ids: ids };

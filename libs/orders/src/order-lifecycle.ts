@@ -86,7 +86,7 @@ export class OrderLifecycle {
       );
     } catch (err) {
       if (!(err instanceof ChannelError)) throw err;
-      this.logger.warn(`order ${values.orderNo}: channel ${channel.id} failed at creation, order cancelled: ${err.message}`);
+      this.logger.warn({ order_no: values.orderNo, channel_id: channel.id, err: err.message }, 'channel failed at creation, order cancelled');
       const recorded = await this.dataSource.transaction(async (em) => {
         const order = await this.orders.insert(em, values);
         const cancelled = await this.orders.transitionBy(em, order.id, FAIL);
@@ -109,7 +109,7 @@ export class OrderLifecycle {
     const order = await this.orders.findById(orderId);
     if (!order) return 'not_found';
     if (notification.amountFen !== order.cnyFen) {
-      this.logger.warn(`order ${order.orderNo}: notification amount ${notification.amountFen} fen differs from ${order.cnyFen} fen; refused`);
+      this.logger.warn({ order_no: order.orderNo, notified_fen: notification.amountFen, order_fen: order.cnyFen }, 'notification amount differs from the order; refused');
       await this.dataSource.transaction((em) =>
         this.events.recordWithoutCallback(em, order, 'payment.amount_mismatch', (eventId) => amountMismatchPayload(eventId, order, notification)),
       );
@@ -149,7 +149,7 @@ export class OrderLifecycle {
   async confirm(orderId: string): Promise<void> {
     const order = await this.orders.findById(orderId);
     if (!order) {
-      this.logger.warn(`confirm: no order ${orderId}`);
+      this.logger.warn({ order_id: orderId }, 'confirm: no such order');
       return;
     }
     let confirmation: { channelTradeNo: string | null } | null = null;
@@ -221,7 +221,7 @@ export class OrderLifecycle {
         closePayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt }, signal),
       );
     } catch (err) {
-      this.logger.warn(`order ${order.orderNo}: closed, but channel ${order.channelId} could not be told: ${(err as Error).message}`);
+      this.logger.warn({ order_no: order.orderNo, channel_id: order.channelId, err: (err as Error).message }, 'order closed, but the channel could not be told');
     }
   }
 

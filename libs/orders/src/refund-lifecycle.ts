@@ -192,7 +192,7 @@ export class RefundLifecycle {
       return this.events.record(em, order, type, (eventId) => refundEventPayload(eventId, type, settled, order), settled.id);
     });
     if (!recorded) return;
-    this.logger.log(`refund ${refund.refundNo} of order ${order.orderNo}: ${type}${status.failure ? ` (${status.failure})` : ''}`);
+    this.logger.log({ refund_no: refund.refundNo, order_no: order.orderNo, event: type, failure: status.failure ?? undefined }, 'refund settled');
     await this.jobs.deliver(recorded.deliveryId);
   }
 

@@ -137,7 +137,7 @@ export class SellOrderLifecycle {
       if (current.status === 'paid') {
         const confirmed = await this.adapters.call((signal) => operations.queryPayout(request, signal));
         if (confirmed.state !== 'paid') {
-          if (confirmed.state === 'refused') this.logger.error(`sell order ${order.orderNo}: the channel paid out, then reports the payout refused; left paid for the operator`);
+          if (confirmed.state === 'refused') this.logger.error({ order_no: order.orderNo }, 'sell order paid out, then the channel reports the payout refused; left paid for the operator');
           throw new PayoutNotSettledError(order.orderNo, `paid out, the channel's query answers ${confirmed.state}`);
         }
         await this.complete(current);
@@ -197,7 +197,7 @@ export class SellOrderLifecycle {
       {},
       reason,
     );
-    if (cancelled) this.logger.log(`sell order ${order.orderNo}: payout refused (${failure}); debit reversed`);
+    if (cancelled) this.logger.log({ order_no: order.orderNo, failure }, 'sell order payout refused; debit reversed');
   }
 
   /** One transition, the work that goes with it and its event in one transaction, then the delivery job. */

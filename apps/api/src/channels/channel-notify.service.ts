@@ -54,7 +54,7 @@ export class ChannelNotifyService {
     const params = adapter.notificationIsJsonDocument ? {} : mergeRequestParams(request);
     const notification = adapter.verifyNotification(params, context);
     if (!notification) {
-      this.logger.warn({ channel_id: channel.id }, 'notification refused, it does not verify');
+      this.logger.warn({ channel_id: channel.id }, 'channel notification refused, it does not verify');
       throw new DomainError(ErrorCode.AuthBadSignature, 'Notification signature does not verify');
     }
     const order = await this.orders.findForChannel(channel.id, notification.orderNo);
@@ -64,7 +64,7 @@ export class ChannelNotifyService {
 
     if (notification.outcome === 'failed') {
       const cancelled = await this.lifecycle.markFailed(order.id);
-      this.logger.log(`order ${order.orderNo}: channel reports failure${cancelled ? ', cancelled' : ', nothing changed'}`);
+      this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports failure');
       return;
     }
     const result = await this.lifecycle.markPaid(order.id, notification);
@@ -73,7 +73,7 @@ export class ChannelNotifyService {
       throw DomainError.invalid('amount', 'does not equal the order amount');
     }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
-    this.logger.log(`order ${order.orderNo}: success notification, ${result}`);
+    this.logger.log({ order_no: order.orderNo, result }, 'success notification');
   }
 
   /**

@@ -58,7 +58,7 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
 
     if (error.code === ErrorCode.Internal || error.code === ErrorCode.DependencyUnavailable) {
       const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
-      this.logger.error(`request ${request.id} ${request.method} ${request.routeOptions?.url ?? request.url}: ${detail}`);
+      this.logger.error({ request_id: request.id, method: request.method, route: request.routeOptions?.url ?? request.url, err: detail }, 'request failed');
     }
     if (reply.sent) return;
     const { status } = ERROR_INFO[error.code];

@@ -30,7 +30,9 @@ export class PortalExceptionFilter implements ExceptionFilter {
       return;
     }
     const page = this.pageFor(exception);
-    if (page === INTERNAL) this.logger.error(`request ${request.id} ${request.method} ${request.url}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
+    if (page === INTERNAL) {
+      this.logger.error({ request_id: request.id, method: request.method, url: request.url, err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception) }, 'portal request failed');
+    }
     void reply.status(page.status).view('error', { title: page.title, body: page.body, requestId: request.id });
   }
 

@@ -71,7 +71,7 @@ export class SandboxCheckoutService {
       payload: new URLSearchParams(Object.entries(notification).map(([k, v]): [string, string] => [k, String(v)])).toString(),
     });
     if (res.statusCode !== 200 || res.body.trim() !== 'success') {
-      this.logger.warn(`order ${order.orderNo}: sandbox notification answered HTTP ${res.statusCode}`);
+      this.logger.warn({ order_no: order.orderNo, status: res.statusCode }, 'sandbox notification answered an error');
       return { status: 502, html: resultPage({ kind: 'refused', http: res.statusCode }, lang, back) };
     }
     const result = outcome === 'paid' ? { kind: 'paid' as const, amount: formatYuan(order.cnyFen), orderNo: order.orderNo } : { kind: 'failed' as const, orderNo: order.orderNo };

@@ -78,11 +78,11 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       worker.on('error', (err) => {
         // Once stopping, BullMQ's PostgreSQL backend can still report a LISTEN connection it
         // opened during the close being cut when the embedded database stops after us: the stop, not a fault.
-        if (this.stopping) this.logger.debug(`${name} worker, stopping: ${err.message}`);
-        else this.logger.error(`${name} worker: ${err.message}`);
+        if (this.stopping) this.logger.debug({ queue: name, err: err.message }, 'worker error while stopping');
+        else this.logger.error({ queue: name, err: err.message }, 'worker error');
       });
       worker.on('failed', (job, err) => {
-        if (job && err.name === 'UnrecoverableError') this.logger.warn(`${job.name} ${job.id} failed for good: ${err.message}`);
+        if (job && err.name === 'UnrecoverableError') this.logger.warn({ job: job.name, job_id: job.id, err: err.message }, 'job failed for good');
       });
       this.workers.push(worker);
     }

@@ -4,12 +4,16 @@ import { CallbackDelivery } from './callback-delivery.entity';
 import { Channel } from './channel.entity';
 import { LedgerEntry } from './ledger-entry.entity';
 import { MerchantChannel } from './merchant-channel.entity';
+import { MerchantUserInvitation } from './merchant-user-invitation.entity';
 import { Merchant } from './merchant.entity';
 import { Nonce } from './nonce.entity';
 import { OrderEvent } from './order-event.entity';
 import { Order } from './order.entity';
 import { Payout } from './payout.entity';
+import { PortalSession } from './portal-session.entity';
+import { PortalUser } from './portal-user.entity';
 import { Refund } from './refund.entity';
+import { SignInFailure, SignInLock } from './sign-in-throttle.entity';
 import { MasterKeyCheck } from './master-key-check.entity';
 
 export * from './balance.entity';
@@ -18,12 +22,35 @@ export * from './callback-delivery.entity';
 export * from './channel.entity';
 export * from './ledger-entry.entity';
 export * from './merchant-channel.entity';
+export * from './merchant-user-invitation.entity';
 export * from './merchant.entity';
 export * from './nonce.entity';
 export * from './order-event.entity';
 export * from './order.entity';
 export * from './payout.entity';
+export * from './portal-session.entity';
+export * from './portal-user.entity';
 export * from './refund.entity';
+export * from './sign-in-throttle.entity';
 export * from './master-key-check.entity';
 
-export const ENTITIES = [Merchant, Channel, MerchantChannel, Order, Balance, LedgerEntry, OrderEvent, CallbackDelivery, CallbackAttempt, Nonce, Refund, Payout, MasterKeyCheck];
+export const ENTITIES = [
+  Merchant,
+  Channel,
+  MerchantChannel,
+  Order,
+  Balance,
+  LedgerEntry,
+  OrderEvent,
+  CallbackDelivery,
+  CallbackAttempt,
+  Nonce,
+  Refund,
+  Payout,
+  PortalUser,
+  MerchantUserInvitation,
+  PortalSession,
+  SignInFailure,
+  SignInLock,
+  MasterKeyCheck,
+];
