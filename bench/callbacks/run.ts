@@ -212,11 +212,14 @@ async function main(): Promise<void> {
            FROM e RETURNING id, merchant_id, notify_url`,
         [backlogMerchant, channelId, backlog, n],
       );
-      await jobs.addBulk(
-        'callback.deliver',
-        rows.map((r) => ({ jobId: r.id, payload: { deliveryId: r.id, merchantId: r.merchant_id, destination: parseNotifyUrl(r.notify_url)?.destination ?? null } })),
-        { attempts: 16, delay: 3_600_000 },
-      );
+      // A thousand jobs per call: JobQueue's 2 s enqueue budget is sized for after-commit adds.
+      for (let i = 0; i < rows.length; i += 1_000) {
+        await jobs.addBulk(
+          'callback.deliver',
+          rows.slice(i, i + 1_000).map((r) => ({ jobId: r.id, payload: { deliveryId: r.id, merchantId: r.merchant_id, destination: parseNotifyUrl(r.notify_url)?.destination ?? null } })),
+          { attempts: 16, delay: 3_600_000 },
+        );
+      }
     }
   };
   const withBacklog: Record<string, { paidRate: number; allRate: number; latencies: number[] }> = {};
