@@ -1,6 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
+import { QUEUE } from '@app/common';
 import { NonceStore } from '@app/db';
+import { JobQueue } from '@app/queue';
 import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
@@ -165,6 +167,29 @@ describe('callbacks (SPEC 7)', () => {
     await sleep(800);
     expect(receiver.forEvent(eventId)).toHaveLength(SCHEDULE_MS.length + 1);
     expect((await db.attempts(deliveryId)).map((a) => a.number)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('Bull Board shows the callback as its job, with its attempts; a retry pressed there does what callbackResend does', async () => {
+    receiver.respond = () => ({ status: 502, body: 'bad gateway' });
+    const { eventId, deliveryId, orderId } = await paidOrderEvent();
+    const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
+    const job = await waitFor(async () => {
+      const j = await queue.getJob(deliveryId);
+      return j && (await j.isFailed()) ? j : null;
+    }, 10_000, 'the failed job');
+    // Each retried attempt is one of the job's (the last, ended by UnrecoverableError, is its failure).
+    expect(job.attemptsMade).toBeGreaterThanOrEqual(SCHEDULE_MS.length);
+    expect(job.failedReason).toMatch(/delivery ended/);
+
+    receiver.respond = () => ({ status: 200, body: 'success' });
+    // What Bull Board's retry button calls.
+    await job.retry('failed');
+    const resent = await waitFor(async () => (await db.deliveriesOfOrder(orderId)).find((d) => d.id !== deliveryId && d.status === 'succeeded'), 10_000, 'the resent delivery');
+    expect(resent.event_id).toBe(eventId);
+    expect((await db.delivery(deliveryId)).status).toBe('failed');
+    const { rows } = await db.db.query<{ origin: string }>(`SELECT origin FROM callback_deliveries WHERE id = $1`, [resent.id]);
+    expect(rows[0].origin).toBe('resend');
+    expect(receiver.forEvent(eventId).at(-1)!.headers['x-delivery-attempt']).toBe('1');
   });
 
   it('honours Retry-After on 503', async () => {

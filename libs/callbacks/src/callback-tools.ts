@@ -2,6 +2,8 @@
 export const RECOVER_MAX_AGE_SECONDS = 7 * 86_400;
 /** SPEC 7: an attempt's answer, as callbackQueryList shows it, is at most this many characters. */
 export const LISTED_EXCERPT_CHARS = 256;
+/** SPEC 7 callbackResend: at most this many resends per order per hour (an operator's retry in Bull Board counts too). */
+export const RESEND_LIMIT = { max: 10, windowSeconds: 3600 };
 /** callbackTest's event type: never an order's, so no merchant handler mistakes it for money. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 

@@ -5,6 +5,13 @@ import { CallbackDeliveryRepository, type DeliveryHead } from '@app/db';
 import { JobQueue } from '@app/queue';
 
 /**
+ * Errors that are no attempt (PostgreSQL down before the claim, a lost job lock) count as job
+ * attempts too: a few spare ones, so the DeliveryPolicy, not BullMQ, ends a delivery. Past them
+ * the job fails while its row is pending, and the sweep adds it again.
+ */
+const SPARE_JOB_ATTEMPTS = 5;
+
+/**
  * What follows a committed transaction: jobs enqueued. The row is the truth by then: a failure
  * is logged and left to the sweep, never thrown at a caller whose change is done.
  */
@@ -18,7 +25,7 @@ export class JobsAfterCommit {
     private readonly queue: JobQueue,
     private readonly deliveries: CallbackDeliveryRepository,
   ) {
-    this.attempts = new DeliveryPolicy(config.callbackRetryScheduleMs).maxAttempts;
+    this.attempts = new DeliveryPolicy(config.callbackRetryScheduleMs).maxAttempts + SPARE_JOB_ATTEMPTS;
   }
 
   /**

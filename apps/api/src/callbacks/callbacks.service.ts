@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DomainError, ErrorCode, SecretBox, unixSeconds } from '@app/common';
-import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, NonceStore, type ResendLimit, type ToolAllowance } from '@app/db';
+import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, NonceStore, type ToolAllowance } from '@app/db';
 import {
   CallbackSender,
   type DeliveryView,
+  RESEND_LIMIT,
   type TestAttemptView,
   TEST_EVENT_TYPE,
   buildSignedCallback,
@@ -23,7 +24,6 @@ export interface ResendView {
 }
 
 /** SPEC 7: a resend is a merchant's repair tool, not a way to make the worker flood an endpoint. */
-export const RESEND_LIMIT: ResendLimit = { max: 10, windowSeconds: 3600 };
 /** SPEC 7: callbackRecover at most once per minute per merchant. */
 export const RECOVER_ALLOWANCE: ToolAllowance = { tool: 'recover', max: 1, windowSeconds: 60 };
 /**

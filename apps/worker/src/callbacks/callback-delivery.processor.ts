@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { AppConfig, type JobPayloads, QUEUE, SecretBox, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
 import { type AttemptClaim, type ClaimedAttempt, CallbackDeliveryRepository, NonceStore, type RecordedAttempt } from '@app/db';
-import { CallbackAttemptError, CallbackSender, DeliveryPolicy, type DeliveryVerdict, type SendOutcome, buildSignedCallback, newCallbackNonce } from '@app/callbacks';
+import { CallbackAttemptError, CallbackSender, DeliveryPolicy, type DeliveryVerdict, RESEND_LIMIT, type SendOutcome, buildSignedCallback, newCallbackNonce } from '@app/callbacks';
 import { JobsAfterCommit } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
@@ -23,7 +23,7 @@ export type CallbackJob = Job<JobPayloads['callback.deliver']>;
 /** How a callback job ended without throwing. */
 export interface DeliveryResult {
   deliveryId: string;
-  status: 'succeeded' | 'settled';
+  status: 'succeeded' | 'settled' | 'resent';
   attempt?: number;
 }
 
@@ -121,6 +121,8 @@ export class CallbackDeliveryProcessor {
   private async notNow(job: CallbackJob, token: string | undefined, claim: Exclude<AttemptClaim, { kind: 'claimed' }>): Promise<DeliveryResult> {
     switch (claim.kind) {
       case 'settled':
+        // A failed job run again with its failure cleared: an operator pressed retry in Bull Board.
+        if (job.attemptsMade > 0 && !job.failedReason) return this.resendForOperator(job);
         return { deliveryId: job.data.deliveryId, status: 'settled' };
       case 'exhausted':
         this.metrics.deliveries.inc({ outcome: 'failed' });
@@ -131,6 +133,16 @@ export class CallbackDeliveryProcessor {
       case 'held':
         return this.park(job, token, claim.until.getTime());
     }
+  }
+
+  /** SPEC 7 Durability: a retry pressed in Bull Board does what callbackResend does (same event_id, same hourly limit). */
+  private async resendForOperator(job: CallbackJob): Promise<DeliveryResult> {
+    const result = await this.deliveries.resendOrderOf(job.data.deliveryId, RESEND_LIMIT);
+    if (result.kind === 'limited') throw new UnrecoverableError('not resent: this order had 10 resends within the hour (SPEC 7 callbackResend)');
+    if (result.kind === 'not_found') throw new UnrecoverableError('not resent: the order has no callback event');
+    await this.afterCommit.deliver(result.deliveryId);
+    this.logger.log({ delivery_id: job.data.deliveryId, resent_as: result.deliveryId }, 'operator retry in Bull Board: resent like callbackResend');
+    return { deliveryId: result.deliveryId, status: 'resent' };
   }
 
   private async park(job: CallbackJob, token: string | undefined, until: number): Promise<never> {

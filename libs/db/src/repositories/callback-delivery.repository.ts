@@ -257,6 +257,15 @@ export class CallbackDeliveryRepository {
     return rows.map((d) => ({ ...d, attempts: d.attempts.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt) })) }));
   }
 
+  /** callbackResend for the order of this delivery: an operator pressed retry on its failed job in Bull Board. */
+  async resendOrderOf(deliveryId: string, limit: ResendLimit): Promise<ResendResult> {
+    const [row]: { merchant_id: number; order_no: string }[] = await this.dataSource.query(
+      `SELECT d.merchant_id, o.order_no FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE d.id = $1`,
+      [deliveryId],
+    );
+    return row ? this.resendLatestEvent(row.merchant_id, row.order_no, limit) : { kind: 'not_found' };
+  }
+
   /**
    * callbackResend (SPEC 7) in one transaction, serialised per order by a lock on the order row,
    * so concurrent resends make one delivery: the order's latest callback event; a pending
