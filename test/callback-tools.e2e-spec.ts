@@ -220,7 +220,15 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       const before = receiver.received.length;
       const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', signed(merchant));
       expect([res.status, res.body.code]).toEqual([200, 1]);
-      expect(res.body.data).toEqual({ url: receiver.url, http_status: 200, duration_ms: expect.any(Number), success: true, error: null, response_excerpt: 'success' });
+      expect(res.body.data).toEqual({
+        url: receiver.url,
+        http_status: 200,
+        duration_ms: expect.any(Number),
+        success: true,
+        error: null,
+        response_excerpt: 'success',
+        signed_with: { body: 'current', webhook_signature: ['current'] },
+      });
       expect(receiver.received).toHaveLength(before + 1);
       const got = receiver.received[before];
       expect(got.body).toMatchObject({ event: 'webhook.test', api_key: merchant.api_key });
@@ -240,7 +248,15 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       const url = `http://127.0.0.1:${receiver.port}/elsewhere`;
       const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', signed(merchant, { url }));
       expect(res.body.code).toBe(1);
-      expect(res.body.data).toEqual({ url, http_status: 503, duration_ms: expect.any(Number), success: false, error: 'HTTP 503', response_excerpt: 'X'.repeat(256) });
+      expect(res.body.data).toEqual({
+        url,
+        http_status: 503,
+        duration_ms: expect.any(Number),
+        success: false,
+        error: 'HTTP 503',
+        response_excerpt: 'X'.repeat(256),
+        signed_with: { body: 'current', webhook_signature: ['current'] },
+      });
       await sleep(1500);
       expect(receiver.received.slice(before).map((c) => c.path)).toEqual(['/elsewhere']);
     });

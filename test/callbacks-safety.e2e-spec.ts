@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { JobsAfterCommit } from '@app/orders';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
-import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
+import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 
 const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, sweepGraceMs: 1000, callbackPollMs: 200 };
@@ -14,7 +14,7 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
 
   beforeAll(async () => {
     receiver = await CallbackReceiver.start();
-    api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '100ms' });
+    api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms' });
     worker = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     db = await CallbackFixtures.connect(api.databaseUrl);
   });
@@ -36,21 +36,48 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
     ['IPv4-translated IPv6 (::ffff:0:0:0/96)', () => `http://[::ffff:0:7f00:1]:${receiver.port}/notify`, /::ffff:0:7f00:1 is a loopback address/],
     ['6to4 IPv6 embedding a private address', () => `http://[2002:a00:1::1]:${receiver.port}/notify`, /2002:a00:1::1 is a private address/],
     ['a name resolving to loopback', () => `http://localhost:${receiver.port}/notify`, /localhost resolves to .*loopback address/],
-  ])('refuses %s', async (_name, url, message) => {
-    const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: url() });
+  ])('refuses %s at send time, and ends the delivery after 3 attempts instead of the whole schedule', async (_name, url, message) => {
+    // Written before the input rule (or a name that resolves to a private address): the worker still refuses it.
+    const { merchant, channels } = await merchantWithChannels(api.operator);
+    await db.db.query(`UPDATE merchants SET notify_url = $1 WHERE id = $2`, [url(), merchant.id]);
     const order = await db.insertOrder(merchant.id, channels.remotepay);
     const { deliveryId } = await db.insertEvent(order.orderId);
     await api.app.get(JobsAfterCommit).deliver(deliveryId);
     const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
     expect(row.status).toBe('failed');
     const attempts = await db.attempts(deliveryId);
-    expect(attempts).toHaveLength(2);
+    // The schedule allows 5; a refused address gets 3 (SPEC 7 Address).
+    expect(attempts).toHaveLength(3);
     for (const a of attempts) {
       expect(a.http_status).toBeNull();
       expect(a.error).toMatch(message);
       expect(a.error).toMatch(/^refused: .*CALLBACK_ALLOW_PRIVATE=true/);
     }
     expect(receiver.received).toHaveLength(0);
+  });
+
+  it.each([
+    ['localhost', 'http://localhost:8080/notify', /localhost is this machine/],
+    ['a loopback literal', 'http://127.0.0.1/notify', /127\.0\.0\.1 is a loopback address/],
+    ['a private literal', 'https://10.1.2.3/notify', /10\.1\.2\.3 is a private address/],
+    ['an IPv4-mapped loopback', 'http://[::ffff:127.0.0.1]/notify', /is a loopback address/],
+  ])('refuses %s as notify_url where it is given: createOrder, createSellOrder, refundCreate and the operator (40000)', async (_name, url, why) => {
+    const { merchant, channels } = await merchantWithChannels(api.operator);
+    const order = await post(api.app, '/api/merchant/createOrder', signed(merchant, { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', notify_url: url }));
+    expect([order.status, order.body.code]).toEqual([400, 40000]);
+    expect(order.body.msg).toMatch(why);
+    const sell = await post(
+      api.app,
+      '/api/merchant/createSellOrder',
+      signed(merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay, payee_name: 'Li Lei', payee_account: '6222020200112233445', payee_bank: 'ICBC', notify_url: url }),
+    );
+    expect([sell.body.code, sell.body.msg]).toEqual([40000, expect.stringMatching(why)]);
+    const refund = await post(api.app, '/api/merchant/refundCreate', signed(merchant, { order_no: '2000010101000000000000', refund_amount: '1.00', merchant_refund_no: 'r-1', notify_url: url }));
+    expect([refund.body.code, refund.body.msg]).toEqual([40000, expect.stringMatching(why)]);
+    await expect(api.operator.setNotifyUrl(merchant.id, url)).rejects.toThrow(why);
+    // A public name is judged when it resolves, at send time.
+    const named = await post(api.app, '/api/merchant/createOrder', signed(merchant, { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', notify_url: 'https://shop.example/notify' }));
+    expect(named.body.code).toBe(1);
   });
 });
 

@@ -81,7 +81,10 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
 
     // callbackTest, sent by the API, carries both too.
     const tested = receiver.received.length;
-    expect((await post(api.app, '/api/merchant/callbackTest', signed(rotated))).body.code).toBe(1);
+    const testAnswer = await post<{ signed_with: unknown }>(api.app, '/api/merchant/callbackTest', signed(rotated));
+    expect(testAnswer.body.code).toBe(1);
+    // The answer says which secret signed what: a receiver verifying the body needs the new one.
+    expect(testAnswer.body.data.signed_with).toEqual({ body: 'current', webhook_signature: ['current', 'previous'] });
     const test = receiver.received[tested];
     expect(String(test.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifiesWith(test, old) && verifiesWith(test, fresh)).toBe(true);

@@ -117,3 +117,22 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
     callback(null, allowed[0].address, allowed[0].family);
   });
 };
+
+/**
+ * SPEC 7 Address, at input: with CALLBACK_ALLOW_PRIVATE off, a notify URL whose host is
+ * `localhost` or a literal address outside global unicast can never receive a callback, so it
+ * is refused where it is given. Why, or null when the host may be tried (a name is judged at
+ * send time, when it resolves).
+ */
+export function refusedNotifyHost(url: string): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return null;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is this machine (loopback); callbacks go to public addresses only`;
+  if (isIP(host) === 0) return null;
+  const range = blockedRange(host);
+  return range ? `${host} is a ${range} address; callbacks go to public addresses only` : null;
+}

@@ -19,6 +19,8 @@ export interface SendOutcome {
   error: string | null;
   /** A Retry-After on 429 or 503, in milliseconds. */
   retryAfterMs: number | null;
+  /** The address was refused by the SSRF guard (a private or reserved address): no connection was made. */
+  blocked?: boolean;
 }
 
 export interface CallbackSenderOptions {
@@ -42,6 +44,11 @@ function wholeCharacters(bytes: Uint8Array): string {
 export function isAcceptedAnswer(status: number, body: string): boolean {
   const text = body.trim().toLowerCase();
   return status >= 200 && status < 300 && (text === '' || text === 'success');
+}
+
+/** The guard's refusal, thrown directly or as the cause of undici's connection error. */
+function isBlocked(err: unknown): boolean {
+  return err instanceof BlockedAddressError || (err as { cause?: unknown })?.cause instanceof BlockedAddressError;
 }
 
 function describe(err: unknown, timeoutMs: number): string {
@@ -94,7 +101,7 @@ export class CallbackSender {
     try {
       if (!this.options.allowPrivate) assertLiteralAllowed(target.hostname);
     } catch (err) {
-      return failed(describe(err, this.timeoutMs));
+      return { ...failed(describe(err, this.timeoutMs)), blocked: isBlocked(err) };
     }
 
     const signal = AbortSignal.timeout(this.timeoutMs);
@@ -127,6 +134,7 @@ export class CallbackSender {
       else error = `HTTP ${status} with an unexpected answer: expected "success" or an empty body`;
       return failed(error, status, excerpt, retryAfterMs);
     } catch (err) {
+      if (isBlocked(err)) return { ...failed(describe(err, this.timeoutMs)), blocked: true };
       return failed(describe(signal.aborted ? Object.assign(new Error('timeout'), { name: 'TimeoutError' }) : err, this.timeoutMs));
     }
   }

@@ -35,6 +35,11 @@ export interface TestAttemptView {
   success: boolean;
   error: string | null;
   response_excerpt: string | null;
+  /**
+   * Which secret signed what (issue 28): the body's `signature` only the current one, the
+   * `webhook-signature` header the current one and, during a rotation's grace, the previous one too.
+   */
+  signed_with: { body: 'current'; webhook_signature: ('current' | 'previous')[] };
 }
 
 /** At most `max` characters, never cutting a surrogate pair in two. */

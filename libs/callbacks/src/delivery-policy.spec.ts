@@ -35,6 +35,15 @@ describe('DeliveryPolicy (SPEC 7: what follows one attempt)', () => {
     expect(policy.afterAttempt({ number: 3, outcome: failed(500), ourSide: false }).state).toBe('pending');
   });
 
+  it('a refused (private) address ends the delivery after 3 attempts, not the whole schedule', () => {
+    const long = new DeliveryPolicy([1000, 1000, 1000, 1000, 1000], () => 0);
+    const blocked = { ok: false, httpStatus: null, retryAfterMs: null, blocked: true };
+    expect(long.afterAttempt({ number: 2, outcome: blocked, ourSide: false }).state).toBe('pending');
+    expect(long.afterAttempt({ number: 3, outcome: blocked, ourSide: false })).toEqual({ state: 'failed', reason: 'blocked', circuit: 'failure' });
+    // An ordinary failure on the third attempt goes on.
+    expect(long.afterAttempt({ number: 3, outcome: failed(500), ourSide: false }).state).toBe('pending');
+  });
+
   it('410 ends the delivery at once', () => {
     expect(policy.afterAttempt({ number: 1, outcome: failed(410), ourSide: false })).toEqual({ state: 'failed', reason: 'gone', circuit: 'failure' });
   });

@@ -8,13 +8,20 @@ export type CircuitSignal = 'success' | 'failure' | 'none';
 export type DeliveryVerdict =
   | { state: 'succeeded'; circuit: 'success' }
   | { state: 'pending'; retryInMs: number; circuit: CircuitSignal }
-  | { state: 'failed'; reason: 'gone' | 'exhausted'; circuit: CircuitSignal };
+  | { state: 'failed'; reason: 'gone' | 'exhausted' | 'blocked'; circuit: CircuitSignal };
+
+/**
+ * SPEC 7 Address: a notify host that resolves to a refused (private, reserved) address can never
+ * be sent to while CALLBACK_ALLOW_PRIVATE is off; the delivery ends after this many such attempts
+ * (a few, since DNS may change), not after the whole 24-hour schedule.
+ */
+export const BLOCKED_ADDRESS_ATTEMPTS = 3;
 
 /** One finished attempt as the policy reads it. */
 export interface AttemptFacts {
   /** 1 for a delivery's first attempt. */
   number: number;
-  outcome: Pick<SendOutcome, 'ok' | 'httpStatus' | 'retryAfterMs'>;
+  outcome: Pick<SendOutcome, 'ok' | 'httpStatus' | 'retryAfterMs' | 'blocked'>;
   /**
    * Nothing reached the merchant because of us (no address, the nonce store down): the
    * schedule goes on, but the merchant's circuit learns nothing from it.
@@ -43,6 +50,7 @@ export class DeliveryPolicy {
     if (outcome.ok) return { state: 'succeeded', circuit: 'success' };
     const circuit: CircuitSignal = ourSide ? 'none' : 'failure';
     if (outcome.httpStatus === 410) return { state: 'failed', reason: 'gone', circuit };
+    if (outcome.blocked && number >= Math.min(BLOCKED_ADDRESS_ATTEMPTS, this.maxAttempts)) return { state: 'failed', reason: 'blocked', circuit };
     if (number >= this.maxAttempts) return { state: 'failed', reason: 'exhausted', circuit };
     return { state: 'pending', retryInMs: retryDelayMs([...this.scheduleMs], number, outcome.retryAfterMs, this.random), circuit };
   }

@@ -14,7 +14,7 @@ import {
   MerchantUserRepository,
   PAY_METHODS,
 } from '@app/db';
-import { type DeliveryView, deliveryView, recoverWindow } from '@app/callbacks';
+import { type DeliveryView, deliveryView, recoverWindow, refusedNotifyHost } from '@app/callbacks';
 import { channelConfigContext, channelMode, newChannelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
 import { newApiKey, newApiSecret, newInvitationToken } from './credentials';
 
@@ -106,9 +106,12 @@ function rate(value: string | undefined, name: string): string {
 }
 
 /** The stored (canonical) form of a notify URL read by the one parser (SPEC 7 Address). */
-function httpUrl(value: string, name: string): string {
+function httpUrl(value: string, name: string, allowPrivate: boolean): string {
   const address = parseNotifyUrl(value);
   if (!address) throw new OperatorInputError(name, 'must be an absolute http or https URL without userinfo or backslash, of at most 512 characters');
+  // SPEC 7 Address: a host that can never receive a callback is refused here, not retried for 24 hours.
+  const refused = allowPrivate ? null : refusedNotifyHost(address.url);
+  if (refused) throw new OperatorInputError(name, `is refused: ${refused} (CALLBACK_ALLOW_PRIVATE is off)`);
   return address.url;
 }
 
@@ -136,7 +139,7 @@ export class OperatorService {
       mode: merchantMode,
       apiKey,
       apiSecretEnc: this.secrets.seal(apiSecret, merchantSecretContext(apiKey)),
-      notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, 'notifyUrl'),
+      notifyUrl: notifyUrl === undefined ? null : httpUrl(notifyUrl, 'notifyUrl', this.config.callbackAllowPrivate),
       depositRate: rate(depositRate, 'depositRate'),
     });
     return { id: merchant.id, api_key: apiKey, api_secret: apiSecret, mode: merchantMode };
@@ -148,7 +151,7 @@ export class OperatorService {
   }
 
   async setNotifyUrl(id: number, url: string): Promise<{ id: number; notify_url: string }> {
-    const notifyUrl = httpUrl(url, 'notifyUrl');
+    const notifyUrl = httpUrl(url, 'notifyUrl', this.config.callbackAllowPrivate);
     if (!(await this.merchants.update(id, { notifyUrl }))) throw new OperatorError(`no merchant ${id}`);
     return { id, notify_url: notifyUrl };
   }

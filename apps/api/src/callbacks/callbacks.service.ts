@@ -104,6 +104,7 @@ export class CallbacksService implements OnApplicationShutdown {
       success: outcome.ok,
       error: outcome.error,
       response_excerpt: firstCharacters(outcome.excerpt),
+      signed_with: { body: 'current', webhook_signature: previous ? ['current', 'previous'] : ['current'] },
     });
     const nonce = newCallbackNonce();
     try {

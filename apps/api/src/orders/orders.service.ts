@@ -7,6 +7,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderKey } from './dto/order-query-detail.dto';
 import type { OrderQueryListDto } from './dto/order-query-list.dto';
+import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 
 /** createOrder's answer: the interface's fields, plus merchant_order_no. */
 export interface CreatedOrderView {
@@ -90,6 +91,7 @@ export class OrdersService {
 
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
   async create(merchant: Merchant, params: CreateOrderDto): Promise<{ order: CreatedOrderView; repeat: boolean }> {
+    assertNotifyUrlAllowed(params.notify_url, this.config);
     const cnyFen = parseYuan(params.cny_amount) as number;
     const hash = requestHash({
       order_type: params.order_type,

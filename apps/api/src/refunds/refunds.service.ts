@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, parseYuan } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, parseYuan } from '@app/common';
 import { type Merchant, OrderRepository, type Refund, RefundRepository } from '@app/db';
 import { RefundLifecycle, type RefundView, refundView, requestHash } from '@app/orders';
 import type { RefundCreateDto } from './dto/refund-create.dto';
 import type { RefundQueryDto } from './dto/refund-query.dto';
+import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 
 const REFUND_NOT_FOUND = 'Refund not found';
 
@@ -14,10 +15,12 @@ export class RefundsService {
     private readonly orders: OrderRepository,
     private readonly refunds: RefundRepository,
     private readonly lifecycle: RefundLifecycle,
+    private readonly config: AppConfig,
   ) {}
 
   /** `repeat` tells a merchant_refund_no repeat (the first refund, as it is now) from a new refund. */
   async create(merchant: Merchant, params: RefundCreateDto): Promise<{ refund: RefundView; repeat: boolean }> {
+    assertNotifyUrlAllowed(params.notify_url, this.config);
     const refundFen = parseYuan(params.refund_amount) as number;
     // What defines the refund: a repeat of merchant_refund_no must match it exactly.
     const hash = requestHash({ order_no: params.order_no, refund_fen: refundFen, reason: params.reason ?? null, notify_url: params.notify_url ?? null });

@@ -5,6 +5,7 @@ import { ChannelRepository, type Merchant, type Order, OrderRepository, type Pay
 import { SELL_ORDER_EXPIRES_AT, SellOrderLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
 import { type CreatedOrderView, toCreatedView } from '../orders/orders.service';
 import type { CreateSellOrderDto } from './dto/create-sell-order.dto';
+import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 
 /** createSellOrder's answer: createOrder's (order_type 2, pay_url null) plus the payee, its account masked. */
 export interface CreatedSellOrderView extends CreatedOrderView {
@@ -28,6 +29,7 @@ export class SellOrdersService {
 
   /** `repeat` tells a merchant_order_no repeat from a new sell order. */
   async create(merchant: Merchant, params: CreateSellOrderDto): Promise<{ order: CreatedSellOrderView; repeat: boolean }> {
+    assertNotifyUrlAllowed(params.notify_url, this.config);
     const cnyFen = parseYuan(params.cny_amount) as number;
     // The account is compared in clear on a repeat, never hashed: a card number's hash is easy to reverse.
     const hash = requestHash({

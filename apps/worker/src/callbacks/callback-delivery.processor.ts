@@ -110,7 +110,12 @@ export class CallbackDeliveryProcessor {
     }
     if (verdict.state === 'failed') {
       this.metrics.deliveries.inc({ outcome: 'failed' });
-      const why = verdict.reason === 'gone' ? 'HTTP 410, the merchant ended it' : `attempt ${attempt.number} was the last`;
+      const why =
+        verdict.reason === 'gone'
+          ? 'HTTP 410, the merchant ended it'
+          : verdict.reason === 'blocked'
+            ? `its address was refused on ${attempt.number} attempts (${error})`
+            : `attempt ${attempt.number} was the last`;
       this.logger.warn({ delivery_id: deliveryId, attempt: attempt.number }, `callback delivery failed for good: ${why}`);
       throw new UnrecoverableError(`delivery ended: ${why}`);
     }
