@@ -40,7 +40,7 @@ export interface AlipayTrade {
   tradeNo: string;
   /** When the payer pressed Pay: the day whose bill carries the payment. */
   paidAt: Date | null;
-  refunds: Map<string, { amount: string; at: Date }>;
+  refunds: Map<string, { amount: string }>;
 }
 
 export interface NotificationDelivery {
@@ -70,6 +70,8 @@ export class FakeAlipayGateway {
   editBill: (rows: AlipayBillRow[]) => AlipayBillRow[] = (rows) => rows;
   /** Bills handed out, by the fileId of their bill_download_url: Alipay's URL works for a short while, no signature needed. */
   private readonly bills = new Map<string, Buffer>();
+  /** When each refund was given (by out_trade_no/out_request_no): the day whose bill carries it. */
+  private readonly refundedAt = new Map<string, Date>();
   /** The retry gaps of undelivered notifications; Alipay's are 4m,10m,10m,1h,2h,6h,15h (scaled down for tests). */
   retryGapsMs = [50, 100, 200, 400];
   private server: Server;
@@ -273,7 +275,8 @@ export class FakeAlipayGateway {
           if (refunded + Math.round(Number(biz.refund_amount) * 100) > Math.round(Number(trade.totalAmount) * 100)) {
             return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.REFUND_AMT_NOT_EQUAL_TOTAL', sub_msg: '退款金额超限' });
           }
-          trade.refunds.set(biz.out_request_no, { amount: biz.refund_amount, at: new Date() });
+          trade.refunds.set(biz.out_request_no, { amount: biz.refund_amount });
+          this.refundedAt.set(`${trade.outTradeNo}/${biz.out_request_no}`, new Date());
         }
         const total = [...trade.refunds.values()].reduce((sum, r) => sum + Math.round(Number(r.amount) * 100), 0);
         return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo, fund_change: 'Y', refund_fee: (total / 100).toFixed(2) });
@@ -317,7 +320,8 @@ export class FakeAlipayGateway {
       const common = { tradeNo: trade.tradeNo, orderNo: trade.outTradeNo, subject: trade.subject, amount: trade.totalAmount };
       if (onDay(trade.paidAt)) rows.push({ ...common, type: '交易', received: trade.totalAmount, fee: yuan(-Math.round(fen(trade.totalAmount) * 0.006)), time: beijing(trade.paidAt!) });
       for (const [refundNo, refund] of trade.refunds) {
-        if (onDay(refund.at)) rows.push({ ...common, type: '退款', received: yuan(-fen(refund.amount)), refundNo, fee: yuan(Math.round(fen(refund.amount) * 0.006)), time: beijing(refund.at) });
+        const at = this.refundedAt.get(`${trade.outTradeNo}/${refundNo}`) ?? null;
+        if (onDay(at)) rows.push({ ...common, type: '退款', received: yuan(-fen(refund.amount)), refundNo, fee: yuan(Math.round(fen(refund.amount) * 0.006)), time: beijing(at!) });
       }
     }
     return rows;
