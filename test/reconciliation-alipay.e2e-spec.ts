@@ -106,6 +106,17 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
     expect(await creditsOf(api.app, lost)).toBe(1);
   });
 
+  it('a payment the bill carries at another amount is an amount_mismatch with its bill line, and nothing moves', async () => {
+    const { alipay, channel } = await alipayChannel();
+    const order = await paidOnPage(alipay, channel, '50.00');
+    alipay.editBill = (rows) => rows.map((r) => (r.orderNo === order ? { ...r, amount: '49.99', received: '49.99' } : r));
+    const run = await recon.run(channel, today());
+    expect(run.counts).toMatchObject({ matched: 0, amount_mismatch: 1 });
+    expect(run.mismatches).toEqual([expect.objectContaining({ class: 'amount_mismatch', order_no: order, bill_amount: '49.99', our_amount: '50.00' })]);
+    expect(run.mismatches[0].bill_line).toContain('49.99');
+    expect(await creditsOf(api.app, order)).toBe(1);
+  });
+
   it('a bill answer whose signature does not verify is refused: no run, nothing moved', async () => {
     const { alipay, channel } = await alipayChannel();
     const lost = await opened(channel, '30.00');

@@ -117,6 +117,17 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
     expect(await creditsOf(api.app, lost)).toBe(1);
   });
 
+  it('a payment the bill carries at another amount is an amount_mismatch with its bill line, and nothing moves', async () => {
+    const { wechat, channel } = await wechatChannel();
+    const order = await paidByScan(wechat, channel, '50.00');
+    wechat.editBill = (rows) => rows.map((r) => (r.orderNo === order ? { ...r, settled: '49.99', total: '49.99' } : r));
+    const run = await recon.run(channel, today());
+    expect(run.counts).toMatchObject({ matched: 0, amount_mismatch: 1 });
+    expect(run.mismatches).toEqual([expect.objectContaining({ class: 'amount_mismatch', order_no: order, bill_amount: '49.99', our_amount: '50.00' })]);
+    expect(run.mismatches[0].bill_line).toContain('49.99');
+    expect(await creditsOf(api.app, order)).toBe(1);
+  });
+
   it('a tradebill answer whose signature does not verify is refused before any download: no run, nothing moved', async () => {
     const { wechat, channel } = await wechatChannel();
     const lost = await pendingOrder(channel, '30.00');
