@@ -1,6 +1,7 @@
 import { createSign, createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type AlipayBillRow, alipayTradeBill } from './alipay-bill';
 
 /** An RSA-2048 key pair as PEM, the way Alipay's key tool makes one. */
 export function rsaKeyPair(): { privateKey: string; publicKey: string } {
@@ -37,6 +38,8 @@ export interface AlipayTrade {
   timeExpire: string;
   status: 'WAIT_BUYER_PAY' | 'TRADE_SUCCESS' | 'TRADE_CLOSED';
   tradeNo: string;
+  /** When the payer pressed Pay: the day whose bill carries the payment. */
+  paidAt: Date | null;
   refunds: Map<string, { amount: string }>;
 }
 
@@ -63,6 +66,12 @@ export class FakeAlipayGateway {
   readonly apiCalls: { method: string; biz: Record<string, unknown> }[] = [];
   readonly deliveries: NotificationDelivery[] = [];
   api: ApiBehaviour = 'normal';
+  /** Edits the rows of a bill before it is made (an injected discrepancy: an amount off, a line dropped). */
+  editBill: (rows: AlipayBillRow[]) => AlipayBillRow[] = (rows) => rows;
+  /** Bills handed out, by the fileId of their bill_download_url: Alipay's URL works for a short while, no signature needed. */
+  private readonly bills = new Map<string, Buffer>();
+  /** When each refund was given (by out_trade_no/out_request_no): the day whose bill carries it. */
+  private readonly refundedAt = new Map<string, Date>();
   /** The retry gaps of undelivered notifications; Alipay's are 4m,10m,10m,1h,2h,6h,15h (scaled down for tests). */
   retryGapsMs = [50, 100, 200, 400];
   private server: Server;
@@ -100,6 +109,11 @@ export class FakeAlipayGateway {
     const url = new URL(req.url ?? '/', this.url);
     if (url.pathname === '/gateway.do' && req.method === 'GET') return this.pagePay(Object.fromEntries(url.searchParams), res);
     if (url.pathname === '/gateway.do' && req.method === 'POST') return this.api_(Object.fromEntries(new URLSearchParams(body)), res);
+    if (url.pathname === '/downloadBillFile.resource' && req.method === 'GET') {
+      const bill = this.bills.get(url.searchParams.get('fileId') ?? '');
+      if (!bill) return void res.writeHead(404).end('file not found');
+      return void res.writeHead(200, { 'content-type': 'application/oct-stream', 'content-disposition': `attachment; filename="${url.searchParams.get('downloadFileName')}"` }).end(bill);
+    }
     if (url.pathname === '/cashier/pay' && req.method === 'POST') {
       const trade = this.trades.get(new URLSearchParams(body).get('out_trade_no') ?? '');
       if (!trade) return void res.writeHead(404).end('no such trade');
@@ -138,6 +152,7 @@ export class FakeAlipayGateway {
         timeExpire: biz.time_expire,
         status: 'WAIT_BUYER_PAY',
         tradeNo: `2026${randomBytes(12).toString('hex').replace(/\D/g, '').padEnd(24, '7').slice(0, 24)}`,
+        paidAt: null,
         refunds: new Map(),
       });
     }
@@ -151,6 +166,7 @@ export class FakeAlipayGateway {
     const trade = this.trades.get(outTradeNo);
     if (!trade) throw new Error(`fake alipay: no trade ${outTradeNo}`);
     trade.status = 'TRADE_SUCCESS';
+    trade.paidAt = new Date();
     const notify = how.notify ?? 'once';
     const params = this.notification(trade, { total_amount: how.amount ?? trade.totalAmount });
     if (notify === 'never') return { params, answers: [] };
@@ -260,6 +276,7 @@ export class FakeAlipayGateway {
             return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.REFUND_AMT_NOT_EQUAL_TOTAL', sub_msg: '退款金额超限' });
           }
           trade.refunds.set(biz.out_request_no, { amount: biz.refund_amount });
+          this.refundedAt.set(`${trade.outTradeNo}/${biz.out_request_no}`, new Date());
         }
         const total = [...trade.refunds.values()].reduce((sum, r) => sum + Math.round(Number(r.amount) * 100), 0);
         return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo, fund_change: 'Y', refund_fee: (total / 100).toFixed(2) });
@@ -269,6 +286,16 @@ export class FakeAlipayGateway {
         const refund = trade.refunds.get(biz.out_request_no);
         if (!refund) return this.answer(res, key, { code: '10000', msg: 'Success' });
         return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo, out_request_no: biz.out_request_no, refund_amount: refund.amount, total_amount: trade.totalAmount, refund_status: 'REFUND_SUCCESS' });
+      }
+      case 'alipay.data.dataservice.bill.downloadurl.query': {
+        if (biz.bill_type !== 'trade' || !/^\d{4}-\d\d-\d\d$/.test(biz.bill_date ?? '')) {
+          return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isp.bill_type_or_date_invalid', sub_msg: '参数错误' });
+        }
+        const fileId = randomBytes(12).toString('hex');
+        this.bills.set(fileId, alipayTradeBill(this.editBill(this.billRows(biz.bill_date)), { date: biz.bill_date }));
+        const url = new URL('/downloadBillFile.resource', this.url);
+        url.search = new URLSearchParams({ bizType: 'trade', userId: '20881234567890120156', fileType: 'csv.zip', bizDates: biz.bill_date.replace(/-/g, ''), downloadFileName: `20881234567890120156_${biz.bill_date.replace(/-/g, '')}.csv.zip`, fileId }).toString();
+        return this.answer(res, key, { code: '10000', msg: 'Success', bill_download_url: url.toString() });
       }
       default:
         return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isv.invalid-method' });
@@ -281,5 +308,22 @@ export class FakeAlipayGateway {
     const sign = this.api === 'bad-signature' ? rsa2(text, rsaKeyPair().privateKey) : rsa2(text, this.platform.privateKey);
     const body = this.api === 'unsigned' ? `{"${key}":${text}}` : `{"${key}":${text},"sign":"${sign}"}`;
     res.writeHead(200, { 'content-type': 'text/html;charset=utf-8' }).end(body);
+  }
+
+  /** What the cashier did on a Beijing day: each payment made, each refund given, with Alipay's 0.6% fee (returned pro rata on a refund). */
+  billRows(date: string): AlipayBillRow[] {
+    const onDay = (at: Date | null): boolean => at !== null && beijing(at).startsWith(date);
+    const fen = (yuan: string): number => Math.round(Number(yuan) * 100);
+    const yuan = (f: number): string => `${f < 0 ? '-' : ''}${(Math.abs(f) / 100).toFixed(2)}`;
+    const rows: AlipayBillRow[] = [];
+    for (const trade of this.trades.values()) {
+      const common = { tradeNo: trade.tradeNo, orderNo: trade.outTradeNo, subject: trade.subject, amount: trade.totalAmount };
+      if (onDay(trade.paidAt)) rows.push({ ...common, type: '交易', received: trade.totalAmount, fee: yuan(-Math.round(fen(trade.totalAmount) * 0.006)), time: beijing(trade.paidAt!) });
+      for (const [refundNo, refund] of trade.refunds) {
+        const at = this.refundedAt.get(`${trade.outTradeNo}/${refundNo}`) ?? null;
+        if (onDay(at)) rows.push({ ...common, type: '退款', received: yuan(-fen(refund.amount)), refundNo, fee: yuan(Math.round(fen(refund.amount) * 0.006)), time: beijing(at!) });
+      }
+    }
+    return rows;
   }
 }

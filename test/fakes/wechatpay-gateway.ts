@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rsaKeyPair } from './alipay-gateway';
+import { type WechatpayBillRow, wechatpayTradeBill } from './wechatpay-bill';
 
 /** A platform certificate as WeChat Pay issued them before public keys: self-signed here, made by openssl at test time. */
 export function platformCertificate(): { certificate: string; privateKey: string; serial: string } {
@@ -28,7 +29,9 @@ export interface WechatTrade {
   codeUrl: string;
   state: 'NOTPAY' | 'SUCCESS' | 'CLOSED' | 'REFUND';
   transactionId: string;
-  refunds: Map<string, { refundId: string; amount: number; status: 'SUCCESS' | 'PROCESSING' | 'ABNORMAL' | 'CLOSED'; notifyUrl: string | null }>;
+  /** When the payer paid: the day whose bill carries the payment. */
+  paidAt: Date | null;
+  refunds: Map<string, { refundId: string; amount: number; status: 'SUCCESS' | 'PROCESSING' | 'ABNORMAL' | 'CLOSED'; notifyUrl: string | null; at: Date }>;
 }
 
 export interface WechatNotification {
@@ -74,6 +77,12 @@ export class FakeWechatpayGateway {
   refundState: 'SUCCESS' | 'PROCESSING' = 'SUCCESS';
   /** WeChat retries at 15s,15s,30s,3m,10m,20m,30m,... (scaled down for tests). */
   retryGapsMs = [50, 100, 200, 400];
+  /** Edits the rows of a bill before it is made and hashed (an injected discrepancy the channel stands by). */
+  editBill: (rows: WechatpayBillRow[]) => WechatpayBillRow[] = (rows) => rows;
+  /** Edits the rows of the file served after hash_value was taken: a download tampered with on the way. */
+  tamperDownload: ((rows: WechatpayBillRow[]) => WechatpayBillRow[]) | null = null;
+  /** Bills handed out, by the token of their download_url. */
+  private readonly bills = new Map<string, Buffer>();
   url = '';
   private server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -139,7 +148,7 @@ export class FakeWechatpayGateway {
     } catch {
       return 'SIGN_ERROR';
     }
-    if (req.headers.accept !== 'application/json') return 'accept';
+    if (req.headers.accept !== 'application/json' && !path.startsWith('/v3/billdownload/file')) return 'accept';
     if (req.headers['wechatpay-serial'] !== undefined && req.headers['wechatpay-serial'] !== this.publicKeyId) return 'wechatpay-serial';
     return null;
   }
@@ -163,6 +172,13 @@ export class FakeWechatpayGateway {
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
     this.calls.push({ method: req.method ?? '', path, body });
     let m: RegExpExecArray | null;
+    if (req.method === 'GET' && url.pathname === '/v3/bill/tradebill') return this.tradebill(res, url.searchParams);
+    if (req.method === 'GET' && url.pathname === '/v3/billdownload/file') {
+      // The download's answer carries no signature, as WeChat's: hash_value vouches for it.
+      const bill = this.bills.get(url.searchParams.get('token') ?? '');
+      if (!bill) return this.send(res, 404, { code: 'RESOURCE_NOT_EXISTS', message: '账单文件不存在' });
+      return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'request-id': randomBytes(8).toString('hex') }).end(bill);
+    }
     if (req.method === 'POST' && url.pathname === '/v3/pay/transactions/native') return this.native(res, body ?? {});
     if (req.method === 'GET' && (m = /^\/v3\/pay\/transactions\/out-trade-no\/([^/]+)$/.exec(url.pathname))) {
       const trade = this.trades.get(m[1]);
@@ -215,6 +231,7 @@ export class FakeWechatpayGateway {
         codeUrl: `weixin://wxpay/bizpayurl?pr=${randomBytes(6).toString('base64url')}`,
         state: 'NOTPAY',
         transactionId: `42000${Date.now()}${randomBytes(3).readUIntBE(0, 3)}`.slice(0, 28),
+        paidAt: null,
         refunds: new Map(),
       };
       this.trades.set(outTradeNo, trade);
@@ -247,7 +264,7 @@ export class FakeWechatpayGateway {
     if (!trade.refunds.has(outRefundNo)) {
       const refunded = [...trade.refunds.values()].filter((r) => r.status !== 'CLOSED').reduce((s, r) => s + r.amount, 0);
       if (refunded + amount.refund! > trade.total) return this.send(res, 403, { code: 'NOT_ENOUGH', message: '退款金额超过可退金额' });
-      trade.refunds.set(outRefundNo, { refundId: `50300${Date.now()}`, amount: amount.refund!, status: this.refundState, notifyUrl: typeof body.notify_url === 'string' ? body.notify_url : null });
+      trade.refunds.set(outRefundNo, { refundId: `50300${Date.now()}`, amount: amount.refund!, status: this.refundState, notifyUrl: typeof body.notify_url === 'string' ? body.notify_url : null, at: new Date() });
       if (this.refundState === 'SUCCESS') this.notifyRefund(trade, outRefundNo);
     }
     this.send(res, 200, this.refundResource(trade, outRefundNo));
@@ -294,6 +311,7 @@ export class FakeWechatpayGateway {
     const trade = this.trades.get(outTradeNo);
     if (!trade) throw new Error(`fake wechatpay: no trade ${outTradeNo}`);
     trade.state = 'SUCCESS';
+    trade.paidAt = new Date();
     const notify = how.notify ?? 'once';
     if (notify === 'never') return null;
     const make = (): WechatNotification => this.notification('TRANSACTION.SUCCESS', 'transaction', { ...this.transaction(trade), amount: { total: how.total ?? trade.total, payer_total: how.total ?? trade.total, currency: 'CNY', payer_currency: 'CNY' } });
@@ -349,5 +367,50 @@ export class FakeWechatpayGateway {
   async post(notifyUrl: string, notification: WechatNotification): Promise<{ status: number; body: string }> {
     const res = await fetch(notifyUrl, { method: 'POST', headers: notification.headers, body: notification.body });
     return { status: res.status, body: await res.text() };
+  }
+
+  /** GET /v3/bill/tradebill: the day's bill made now, kept behind a download_url on this gateway, with the SHA1 of the unzipped file. */
+  private tradebill(res: ServerResponse, query: URLSearchParams): void {
+    const date = query.get('bill_date') ?? '';
+    const type = query.get('bill_type') ?? 'ALL';
+    const tar = query.get('tar_type');
+    if (!/^\d{4}-\d\d-\d\d$/.test(date) || !['ALL', 'SUCCESS', 'REFUND'].includes(type) || (tar !== null && tar !== 'GZIP')) {
+      return this.send(res, 400, { code: 'PARAM_ERROR', message: '参数错误' });
+    }
+    const rows = this.editBill(this.billRows(date));
+    const options = { mchid: this.mchid, appid: this.appid, gzip: tar === 'GZIP' };
+    const bill = wechatpayTradeBill(rows, options);
+    const served = this.tamperDownload ? wechatpayTradeBill(this.tamperDownload(rows), options).raw : bill.raw;
+    const token = randomBytes(12).toString('base64url');
+    this.bills.set(token, served);
+    this.send(res, 200, { hash_type: bill.hashType, hash_value: bill.hashValue, download_url: `${this.url}/v3/billdownload/file?token=${token}&tartype=${tar ?? ''}` });
+  }
+
+  /** What was paid and refunded on a Beijing day, as the ALL bill lists it, with WeChat's 0.6% fee (returned pro rata on a refund). */
+  billRows(date: string): WechatpayBillRow[] {
+    const beijing = (at: Date): string => new Date(at.getTime() + 8 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+    const yuan = (fen: number, places = 2): string => `${fen < 0 ? '-' : ''}${(Math.abs(fen) / 100).toFixed(2)}${'0'.repeat(places - 2)}`;
+    const fee = (fen: number): number => Math.round(fen * 0.006);
+    const refundState = { SUCCESS: 'SUCCESS', PROCESSING: 'PROCESSING', ABNORMAL: 'CHANGE', CLOSED: 'REFUNDCLOSE' } as const;
+    const rows: WechatpayBillRow[] = [];
+    for (const trade of this.trades.values()) {
+      const common = { transactionId: trade.transactionId, orderNo: trade.outTradeNo, subject: trade.description, total: yuan(trade.total) };
+      if (trade.paidAt && beijing(trade.paidAt).startsWith(date)) rows.push({ ...common, time: beijing(trade.paidAt), state: 'SUCCESS', settled: yuan(trade.total), fee: yuan(fee(trade.total), 5) });
+      for (const [refundNo, refund] of trade.refunds) {
+        if (!beijing(refund.at).startsWith(date)) continue;
+        rows.push({
+          ...common,
+          time: beijing(refund.at),
+          state: 'REFUND',
+          settled: '0.00',
+          refundId: refund.refundId,
+          refundNo,
+          refundAmount: yuan(refund.amount),
+          refundState: refundState[refund.status],
+          fee: yuan(-fee(refund.amount), 5),
+        });
+      }
+    }
+    return rows;
   }
 }

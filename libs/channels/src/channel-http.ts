@@ -76,3 +76,31 @@ export async function channelFetch(
     throw new ChannelError(`channel request ${reason}`, { cause: err });
   }
 }
+
+/** A day's bill of a big merchant runs to megabytes; more than this is not a bill we should hold in memory. */
+const MAX_BILL_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A bill download: the bytes as they came (a zip or gzip must not go through a text decoding),
+ * under channelFetch's other rules (proxy, cancellation, no URL in an error, which may carry a token).
+ */
+export async function channelDownload(url: string, headers: Record<string, string>, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: Buffer }> {
+  try {
+    const res = await request(url, { method: 'GET', headers, dispatcher, signal });
+    let size = 0;
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BILL_BYTES) {
+        res.body.destroy();
+        throw new ChannelError('channel bill larger than 64 MiB');
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: res.statusCode, body: Buffer.concat(chunks) };
+  } catch (err) {
+    if (err instanceof ChannelError) throw err;
+    const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
+    throw new ChannelError(`channel bill download ${reason}`, { cause: err });
+  }
+}
