@@ -73,7 +73,7 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
       components: { securitySchemes: Record<string, { type: string; description?: string }> };
     };
     expect(doc.servers.map((server) => server.url)).toEqual([api.config.publicBaseUrl]);
-    expect(Object.keys(doc.paths).filter((path) => /^\/(portal|sandbox)\b/.test(path))).toEqual([]);
+    expect(Object.keys(doc.paths).filter((path) => /^\/(portal|sandbox|pay)\b/.test(path))).toEqual([]);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['merchant_signature', 'metrics_token', 'portal_session']);
     expect(doc.components.securitySchemes.merchant_signature.description).toMatch(/HMAC-SHA256[\s\S]*canonical string[\s\S]*api_key=mk_example/);
     const codes = (path: string, status: number, method = 'post') => doc.paths[path][method].responses[status].content!['application/json'].schema.allOf[1].properties.code.enum;

@@ -1,10 +1,12 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { HtmlPage } from '../http/html-page';
 import { WechatPayPageService } from './wechat-pay-page.service';
 import { pageLanguage } from './wechat-pay-page';
 
 /** `/pay/wechat/:orderNo`: a page for the payer, not an envelope; never framed, like the sandbox checkout. */
+@ApiExcludeController()
 @Controller('pay/wechat')
 export class WechatPayPageController {
   constructor(private readonly pages: WechatPayPageService) {}
