@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { KeyResealService, type OperatorService, UsageError } from '@app/operator';
+import { CallbackOperationsService, KeyResealService, type OperatorService, OrderInspectionService, UsageError, WorkerControlService } from '@app/operator';
 
 type Flags = Record<string, string | undefined>;
 type Command = (ops: OperatorService, flags: Flags, app: INestApplicationContext) => Promise<object>;
@@ -16,8 +16,18 @@ function id(flags: Flags, name: string): number {
   return Number(value);
 }
 
-/** Every operator command, by the exact names operators and scripts depend on. */
-export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Command }> = {
+export interface CommandEntry {
+  usage: string;
+  flags: string[];
+  run: Command;
+  /** The flag a bare first argument stands for (`order:show ORDER_NO` is `order:show --order ORDER_NO`). */
+  positional?: string;
+  /** It acts on the job queues: the context connects to them (Redis, or the embedded PostgreSQL backend). */
+  queues?: boolean;
+}
+
+/** Every operator command, by the exact names operators and scripts depend on (RUNBOOK.md names them too). */
+export const COMMANDS: Record<string, CommandEntry> = {
   'merchant:create': {
     usage: '--name N [--mode live|test] [--notify-url URL] [--deposit-rate R]',
     flags: ['name', 'mode', 'notify-url', 'deposit-rate'],
@@ -53,9 +63,48 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
   },
   'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (ops, f) => ops.disableUser(required(f, 'email')) },
   'callback:list': {
-    usage: '--order ORDER_NO',
+    usage: '--order ORDER_NO | --merchant ID [--status pending|succeeded|failed] [--since UNIX] (a merchant\'s latest 200, newest first)',
+    flags: ['order', 'merchant', 'status', 'since'],
+    run: (ops, f, app) => {
+      if (f.order !== undefined && f.merchant === undefined && f.status === undefined && f.since === undefined) return ops.callbackList(required(f, 'order'));
+      if (f.order !== undefined) throw new UsageError('--order lists one order\'s deliveries: give it alone, or --merchant with --status and --since');
+      if (f.merchant === undefined) throw new UsageError('--order or --merchant is required');
+      return app.get(CallbackOperationsService).listForMerchant(id(f, 'merchant'), f.status, f.since);
+    },
+  },
+  'callback:circuits': {
+    usage: '(the circuits open now, per merchant and destination, with since, next probe and held deliveries)',
+    flags: [],
+    run: (_ops, _f, app) => app.get(CallbackOperationsService).openCircuits(),
+  },
+  'callback:circuit:reset': {
+    usage: '--merchant ID --destination URL (closes the circuit; its held deliveries go now)',
+    flags: ['merchant', 'destination'],
+    queues: true,
+    run: (_ops, f, app) => app.get(CallbackOperationsService).resetCircuit(id(f, 'merchant'), required(f, 'destination')),
+  },
+  'order:show': {
+    usage: 'ORDER_NO (the order, its events, refunds, payout, ledger lines and deliveries with attempts)',
     flags: ['order'],
-    run: (ops, f) => ops.callbackList(required(f, 'order')),
+    positional: 'order',
+    run: (_ops, f, app) => app.get(OrderInspectionService).show(required(f, 'order')),
+  },
+  'order:stuck': {
+    usage: '[--older-than 15m] (orders paid or confirmed, refunds processing, payouts unsettled for longer)',
+    flags: ['older-than'],
+    run: (_ops, f, app) => app.get(OrderInspectionService).stuck(f['older-than']),
+  },
+  'worker:pause': {
+    usage: '(every worker stops taking jobs, jobs in flight finish; the processes keep running)',
+    flags: [],
+    queues: true,
+    run: (_ops, _f, app) => app.get(WorkerControlService).pause(),
+  },
+  'worker:resume': {
+    usage: '(every worker takes jobs again)',
+    flags: [],
+    queues: true,
+    run: (_ops, _f, app) => app.get(WorkerControlService).resume(),
   },
   'keys:reseal': {
     usage: '(with MASTER_KEYS=new,old: seals every secret and channel config again under the new key)',
@@ -92,7 +141,8 @@ export const COMMANDS: Record<string, { usage: string; flags: string[]; run: Com
 };
 
 /** `--name x --rate=0.1` -> { name: "x", rate: "0.1" }; unknown or repeated flags are usage errors. */
-export function parseFlags(args: string[], allowed: string[]): Flags {
+export function parseFlags(args: string[], allowed: string[], positional?: string): Flags {
+  if (positional && args.length > 0 && !args[0].startsWith('--')) args = [`--${positional}`, ...args];
   const flags: Flags = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];

@@ -22,6 +22,8 @@ import { StartupChecks } from './startup-checks';
 import { ReconRepository } from './repositories/recon.repository';
 import { SandboxBillRepository } from './repositories/sandbox-bill.repository';
 import { StatementRepository } from './repositories/statement.repository';
+import { OperationsRepository } from './repositories/operations.repository';
+import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -41,6 +43,8 @@ const REPOSITORIES = [
   ReconRepository,
   SandboxBillRepository,
   StatementRepository,
+  OperationsRepository,
+  RetentionRepository,
 ];
 
 let instances = 0;
