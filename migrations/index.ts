@@ -15,6 +15,7 @@ import { OrderCountSlots1764410000000 } from './1764410000000-order-count-slots'
 import { Reconciliation1764430000000 } from './1764430000000-reconciliation';
 import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
 import { MasterKeyCheck1764460000000 } from './1764460000000-master-key-check';
+import { RetentionIndexes1764480000000 } from './1764480000000-retention-indexes';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -34,4 +35,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   Reconciliation1764430000000,
   LeaseTokens1764440000000,
   MasterKeyCheck1764460000000,
+  RetentionIndexes1764480000000,
 ];
