@@ -167,39 +167,38 @@ describe('operator CLI: the on-call tools', () => {
   });
 
   it('order:stuck lists orders paid long ago that never completed, and refunds and payouts not ended', async () => {
-    const stuck = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
-    await db.db.query(`UPDATE orders SET updated_at = now() - interval '2 hours' WHERE id = $1`, [stuck.orderId]);
-    const fresh = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
-
-    const refunded = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
-    await db.db.query(`UPDATE orders SET status = 'completed' WHERE id = $1`, [refunded.orderId]);
-    await db.db.query(
-      `INSERT INTO refunds (refund_no, merchant_id, order_id, order_no, merchant_refund_no, refund_fen, request_hash, status, created_at, updated_at)
-       VALUES ('R' || substr($1, 2), $2, $3, $1, 'stuck-refund', 100, 'h', 'processing', now() - interval '3 hours', now())`,
-      [refunded.orderNo, merchant.id, refunded.orderId],
-    );
     await completedOrder(api.app, merchant, { cny_amount: '50.00', paychannel_id: channels.remotepay });
-    // With the workers paused, the sell order's payout stays open, as one whose channel never answered.
+    // Paused, and their jobs in flight done: the workers' sweep would confirm the stuck order and settle the payout under the test.
     expect((await cli('worker:pause')).code).toBe(0);
-    let listed: Awaited<ReturnType<typeof cli>>;
-    let sell: Awaited<ReturnType<typeof createSellOrder>>;
+    await waitFor(async () => Object.values(((await cli('worker:status')).json as { queues: Record<string, { active: number }> }).queues).every((q) => q.active === 0), 10_000, 'no job in flight');
     try {
-      sell = await createSellOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay });
+      const stuck = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
+      await db.db.query(`UPDATE orders SET updated_at = now() - interval '2 hours' WHERE id = $1`, [stuck.orderId]);
+      const fresh = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
+
+      const refunded = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
+      await db.db.query(`UPDATE orders SET status = 'completed' WHERE id = $1`, [refunded.orderId]);
+      await db.db.query(
+        `INSERT INTO refunds (refund_no, merchant_id, order_id, order_no, merchant_refund_no, refund_fen, request_hash, status, created_at, updated_at)
+         VALUES ('R' || substr($1, 2), $2, $3, $1, 'stuck-refund', 100, 'h', 'processing', now() - interval '3 hours', now())`,
+        [refunded.orderNo, merchant.id, refunded.orderId],
+      );
+      const sell = await createSellOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay });
       expect(sell.body.code).toBe(1);
       await db.db.query(`UPDATE payouts SET attempted_at = now() - interval '4 hours' WHERE order_id = (SELECT id FROM orders WHERE order_no = $1)`, [sell.body.data.order_no]);
-      listed = await cli('order:stuck', '--older-than', '1h');
+      const listed = await cli('order:stuck', '--older-than', '1h');
+      const items = listed.json!.stuck as { kind: string; order_no: string; refund_no: string | null; status: string }[];
+      const orders = items.filter((s) => s.kind === 'order').map((s) => s.order_no);
+      expect(orders).toContain(stuck.orderNo);
+      expect(orders).not.toContain(fresh.orderNo);
+      expect(items).toContainEqual(expect.objectContaining({ kind: 'refund', order_no: refunded.orderNo, refund_no: `R${refunded.orderNo.slice(1)}`, status: 'processing' }));
+      expect(items).toContainEqual(expect.objectContaining({ kind: 'payout', order_no: sell.body.data.order_no }));
+      expect(listed.json!.older_than).toBe('1h');
+      const bad = await cli('order:stuck', '--older-than', 'long');
+      expect([bad.code, bad.out]).toEqual([2, '']);
     } finally {
       expect((await cli('worker:resume')).code).toBe(0);
     }
-    const items = listed.json!.stuck as { kind: string; order_no: string; refund_no: string | null; status: string }[];
-    const orders = items.filter((s) => s.kind === 'order').map((s) => s.order_no);
-    expect(orders).toContain(stuck.orderNo);
-    expect(orders).not.toContain(fresh.orderNo);
-    expect(items).toContainEqual(expect.objectContaining({ kind: 'refund', order_no: refunded.orderNo, refund_no: `R${refunded.orderNo.slice(1)}`, status: 'processing' }));
-    expect(items).toContainEqual(expect.objectContaining({ kind: 'payout', order_no: sell.body.data.order_no }));
-    expect(listed.json!.older_than).toBe('1h');
-    const bad = await cli('order:stuck', '--older-than', 'long');
-    expect([bad.code, bad.out]).toEqual([2, '']);
   });
 
   it('worker:pause stops every worker taking jobs while the process keeps running; worker:resume lets the waiting job go', async () => {
@@ -218,10 +217,13 @@ describe('operator CLI: the on-call tools', () => {
       expect(again.queues[QUEUE.callbacks].waiting).toBeGreaterThanOrEqual(1);
       expect(receiver.forEvent(event.eventId)).toHaveLength(0);
 
+      // worker:status reads without changing anything.
+      expect((await cli('worker:status')).json).toMatchObject({ queues: { [QUEUE.callbacks]: { paused: true } } });
       const resumed = await cli('worker:resume');
       expect(resumed.json).toMatchObject({ queues: { [QUEUE.orders]: { paused: false }, [QUEUE.callbacks]: { paused: false } } });
       await waitFor(() => db.settled(event.deliveryId), 10_000, 'the delivery after resume');
       expect(receiver.forEvent(event.eventId)).toHaveLength(1);
+      expect((await cli('worker:status')).json).toMatchObject({ queues: { [QUEUE.orders]: { paused: false }, [QUEUE.callbacks]: { paused: false } } });
     } finally {
       await queue.close();
     }

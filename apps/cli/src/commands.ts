@@ -100,6 +100,12 @@ export const COMMANDS: Record<string, CommandEntry> = {
     queues: true,
     run: (_ops, _f, app) => app.get(WorkerControlService).pause(),
   },
+  'worker:status': {
+    usage: '(whether workers take jobs, per queue, and the jobs waiting, active and delayed; changes nothing)',
+    flags: [],
+    queues: true,
+    run: (_ops, _f, app) => app.get(WorkerControlService).state(),
+  },
   'worker:resume': {
     usage: '(every worker takes jobs again)',
     flags: [],
