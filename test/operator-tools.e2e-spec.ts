@@ -93,6 +93,7 @@ describe('operator CLI: the on-call tools', () => {
       [['callback:list', '--merchant', String(merchant.id), '--since', 'yesterday'], /--since must be Unix seconds/],
       [['callback:list', '--order', bad.orderNo, '--merchant', String(merchant.id)], /--order lists one order's deliveries/],
       [['callback:list'], /--order or --merchant is required/],
+      [['callback:list', '--merchant', '999999'], /no merchant 999999/],
     ] as [string[], RegExp][]) {
       const res = await cli(...argv);
       expect([argv, res.code, res.out]).toEqual([argv, 2, '']);

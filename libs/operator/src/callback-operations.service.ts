@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { QUEUE, parseNotifyUrl } from '@app/common';
-import { OperationsRepository } from '@app/db';
+import { MerchantRepository, OperationsRepository } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { UsageError } from './operator.service';
 
@@ -53,6 +53,7 @@ export interface CircuitReset {
 export class CallbackOperationsService {
   constructor(
     private readonly operations: OperationsRepository,
+    private readonly merchants: MerchantRepository,
     // Present when the command runs with the queue (callback:circuit:reset): held jobs are woken at once.
     @Optional() private readonly jobs?: JobQueue,
   ) {}
@@ -60,6 +61,7 @@ export class CallbackOperationsService {
   async listForMerchant(merchantId: number, status: string | undefined, since: string | undefined): Promise<MerchantDeliveries> {
     if (status !== undefined && !DELIVERY_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
     if (since !== undefined && !/^\d{1,12}$/.test(since)) throw new UsageError('--since must be Unix seconds');
+    if (!(await this.merchants.findById(merchantId))) throw new UsageError(`no merchant ${merchantId}`);
     const rows = await this.operations.deliveriesOfMerchant(merchantId, status ?? null, since === undefined ? null : new Date(Number(since) * 1000), MERCHANT_DELIVERY_LIMIT);
     return {
       merchant_id: merchantId,
