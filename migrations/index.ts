@@ -17,6 +17,7 @@ import { ChannelMode1764420100000 } from './1764420100000-channel-mode';
 import { Reconciliation1764430000000 } from './1764430000000-reconciliation';
 import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
 import { MasterKeyCheck1764460000000 } from './1764460000000-master-key-check';
+import { RetentionIndexes1764480000000 } from './1764480000000-retention-indexes';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -38,4 +39,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   Reconciliation1764430000000,
   LeaseTokens1764440000000,
   MasterKeyCheck1764460000000,
+  RetentionIndexes1764480000000,
 ];

@@ -205,7 +205,7 @@ describe('operator CLI', () => {
 
     for (const [argv, message] of [
       [['callback:list', '--order', '2099010100000000000000'], /no order/],
-      [['callback:list'], /--order is required/],
+      [['callback:list'], /--order or --merchant is required/],
       [['callback:recover', '--merchant', String(m.json!.id), '--since', String(since - 8 * 86_400)], /--since must be within the last 7 days/],
       [['callback:recover', '--merchant', String(m.json!.id), '--since', String(since), '--until', String(since - 1)], /--until must not be before --since/],
       [['callback:recover', '--merchant', String(m.json!.id), '--since', 'yesterday'], /--since must be Unix seconds/],

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { KeyResealService, OperatorInputError, type OperatorService } from '@app/operator';
+import { CallbackOperationsService, KeyResealService, OperatorInputError, type OperatorService, OrderInspectionService, WorkerControlService } from '@app/operator';
 
 /** A mistake in an operator's command line: printed as one line, exit code 2. */
 export class UsageError extends Error {}
@@ -19,15 +19,19 @@ function id(flags: Flags, name: string): number {
   return Number(value);
 }
 
-/** Every operator command, by the exact names operators and scripts depend on. */
 export interface CliCommand {
   usage: string;
   flags: string[];
   run: Command;
   /** The flag of each operator parameter whose name is not its flag's in kebab-case (notifyUrl: --notify-url). */
   flagOf?: Record<string, string>;
+  /** The flag a bare first argument stands for (`order:show ORDER_NO` is `order:show --order ORDER_NO`). */
+  positional?: string;
+  /** It acts on the job queues: the context connects to them (Redis, or the embedded PostgreSQL backend). */
+  queues?: boolean;
 }
 
+/** Every operator command, by the exact names operators and scripts depend on (RUNBOOK.md names them too). */
 export const COMMANDS: Record<string, CliCommand> = {
   'merchant:create': {
     usage: '--name N [--mode live|test] [--notify-url URL] [--deposit-rate R]',
@@ -66,9 +70,54 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (ops, f) => ops.disableUser(required(f, 'email')) },
   'callback:list': {
-    usage: '--order ORDER_NO',
+    usage: '--order ORDER_NO | --merchant ID [--status pending|succeeded|failed] [--since UNIX] (a merchant\'s latest 200, newest first)',
+    flags: ['order', 'merchant', 'status', 'since'],
+    run: (ops, f, app) => {
+      if (f.order !== undefined && f.merchant === undefined && f.status === undefined && f.since === undefined) return ops.callbackList(required(f, 'order'));
+      if (f.order !== undefined) throw new UsageError('--order lists one order\'s deliveries: give it alone, or --merchant with --status and --since');
+      if (f.merchant === undefined) throw new UsageError('--order or --merchant is required');
+      return app.get(CallbackOperationsService).listForMerchant(id(f, 'merchant'), f.status, f.since);
+    },
+  },
+  'callback:circuits': {
+    usage: '(the circuits open now, per merchant and destination, with since, next probe and held deliveries)',
+    flags: [],
+    run: (_ops, _f, app) => app.get(CallbackOperationsService).openCircuits(),
+  },
+  'callback:circuit:reset': {
+    usage: '--merchant ID --destination URL (closes the circuit; its held deliveries go now)',
+    flags: ['merchant', 'destination'],
+    queues: true,
+    run: (_ops, f, app) => app.get(CallbackOperationsService).resetCircuit(id(f, 'merchant'), required(f, 'destination')),
+  },
+  'order:show': {
+    usage: 'ORDER_NO (the order, its events, refunds, payout, ledger lines and deliveries with attempts)',
     flags: ['order'],
-    run: (ops, f) => ops.callbackList(required(f, 'order')),
+    positional: 'order',
+    run: (_ops, f, app) => app.get(OrderInspectionService).show(required(f, 'order')),
+  },
+  'order:stuck': {
+    usage: '[--older-than 15m] (orders paid or confirmed, refunds processing, payouts unsettled for longer)',
+    flags: ['older-than'],
+    run: (_ops, f, app) => app.get(OrderInspectionService).stuck(f['older-than']),
+  },
+  'worker:pause': {
+    usage: '(every worker stops taking jobs, jobs in flight finish; the processes keep running)',
+    flags: [],
+    queues: true,
+    run: (_ops, _f, app) => app.get(WorkerControlService).pause(),
+  },
+  'worker:status': {
+    usage: '(whether workers take jobs, per queue, and the jobs waiting, active and delayed; changes nothing)',
+    flags: [],
+    queues: true,
+    run: (_ops, _f, app) => app.get(WorkerControlService).state(),
+  },
+  'worker:resume': {
+    usage: '(every worker takes jobs again)',
+    flags: [],
+    queues: true,
+    run: (_ops, _f, app) => app.get(WorkerControlService).resume(),
   },
   'keys:reseal': {
     usage: '(with MASTER_KEYS=new,old: seals every secret and channel config again under the new key)',
@@ -112,7 +161,8 @@ export function inCliWords(command: CliCommand, err: OperatorInputError): UsageE
 }
 
 /** `--name x --rate=0.1` -> { name: "x", rate: "0.1" }; unknown or repeated flags are usage errors. */
-export function parseFlags(args: string[], allowed: string[]): Flags {
+export function parseFlags(args: string[], allowed: string[], positional?: string): Flags {
+  if (positional && args.length > 0 && !args[0].startsWith('--')) args = [`--${positional}`, ...args];
   const flags: Flags = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];

@@ -53,9 +53,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
-    const flags = parseFlags(args, command.flags);
+    const flags = parseFlags(args, command.flags, command.positional);
     const config = loadConfig(env);
-    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { ...NEST_START_OPTIONS, logger: ['error'] });
+    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), { ...NEST_START_OPTIONS, logger: ['error'] });
     app.flushLogs();
     try {
       const result = await command.run(app.get(OperatorService), flags, app).catch((err: unknown) => {

@@ -20,6 +20,10 @@ export class WorkerTuning {
   sweepIntervalMs = 30_000;
   /** A paid order untouched this long is assumed to have lost its confirm job; the sweep re-enqueues it. */
   stuckPaidSeconds = 300;
+  /** Rows per retention delete (one statement, one short transaction). */
+  retentionBatch = 1_000;
+  /** Retention batches per maintenance sweep: a backlog is worked off over several sweeps. */
+  retentionBatchesPerSweep = 20;
   /** BullMQ job lock: a worker that died holding a job is noticed after about this long. */
   lockDurationMs = 30_000;
 

@@ -8,6 +8,7 @@ import { ReconModule } from '@app/recon';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
 import { CallbackSender } from '@app/callbacks';
 import { CallbackSweeper } from './callbacks/callback-sweeper';
+import { RetentionSweep } from './retention/retention-sweep';
 import { DestinationSlots } from './callbacks/destination-slots';
 import { WorkerMetrics } from './callbacks/worker-metrics';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
@@ -42,6 +43,7 @@ export class WorkerModule {
         },
         CallbackDeliveryProcessor,
         CallbackSweeper,
+        RetentionSweep,
         WorkerMetrics,
         OrdersProcessor,
         ExpiryLoop,

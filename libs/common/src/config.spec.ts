@@ -41,6 +41,10 @@ describe('loadConfig', () => {
     expect([c.callbackDestinationConcurrency, c.callbackCircuitFailures, c.callbackCircuitProbeSeconds, c.workerMetricsPort]).toEqual([2, 5, 1, 9464]);
   });
 
+  it('keeps 90 days of callback history unless RETENTION_DAYS says otherwise', () => {
+    expect([loadConfig(base).retentionDays, loadConfig({ ...base, RETENTION_DAYS: '30' }).retentionDays]).toEqual([90, 30]);
+  });
+
   it('reads CALLBACK_EGRESS_ADDRESSES as free text, trimmed; unset or blank is unpublished', () => {
     expect(loadConfig({ ...base, CALLBACK_EGRESS_ADDRESSES: ' 203.0.113.10, 2001:db8::10 ' }).callbackEgressAddresses).toBe('203.0.113.10, 2001:db8::10');
     expect([loadConfig(base).callbackEgressAddresses, loadConfig({ ...base, CALLBACK_EGRESS_ADDRESSES: '  ' }).callbackEgressAddresses]).toEqual([null, null]);
@@ -71,6 +75,8 @@ describe('loadConfig', () => {
     [{ CALLBACK_CIRCUIT_FAILURES: 'twenty' }, 'CALLBACK_CIRCUIT_FAILURES'],
     [{ CALLBACK_CIRCUIT_PROBE_SECONDS: '0' }, 'CALLBACK_CIRCUIT_PROBE_SECONDS'],
     [{ WORKER_METRICS_PORT: '70000' }, 'WORKER_METRICS_PORT'],
+    [{ RETENTION_DAYS: '0' }, 'RETENTION_DAYS'],
+    [{ RETENTION_DAYS: '90d' }, 'RETENTION_DAYS'],
     [{ RATE_LIMIT_MERCHANT_PER_SECOND: '0' }, 'RATE_LIMIT_MERCHANT_PER_SECOND'],
     [{ RATE_LIMIT_MERCHANT_BURST: 'x' }, 'RATE_LIMIT_MERCHANT_BURST'],
     [{ RATE_LIMIT_IP_PER_SECOND: '0' }, 'RATE_LIMIT_IP_PER_SECOND'],

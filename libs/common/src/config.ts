@@ -38,6 +38,8 @@ export class AppConfig {
   callbackCircuitFailures: number;
   /** CALLBACK_CIRCUIT_PROBE_SECONDS: while a circuit is open, one probe this often. */
   callbackCircuitProbeSeconds: number;
+  /** RETENTION_DAYS: callback attempts, deliveries and order events older than this go (SPEC 10), unless still needed. */
+  retentionDays: number;
   /** WORKER_METRICS_PORT: the worker serves its Prometheus metrics on this port (0: not served). */
   workerMetricsPort: number;
   /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
@@ -246,6 +248,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     callbackDestinationConcurrency: integer(env, 'CALLBACK_DESTINATION_CONCURRENCY', 8, 1, 1000),
     callbackCircuitFailures: integer(env, 'CALLBACK_CIRCUIT_FAILURES', 20, 1, 1_000_000),
     callbackCircuitProbeSeconds: integer(env, 'CALLBACK_CIRCUIT_PROBE_SECONDS', 60, 1, 86_400),
+    retentionDays: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
     workerMetricsPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
     workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),

@@ -23,6 +23,8 @@ import { StartupChecks } from './startup-checks';
 import { ReconRepository } from './repositories/recon.repository';
 import { SandboxBillRepository } from './repositories/sandbox-bill.repository';
 import { StatementRepository } from './repositories/statement.repository';
+import { OperationsRepository } from './repositories/operations.repository';
+import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -43,6 +45,8 @@ const REPOSITORIES = [
   SandboxBillRepository,
   StatementRepository,
   LostNotificationRepository,
+  OperationsRepository,
+  RetentionRepository,
 ];
 
 let instances = 0;

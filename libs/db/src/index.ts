@@ -25,3 +25,5 @@ export * from './token-hash';
 export * from './repositories/sealed-value.repository';
 export * from './startup-checks';
 export * from './repositories/delivery-address';
+export * from './repositories/operations.repository';
+export * from './repositories/retention.repository';

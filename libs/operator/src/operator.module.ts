@@ -1,8 +1,17 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type AppConfig, CommonModule } from '@app/common';
 import { DbModule } from '@app/db';
+import { QueueModule } from '@app/queue';
+import { CallbackOperationsService } from './callback-operations.service';
 import { KeyResealService } from './key-reseal.service';
 import { OperatorService } from './operator.service';
+import { OrderInspectionService } from './order-inspection.service';
+import { WorkerControlService } from './worker-control.service';
+
+export interface OperatorModuleOptions {
+  /** The commands that act on the job queues (worker:pause, callback:circuit:reset) connect to them; the others never do. */
+  queues?: boolean;
+}
 
 /**
  * What an operator does to merchants, channels and links, as a standalone context: the CLI,
@@ -10,12 +19,14 @@ import { OperatorService } from './operator.service';
  */
 @Module({})
 export class OperatorModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, options: OperatorModuleOptions = {}): DynamicModule {
+    const services = [OperatorService, KeyResealService, CallbackOperationsService, OrderInspectionService];
+    const queued = options.queues ? [WorkerControlService] : [];
     return {
       module: OperatorModule,
-      imports: [CommonModule.forRoot(config), DbModule.forRoot(2, 'merchant-pay-cli')],
-      providers: [OperatorService, KeyResealService],
-      exports: [OperatorService, KeyResealService],
+      imports: [CommonModule.forRoot(config), DbModule.forRoot(2, 'merchant-pay-cli'), ...(options.queues ? [QueueModule.forRoot(config)] : [])],
+      providers: [...services, ...queued],
+      exports: [...services, ...queued],
     };
   }
 

@@ -8,6 +8,7 @@ import { CallbackSweeper } from '../callbacks/callback-sweeper';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
 import { ReconDaily } from '../recon/recon-daily';
+import { RetentionSweep } from '../retention/retention-sweep';
 import { WorkerTuning } from '../worker-tuning';
 import { type JobHandler, type JobHandlers, assertEveryJobHandled } from './job-handlers';
 
@@ -32,6 +33,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly reconDaily: ReconDaily,
     private readonly callbacks: CallbackDeliveryProcessor,
     private readonly callbackSweeper: CallbackSweeper,
+    private readonly retention: RetentionSweep,
   ) {
     // Checked while the app is being built: a job name without a handler stops the start-up.
     const handlers: Partial<JobHandlers> = this.handlers();
@@ -45,7 +47,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       'order.confirm': (payload) => this.orders.confirm(payload),
       'maintenance.sweep': async () => {
         const [orders, callbacks] = await Promise.all([this.orders.sweep(), this.callbackSweeper.sweep()]);
-        return { ...orders, ...callbacks };
+        return { ...orders, ...callbacks, retention: await this.retention.sweep() };
       },
       'order.payout': (payload) => this.moneyOut.payout(payload),
       'refund.process': (payload) => this.moneyOut.refund(payload),

@@ -1,0 +1,119 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { QUEUE, parseNotifyUrl } from '@app/common';
+import { MerchantRepository, OperationsRepository } from '@app/db';
+import { JobQueue } from '@app/queue';
+import { OperatorError } from './operator.service';
+
+/** callback:list --merchant prints at most this many deliveries, newest first. */
+export const MERCHANT_DELIVERY_LIMIT = 200;
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'];
+
+export interface MerchantDeliveries {
+  merchant_id: number;
+  status: string | null;
+  since: number | null;
+  deliveries: {
+    delivery_id: string;
+    order_no: string;
+    event_id: string;
+    event: string;
+    status: string;
+    attempts_made: number;
+    destination: string;
+    last_error: string | null;
+    next_attempt_at: string;
+    created_at: string;
+    updated_at: string;
+  }[];
+}
+
+export interface CircuitListing {
+  open: {
+    merchant_id: number;
+    destination: string;
+    consecutive_failures: number;
+    since: string;
+    next_probe_at: string | null;
+    last_failure_at: string | null;
+    held_deliveries: number;
+  }[];
+}
+
+export interface CircuitReset {
+  merchant_id: number;
+  destination: string;
+  was_open: boolean;
+  released: number;
+  /** Held jobs woken at once; the rest go at their parked time (at most one probe interval). */
+  woken: number;
+}
+
+/** An operator's view of callbacks across merchants: what failed, which circuits are open, and closing one. */
+@Injectable()
+export class CallbackOperationsService {
+  constructor(
+    private readonly operations: OperationsRepository,
+    private readonly merchants: MerchantRepository,
+    // Present when the command runs with the queue (callback:circuit:reset): held jobs are woken at once.
+    @Optional() private readonly jobs?: JobQueue,
+  ) {}
+
+  async listForMerchant(merchantId: number, status: string | undefined, since: string | undefined): Promise<MerchantDeliveries> {
+    if (status !== undefined && !DELIVERY_STATUSES.includes(status)) throw new OperatorError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+    if (since !== undefined && !/^\d{1,12}$/.test(since)) throw new OperatorError('--since must be Unix seconds');
+    if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
+    const rows = await this.operations.deliveriesOfMerchant(merchantId, status ?? null, since === undefined ? null : new Date(Number(since) * 1000), MERCHANT_DELIVERY_LIMIT);
+    return {
+      merchant_id: merchantId,
+      status: status ?? null,
+      since: since === undefined ? null : Number(since),
+      deliveries: rows.map((d) => ({
+        delivery_id: d.id,
+        order_no: d.orderNo,
+        event_id: d.eventId,
+        event: d.event,
+        status: d.status,
+        attempts_made: d.attemptsMade,
+        destination: d.destination,
+        last_error: d.lastError,
+        next_attempt_at: d.nextAttemptAt.toISOString(),
+        created_at: d.createdAt.toISOString(),
+        updated_at: d.updatedAt.toISOString(),
+      })),
+    };
+  }
+
+  async openCircuits(): Promise<CircuitListing> {
+    return {
+      open: (await this.operations.openCircuits()).map((c) => ({
+        merchant_id: c.merchantId,
+        destination: c.destination,
+        consecutive_failures: c.consecutiveFailures,
+        since: c.openSince.toISOString(),
+        next_probe_at: c.nextProbeAt?.toISOString() ?? null,
+        last_failure_at: c.lastFailureAt?.toISOString() ?? null,
+        held_deliveries: c.heldDeliveries,
+      })),
+    };
+  }
+
+  /** Closes the circuit as a successful probe would: its held deliveries are due now and their jobs woken. */
+  async resetCircuit(merchantId: number, destinationOrUrl: string): Promise<CircuitReset> {
+    const destination = parseNotifyUrl(destinationOrUrl)?.destination;
+    if (!destination) throw new OperatorError('--destination must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it');
+    const closed = await this.operations.closeCircuit(merchantId, destination);
+    if (!closed) throw new OperatorError(`no circuit for merchant ${merchantId} and ${destination} (callback:circuits lists the open ones)`);
+    let woken = 0;
+    if (this.jobs) {
+      const queue = this.jobs.queue(QUEUE.callbacks);
+      for (const id of closed.released) {
+        const job = await queue.getJob(id);
+        if (job && (await job.isDelayed())) {
+          await job.promote().catch(() => undefined);
+          woken++;
+        }
+      }
+    }
+    return { merchant_id: merchantId, destination, was_open: closed.wasOpen, released: closed.released.length, woken };
+  }
+}
