@@ -81,8 +81,8 @@ describe('operator CLI', () => {
     const id = String(m.json!.id);
     const channel = ['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'sandbox'];
     for (const [argv, message] of [
-      [['merchant:create', '--name', 'x', '--notify-url', 'ftp://x'], 'error: --notify-url must be an http or https URL of at most 512 characters\n'],
-      [['merchant:set-notify-url', '--merchant', id, '--url', 'not a url'], 'error: --url must be an http or https URL\n'],
+      [['merchant:create', '--name', 'x', '--notify-url', 'ftp://x'], 'error: --notify-url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters\n'],
+      [['merchant:set-notify-url', '--merchant', id, '--url', 'not a url'], 'error: --url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters\n'],
       [['merchant:create', '--name', 'x', '--deposit-rate', '2'], 'error: --deposit-rate must be a rate from 0 to 1 with at most 8 decimals\n'],
       [['merchant:set-deposit-rate', '--merchant', id, '--rate', '2'], 'error: --rate must be a rate from 0 to 1 with at most 8 decimals\n'],
       [['merchant:rotate-secret', '--merchant', id, '--grace', 'soon'], 'error: --grace must be 0 or a duration such as 30m, 24h or 7d, at most 30d\n'],
