@@ -263,7 +263,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     const listed = await post<{ list: { id: number }[] }>(api.app, '/api/merchant/getPayChannels', signed(tester, { category: 'processor' }));
     expect(listed.body.data.list.map((c) => c.id)).toEqual([id]);
     await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(/only moves test money/);
-    await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText })).rejects.toThrow(/--mode must be live or test/);
+    await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText })).rejects.toThrow(/mode must be live or test/);
   });
 
   it('channel:create checks the alipay config: required keys, PEM keys, no unknown key; no value in the message', async () => {

@@ -154,7 +154,7 @@ describe('callbacks: durability', () => {
     await flushQueueKeys(api.config.queuePrefix);
 
     for (const d of [retrying, neverAnnounced, killed]) {
-      const row = await waitFor(() => db.settled(d.deliveryId), 15_000, `delivery ${d.deliveryId} settled`);
+      const row = await waitFor(() => db.settled(d.deliveryId), 30_000, `delivery ${d.deliveryId} settled`);
       expect(row.status).toBe('succeeded');
     }
     expect(receiver.forEvent(retrying.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
