@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
@@ -90,5 +91,32 @@ describe('a worker whose Redis does not answer takes no work, says so in JSON, a
     // Stopped before it took any work: a clean stop, exit code 0.
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(() => jsonLines(running)).not.toThrow();
+  }, 60_000);
+
+  it('starts taking work once Redis answers, and says so', async () => {
+    const port = await freePort();
+    const waiting = launch('worker', WORKER_MAIN, {
+      DATABASE_URL: api.databaseUrl,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      MASTER_KEY: api.config.masterKey.toString('base64'),
+      QUEUE_PREFIX: api.config.queuePrefix,
+      WORKER_HEALTH_FILE: healthFile,
+      LOG_LEVEL: 'info',
+    });
+    worker = waiting;
+    await waitFor(() => jsonLines(waiting).some((l) => /Redis does not answer: .*ECONNREFUSED/.test(l.msg)), 30_000, 'the Redis error line');
+    expect(jsonLines(waiting).some((l) => /taking jobs/.test(l.msg))).toBe(false);
+
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    try {
+      await waitFor(() => jsonLines(waiting).some((l) => /taking jobs/.test(l.msg)), 30_000, 'the worker taking jobs');
+      expect(jsonLines(waiting).some((l) => /Redis answers again/.test(l.msg))).toBe(true);
+      await waitFor(() => existsSync(healthFile), 10_000, 'the heartbeat');
+      const exit = await stopProcess(waiting);
+      expect(exit).toMatchObject({ code: 0, signal: null });
+    } finally {
+      redis.kill('SIGTERM');
+      await new Promise((done) => (redis.exitCode === null ? redis.once('exit', done) : done(null)));
+    }
   }, 60_000);
 });
