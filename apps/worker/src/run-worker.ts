@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { type AppConfig, registerRunningBuild, stopOnSignals } from '@app/common';
 import { createWorkerApp } from './create-worker-app';
+import { StoppedWhileStarting } from './health/worker-dependencies';
 import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
 
 /** The attempts in flight take up to the callback timeout; then the pools close. */
@@ -13,16 +14,27 @@ export const WORKER_STOP_DEADLINE_MS = CALLBACK_TIMEOUT_MS + 15_000;
 export async function runWorker(config: AppConfig): Promise<void> {
   registerRunningBuild();
   const logger = new Logger('Worker');
-  const starting = createWorkerApp(config, { shutdownHooks: false });
+  const stop = new AbortController();
+  const starting = createWorkerApp(config, { shutdownHooks: false, stop: stop.signal });
   stopOnSignals(
     async (signal) => {
-      const app = await starting;
+      stop.abort();
+      const app = await starting.catch(() => null);
+      if (!app) {
+        // Still waiting for a dependency: nothing was taken, so nothing is left to finish.
+        logger.log(`${signal}: stopped before taking any work`);
+        return;
+      }
       logger.log(`${signal}: taking no more jobs, finishing those in flight`);
       await app.close();
       logger.log('stopped');
     },
     { deadlineMs: WORKER_STOP_DEADLINE_MS, report: (line) => logger.error(line) },
   );
-  await starting;
+  const app = await starting.catch((err: unknown) => {
+    if (err instanceof StoppedWhileStarting) return null;
+    throw err;
+  });
+  if (!app) return;
   logger.log(`taking jobs (queue ${config.redisUrl ? 'on Redis' : 'on PostgreSQL'}, prefix ${config.queuePrefix})`);
 }

@@ -196,3 +196,14 @@ describe('the master key ring', () => {
     expect(failure(env)).toBe(variable);
   });
 });
+
+describe('DATABASE_POOL_SIZE', () => {
+  it("is each app's own default unless set", () => {
+    expect(loadConfig(base).databasePoolSize).toBeNull();
+    expect(loadConfig({ ...base, DATABASE_POOL_SIZE: '25' }).databasePoolSize).toBe(25);
+  });
+
+  it.each(['1', '0', 'ten', '1001'])('refuses %s with the variable named', (value) => {
+    expect(() => loadConfig({ ...base, DATABASE_POOL_SIZE: value })).toThrow(/^DATABASE_POOL_SIZE: must be an integer from 2 to 1000/);
+  });
+});

@@ -22,6 +22,8 @@ export class AppConfig {
   databaseUrl: string;
   /** Absent in the embedded mode: the queue then runs on PostgreSQL and nonces live in a table. */
   redisUrl: string | null;
+  /** DATABASE_POOL_SIZE: the most database connections one process opens (null: each app's own default, API 10, worker its concurrency + 6). */
+  databasePoolSize: number | null;
   /** The master key ring (MASTER_KEY, MASTER_KEYS or MASTER_KEY_FILE): the first seals, every one opens. */
   masterKeys: Buffer[];
   apiPrefix: string;
@@ -237,6 +239,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl,
+    databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? null : integer(env, 'DATABASE_POOL_SIZE', 10, 2, 1000),
     masterKeys: masterKeys(env),
     apiPrefix: prefix,
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'], `http://127.0.0.1:${port}`).replace(/\/+$/, ''),

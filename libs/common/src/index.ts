@@ -2,6 +2,7 @@ export * from './bank-card';
 export * from './common.module';
 export * from './redis.module';
 export * from './config';
+export * from './connection-report';
 export * from './duration';
 export * from './email';
 export * from './http-url';

@@ -1,6 +1,7 @@
 import { type DynamicModule, Global, Injectable, Module, type OnApplicationShutdown, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { AppConfig } from './config';
+import { ConnectionReport } from './connection-report';
 
 /** Closes the connection when the app stops, so a test or Ctrl-C does not hang on an open socket. */
 @Injectable()
@@ -28,7 +29,11 @@ export class RedisModule {
         {
           provide: Redis,
           // A request must fail fast (50300) rather than wait for Redis to come back.
-          useFactory: () => new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }),
+          useFactory: () => {
+            const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+            new ConnectionReport('Redis').watch(redis);
+            return redis;
+          },
         },
         RedisCloser,
       ],

@@ -27,3 +27,4 @@ export * from './startup-checks';
 export * from './repositories/delivery-address';
 export * from './repositories/operations.repository';
 export * from './repositories/retention.repository';
+export * from './operational-gauges';

@@ -1,7 +1,8 @@
+import { EventEmitter } from 'node:events';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
-import { JOB_QUEUE, JOB_RETRY, type JobName, type JobPayloads, QUEUE } from '@app/common';
+import { ConnectionReport, JOB_QUEUE, JOB_RETRY, type JobName, type JobPayloads, QUEUE } from '@app/common';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 
@@ -15,6 +16,19 @@ export class JobQueue {
 
   constructor(@InjectQueue(QUEUE.orders) orders: Queue, @InjectQueue(QUEUE.callbacks) callbacks: Queue) {
     this.queues = { [QUEUE.orders]: orders, [QUEUE.callbacks]: callbacks };
+    // Both queues share one connection's fate: their errors are said once per change, as JSON lines.
+    const report = new ConnectionReport('Queue backend');
+    for (const queue of Object.values(this.queues)) {
+      queue.on('error', (err) => report.failed(err));
+      queue.waitUntilReady().then(
+        (client: unknown) => {
+          report.answered();
+          // Later outages and recoveries of the Redis client underneath (not there on the PostgreSQL backend).
+          if (client instanceof EventEmitter) report.watch(client);
+        },
+        () => undefined,
+      );
+    }
   }
 
   queue(name: (typeof QUEUE)[keyof typeof QUEUE]): Queue {

@@ -1,9 +1,10 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { QUEUE } from '@app/common';
-import { CallbackDeliveryRepository } from '@app/db';
+import { CallbackDeliveryRepository, registerOperationalGauges } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { MetricsService } from './metrics.service';
 
@@ -35,8 +36,10 @@ export class CachedGauges implements OnApplicationBootstrap {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly jobs: JobQueue,
     private readonly callbackDeliveries: CallbackDeliveryRepository,
+    @Optional() redis?: Redis,
   ) {
     const registers = [metrics.registry];
+    registerOperationalGauges(metrics.registry, { dataSource, deliveries: callbackDeliveries, redis: redis ?? null });
     this.queueJobs = new Gauge({ name: 'merchant_pay_queue_jobs', help: 'Jobs in each queue by state (refreshed at most every 10 s)', labelNames: ['queue', 'state'], registers });
     this.deliveries = new Gauge({
       name: 'merchant_pay_callback_deliveries',

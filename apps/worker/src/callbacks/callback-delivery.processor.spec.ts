@@ -90,7 +90,7 @@ describe('CallbackDeliveryProcessor', () => {
     } as unknown as NonceStore;
     const afterCommit = { addDeliveryJobs: async (heads: DeliveryHead[]) => void added.push(heads) } as unknown as JobsAfterCommit;
     const jobs = { queue: () => ({ getJob: async () => undefined }) } as unknown as JobQueue;
-    const metrics = { attemptSeconds: { observe: () => undefined }, deliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
+    const metrics = { attemptSeconds: { observe: () => undefined }, deliveries: { inc: () => undefined }, failedDeliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
     const secrets = { open: () => 'secret' } as unknown as SecretBox;
     processor = new CallbackDeliveryProcessor(config, new WorkerTuning(), deliveries, secrets, sender, nonces, slots, afterCommit, jobs, metrics);
   });

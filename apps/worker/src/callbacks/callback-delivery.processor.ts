@@ -110,6 +110,7 @@ export class CallbackDeliveryProcessor {
     }
     if (verdict.state === 'failed') {
       this.metrics.deliveries.inc({ outcome: 'failed' });
+      this.metrics.failedDeliveries.inc({ reason: verdict.reason });
       const why =
         verdict.reason === 'gone'
           ? 'HTTP 410, the merchant ended it'
@@ -131,6 +132,7 @@ export class CallbackDeliveryProcessor {
         return { deliveryId: job.data.deliveryId, status: 'settled' };
       case 'exhausted':
         this.metrics.deliveries.inc({ outcome: 'failed' });
+        this.metrics.failedDeliveries.inc({ reason: 'abandoned' });
         throw new UnrecoverableError('delivery ended: every attempt was used (a worker stopped during its last one)');
       case 'waiting':
         return this.park(job, token, Date.now() + ORDER_RECHECK_MS);

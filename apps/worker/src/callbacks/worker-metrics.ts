@@ -1,12 +1,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
-import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppConfig } from '@app/common';
+import { CallbackDeliveryRepository, registerOperationalGauges } from '@app/db';
 
 /**
  * The worker's own Prometheus figures, what happens in this process: settled callback deliveries
- * by outcome and the latency of each attempt. Served on WORKER_METRICS_PORT when set (the API's
+ * by outcome (failed ones by reason) and the latency of each attempt; its process, pool and Redis
+ * figures, the delivery lag and the circuits open now. Served on WORKER_METRICS_PORT when set (the API's
  * /metrics has the figures that come from the database: open circuits, held deliveries).
  */
 @Injectable()
@@ -30,7 +34,23 @@ export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationS
     registers: [this.registry],
   });
 
-  constructor(private readonly config: AppConfig) {}
+  readonly failedDeliveries = new Counter({
+    name: 'merchant_pay_callback_deliveries_failed_total',
+    help: 'Callback deliveries this worker ended as failed, by reason: gone (HTTP 410), blocked (its address refused), exhausted (the last attempt failed), abandoned (every attempt used, a worker stopped during the last)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(
+    private readonly config: AppConfig,
+    dataSource: DataSource,
+    deliveries: CallbackDeliveryRepository,
+    @Optional() redis?: Redis,
+  ) {
+    // Event-loop lag, memory, CPU and handles of this process, as the API serves its own.
+    collectDefaultMetrics({ register: this.registry, prefix: 'merchant_pay_' });
+    registerOperationalGauges(this.registry, { dataSource, deliveries, redis: redis ?? null });
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const port = this.config.workerMetricsPort;

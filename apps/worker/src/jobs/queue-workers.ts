@@ -1,6 +1,6 @@
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
-import { AppConfig, type JobName, QUEUE } from '@app/common';
+import { AppConfig, ConnectionReport, type JobName, QUEUE } from '@app/common';
 import { callbackBackoff } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { type CallbackJob, CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
@@ -75,19 +75,25 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
         connection: queue.opts.connection,
         prefix: queue.opts.prefix,
         lockDuration: this.tuning.lockDurationMs,
+        // Run below, once every check passed: constructing a Worker must not take a job.
+        autorun: false,
         ...perQueue[name],
       } as WorkerOptions);
+      const report = new ConnectionReport(`${name} worker`);
       worker.on('error', (err) => {
         // Once stopping, BullMQ's PostgreSQL backend can still report a LISTEN connection it
         // opened during the close being cut when the embedded database stops after us: the stop, not a fault.
         if (this.stopping) this.logger.debug({ queue: name, err: err.message }, 'worker error while stopping');
-        else this.logger.error({ queue: name, err: err.message }, 'worker error');
+        else report.failed(err);
       });
+      worker.on('ready', () => report.answered());
       worker.on('failed', (job, err) => {
         if (job && err.name === 'UnrecoverableError') this.logger.warn({ job: job.name, job_id: job.id, err: err.message }, 'job failed for good');
       });
       this.workers.push(worker);
     }
+    // WorkerDependencies (onModuleInit) held the start until the database's checks passed and Redis answered.
+    for (const worker of this.workers) worker.run().catch((err: Error) => this.logger.error({ queue: worker.name, err: err.message }, 'worker stopped taking jobs'));
   }
 
   /** Every queue has a consumer taking jobs (false once closing, or when one gave up). */

@@ -240,6 +240,20 @@ export class CallbackDeliveryRepository {
     return { openCircuits: row.open, heldDeliveries: row.held };
   }
 
+  /** Circuits open now: one row per destination, counted at each scrape so the figure is never stale. */
+  async openCircuitCount(): Promise<number> {
+    const [row]: { open: number }[] = await this.dataSource.query(`SELECT count(*)::int AS open FROM callback_circuits WHERE open_since IS NOT NULL`);
+    return row.open;
+  }
+
+  /** Seconds since the oldest due pending delivery was due (0 when none is): min() on ix_deliveries_due, one index probe. */
+  async deliveryLagSeconds(): Promise<number> {
+    const [row]: { lag: number | null }[] = await this.dataSource.query(
+      `SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 AS lag FROM callback_deliveries WHERE status = 'pending' AND next_attempt_at <= now()`,
+    );
+    return Math.max(0, row.lag ?? 0);
+  }
+
   /** The order's deliveries, newest first, each with its attempts in order, when the order is this merchant's. */
   async listForOrder(merchantId: number, orderId: string): Promise<DeliveryWithAttempts[]> {
     const rows: DeliveryWithAttempts[] = await this.dataSource.query(
