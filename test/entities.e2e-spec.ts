@@ -7,15 +7,19 @@ import { createTestDatabase } from './helpers/database';
  * create has an entity whose columns are exactly the table's (STYLE: every table has an entity).
  */
 const WITHOUT_ENTITY: Record<string, string> = {
-  callback_destinations: 'issue 20 reworks the callbacks room and owns it',
+  callback_circuits: 'issue 20: the per (merchant, destination) circuits, read and written by key in SQL; an entity is still owed (issue 25)',
   callback_tool_allowances: 'issue 20 owns the callback tools',
   order_counts: 'issue 21 reworks the order counts',
   order_day_counts: 'issue 21 reworks the order counts',
+  recon_runs: 'issue 23: reconciliation runs, SQL in ReconRepository; an entity is still owed (issue 25)',
+  recon_lines: 'issue 23: reconciliation lines, likewise',
+  sandbox_bill_lines: "issue 23: the sandbox's own bill, likewise",
 };
 
 /** Columns an entity does not map yet, likewise. */
 const COLUMNS_WITHOUT_FIELD: Record<string, string> = {
   'order_events.seq': 'issue 20: the per-order delivery order of the callbacks room',
+  'orders.channel_queries': 'issue 22: the lost-notification checkpoints already queried, set by key in SQL',
 };
 
 describe('entities and the migrated schema (real PostgreSQL)', () => {

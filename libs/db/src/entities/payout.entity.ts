@@ -37,6 +37,10 @@ export class Payout {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 
+  /** Who holds the lease: only its holder's release clears it (issue 24). */
+  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
+  leaseToken: string | null;
+
   @Column({ name: 'attempted_at', type: 'timestamptz' })
   attemptedAt: Date;
 

@@ -63,6 +63,10 @@ export class Refund {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 
+  /** Who holds the lease: only its holder's release clears it (issue 24). */
+  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
+  leaseToken: string | null;
+
   @Column({ name: 'attempted_at', type: 'timestamptz', nullable: true })
   attemptedAt: Date | null;
 

@@ -18,6 +18,7 @@ export class PayoutRepository {
       failure: null,
       channelRequestedAt: null,
       leaseUntil: null,
+      leaseToken: null,
       attemptedAt: new Date(),
       settledAt: null,
     };
