@@ -165,7 +165,7 @@ describe('callbacks: durability', () => {
       [2, 200],
     ]);
     await stopWorker(worker);
-  });
+  }, 60_000);
 
   it('a live lease is left alone: another worker sends the delivery only once the lease has expired', async () => {
     receiver.respond = () => ({ status: 200, body: 'success' });

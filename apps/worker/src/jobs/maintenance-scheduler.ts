@@ -31,7 +31,9 @@ export class MaintenanceScheduler implements OnApplicationBootstrap, BeforeAppli
   async ensureScheduled(): Promise<void> {
     const queue = this.jobs.queue(QUEUE.orders);
     const existing = await queue.getJobScheduler(SWEEP_SCHEDULER_ID);
-    if (existing && existing.every === this.tuning.sweepIntervalMs) return;
+    // In place, and its next run not overdue by more than two intervals (a scheduler whose next job was lost is put back).
+    const overdue = existing?.next !== undefined && existing.next < Date.now() - 2 * this.tuning.sweepIntervalMs;
+    if (existing && existing.every === this.tuning.sweepIntervalMs && !overdue) return;
     await queue.upsertJobScheduler(
       SWEEP_SCHEDULER_ID,
       { every: this.tuning.sweepIntervalMs },

@@ -45,9 +45,23 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     return {
       'callback.deliver': (_payload, job) => this.callbacks.deliver(job as CallbackJob, job.token),
       'order.confirm': (payload) => this.orders.confirm(payload),
+      // The safety net never fails as a whole: each part that throws is logged and the others still
+      // run, and the job ends done, so its scheduler goes on (a failed run once left no next one).
       'maintenance.sweep': async () => {
-        const [orders, callbacks] = await Promise.all([this.orders.sweep(), this.callbackSweeper.sweep()]);
-        return { ...orders, ...callbacks, retention: await this.retention.sweep() };
+        const [orders, callbacks] = await Promise.allSettled([this.orders.sweep(), this.callbackSweeper.sweep()]);
+        const retention = await this.retention.sweep().then(
+          (value) => ({ status: 'fulfilled' as const, value }),
+          (reason: unknown) => ({ status: 'rejected' as const, reason }),
+        );
+        const parts = { orders, callbacks, retention };
+        for (const [part, result] of Object.entries(parts)) {
+          if (result.status === 'rejected') this.logger.error({ part, err: (result.reason as Error)?.message ?? String(result.reason) }, 'maintenance sweep part failed; the next sweep tries again');
+        }
+        return {
+          ...(orders.status === 'fulfilled' ? orders.value : {}),
+          ...(callbacks.status === 'fulfilled' ? callbacks.value : {}),
+          retention: retention.status === 'fulfilled' ? retention.value : null,
+        };
       },
       'order.payout': (payload) => this.moneyOut.payout(payload),
       'refund.process': (payload) => this.moneyOut.refund(payload),
