@@ -117,6 +117,25 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
     expect(await creditsOf(api.app, order)).toBe(1);
   });
 
+  it('a day without a trade has no bill (isp.bill_not_exist): the run completes with no lines, a day with none of ours matches', async () => {
+    const { alipay, channel } = await alipayChannel();
+    const run = await recon.run(channel, today());
+    expect(run).toMatchObject({ status: 'completed', new_run: true, bill_total: '0.00', our_total: '0.00', difference: '0.00', error: null });
+    expect(run.counts).toEqual({ matched: 0, missing_local: 0, missing_channel: 0, amount_mismatch: 0, status_mismatch: 0 });
+    expect(alipay.apiCalls.map((c) => c.method)).toEqual(['alipay.data.dataservice.bill.downloadurl.query']);
+    expect(await recon.run(channel, today())).toMatchObject({ run_id: run.run_id, new_run: false });
+  });
+
+  it('a channel that says it has no bill for a day we recorded a payment on: that payment is missing_channel', async () => {
+    const { alipay, channel } = await alipayChannel();
+    const order = await paidOnPage(alipay, channel, '12.00');
+    alipay.editBill = () => [];
+    const run = await recon.run(channel, today());
+    expect(run).toMatchObject({ status: 'completed', bill_total: '0.00', our_total: '12.00', difference: '-12.00' });
+    expect(run.mismatches).toEqual([expect.objectContaining({ class: 'missing_channel', order_no: order, our_amount: '12.00' })]);
+    expect(await creditsOf(api.app, order)).toBe(1);
+  });
+
   it('a bill answer whose signature does not verify is refused: no run, nothing moved', async () => {
     const { alipay, channel } = await alipayChannel();
     const lost = await opened(channel, '30.00');

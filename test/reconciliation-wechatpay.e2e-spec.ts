@@ -128,6 +128,24 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
     expect(await creditsOf(api.app, order)).toBe(1);
   });
 
+  it('a day without a trade has no bill (400 NO_STATEMENT_EXIST): the run completes with no lines, nothing downloaded', async () => {
+    const { wechat, channel } = await wechatChannel();
+    const run = await recon.run(channel, today());
+    expect(run).toMatchObject({ status: 'completed', new_run: true, bill_total: '0.00', our_total: '0.00', difference: '0.00', error: null });
+    expect(run.counts).toEqual({ matched: 0, missing_local: 0, missing_channel: 0, amount_mismatch: 0, status_mismatch: 0 });
+    expect(wechat.calls.filter((c) => c.path.startsWith('/v3/bill')).map((c) => c.path.split('?')[0])).toEqual(['/v3/bill/tradebill']);
+  });
+
+  it('a channel that says it has no bill for a day we recorded a payment on: that payment is missing_channel', async () => {
+    const { wechat, channel } = await wechatChannel();
+    const order = await paidByScan(wechat, channel, '12.00');
+    wechat.editBill = () => [];
+    const run = await recon.run(channel, today());
+    expect(run).toMatchObject({ status: 'completed', bill_total: '0.00', our_total: '12.00', difference: '-12.00' });
+    expect(run.mismatches).toEqual([expect.objectContaining({ class: 'missing_channel', order_no: order, our_amount: '12.00' })]);
+    expect(await creditsOf(api.app, order)).toBe(1);
+  });
+
   it('a tradebill answer whose signature does not verify is refused before any download: no run, nothing moved', async () => {
     const { wechat, channel } = await wechatChannel();
     const lost = await pendingOrder(channel, '30.00');

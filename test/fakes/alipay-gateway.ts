@@ -291,8 +291,11 @@ export class FakeAlipayGateway {
         if (biz.bill_type !== 'trade' || !/^\d{4}-\d\d-\d\d$/.test(biz.bill_date ?? '')) {
           return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isp.bill_type_or_date_invalid', sub_msg: '参数错误' });
         }
+        const rows = this.editBill(this.billRows(biz.bill_date));
+        // Alipay makes no bill for a day without a trade: the query answers that it does not exist.
+        if (rows.length === 0) return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isp.bill_not_exist', sub_msg: '账单不存在' });
         const fileId = randomBytes(12).toString('hex');
-        this.bills.set(fileId, alipayTradeBill(this.editBill(this.billRows(biz.bill_date)), { date: biz.bill_date }));
+        this.bills.set(fileId, alipayTradeBill(rows, { date: biz.bill_date }));
         const url = new URL('/downloadBillFile.resource', this.url);
         url.search = new URLSearchParams({ bizType: 'trade', userId: '20881234567890120156', fileType: 'csv.zip', bizDates: biz.bill_date.replace(/-/g, ''), downloadFileName: `20881234567890120156_${biz.bill_date.replace(/-/g, '')}.csv.zip`, fileId }).toString();
         return this.answer(res, key, { code: '10000', msg: 'Success', bill_download_url: url.toString() });

@@ -378,6 +378,8 @@ export class FakeWechatpayGateway {
       return this.send(res, 400, { code: 'PARAM_ERROR', message: '参数错误' });
     }
     const rows = this.editBill(this.billRows(date));
+    // WeChat Pay makes no bill for a day without a trade: 400 NO_STATEMENT_EXIST.
+    if (rows.length === 0) return this.send(res, 400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' });
     const options = { mchid: this.mchid, appid: this.appid, gzip: tar === 'GZIP' };
     const bill = wechatpayTradeBill(rows, options);
     const served = this.tamperDownload ? wechatpayTradeBill(this.tamperDownload(rows), options).raw : bill.raw;

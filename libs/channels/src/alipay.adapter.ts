@@ -258,7 +258,10 @@ export class AlipayAdapter implements ChannelAdapter {
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
       const answer = await this.call('alipay.data.dataservice.bill.downloadurl.query', { bill_type: 'trade', bill_date: request.date }, signal);
-      if (answer.code !== '10000') throw new ChannelError(`alipay bill: ${refusal(answer)}`);
+      if (answer.code !== '10000') {
+        if (answer.sub_code === 'isp.bill_not_exist') return { format: 'alipay', raw: Buffer.alloc(0), noBill: 'alipay isp.bill_not_exist' };
+        throw new ChannelError(`alipay bill: ${refusal(answer)}`);
+      }
       let url: URL;
       try {
         url = new URL(String(answer.bill_download_url));

@@ -136,6 +136,12 @@ export interface FetchedBill {
   raw: Buffer;
   /** The digest the provider gave with the download (wechatpay's hash_type and hash_value), checked before reading. */
   digest?: { type: string; value: string };
+  /**
+   * The provider's own words that it has no bill for the day because nothing was traded
+   * (alipay `isp.bill_not_exist`, wechatpay `NO_STATEMENT_EXIST`): read as a bill of no lines, so
+   * anything we recorded that day still stands out as `missing_channel`.
+   */
+  noBill?: string;
 }
 
 /** Fetching a day's bill; a protocol that has no bill builds one from a query per order. */

@@ -85,6 +85,16 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
 const fen = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null);
 
 /** WeChat Pay's error answer, short and printable, for operators. */
+/** The `code` of an error answer (`{"code": "...", "message": "..."}`), or null. */
+function errorCode(answer: ChannelAnswer): string | null {
+  try {
+    const parsed = JSON.parse(answer.body) as { code?: unknown };
+    return typeof parsed.code === 'string' ? parsed.code : null;
+  } catch {
+    return null;
+  }
+}
+
 function refusal(answer: ChannelAnswer): string {
   let detail: string;
   try {
@@ -359,6 +369,7 @@ export class WechatpayAdapter implements ChannelAdapter {
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
       const answer = await this.call('GET', `/v3/bill/tradebill?bill_date=${encodeURIComponent(request.date)}&bill_type=ALL&tar_type=GZIP`, null, signal);
+      if (answer.status === 400 && errorCode(answer) === 'NO_STATEMENT_EXIST') return { format: 'wechatpay', raw: Buffer.alloc(0), noBill: 'wechatpay NO_STATEMENT_EXIST' };
       if (answer.status !== 200) throw new ChannelError(`wechatpay tradebill: ${refusal(answer)}`);
       const bill = this.json<{ hash_type?: unknown; hash_value?: unknown; download_url?: unknown }>(answer, 'tradebill');
       const hashType = text(bill.hash_type);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { BUY_ORDER, formatYuan } from '@app/common';
-import { type BillFormat, ChannelAdapters, ChannelError, type ChannelAdapter } from '@app/channels';
+import { type BillFormat, ChannelAdapters, ChannelError, type ChannelAdapter, type FetchedBill } from '@app/channels';
 import { type Channel, ChannelRepository, OrderRepository, ReconRepository, type ReconRunRow, type StoredReconLine } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import { type BillLine, BillRefusedError } from './bill-line';
@@ -84,16 +84,17 @@ export class ReconService {
     const channel = await this.channels.findById(channelId);
     if (!channel) throw new ReconInputError(`no channel ${channelId}`);
     const adapter = this.adapters.forChannel(channel);
-    const bill = supplied ?? (await this.fetch(channel, adapter, date, day));
+    const bill: FetchedBill = supplied ?? (await this.fetch(channel, adapter, date, day));
     const sha256 = createHash('sha256').update(bill.raw).digest('hex');
 
     let lines: BillLine[];
     try {
-      lines = parseBill(bill.format, bill.raw, bill.digest ?? null);
+      if (bill.noBill) this.logger.log({ channel_id: channelId, bill_date: date, answer: bill.noBill }, 'reconciliation: the channel has no bill for the day (nothing traded); read as a bill of no lines');
+      lines = bill.noBill ? [] : parseBill(bill.format, bill.raw, bill.digest ?? null);
     } catch (err) {
       if (!(err instanceof BillRefusedError)) throw err;
       const { run } = await this.recon.store({ channelId, billDate: date, format: bill.format, sha256, raw: bill.raw, status: 'refused', error: err.message, totals: null, lines: [] });
-      this.logger.error(`reconciliation bill refused, nothing applied: channel_id=${channelId} bill_date=${date} bill_sha256=${sha256} run_id=${run.id}: ${err.message}`);
+      this.logger.error({ channel_id: channelId, bill_date: date, bill_sha256: sha256, run_id: run.id, reason: err.message }, 'reconciliation bill refused, nothing applied');
       // The same bytes read before under another digest: the earlier run stands, this asking is refused.
       return run.status === 'refused' ? this.report(run, false, []) : { ...this.report(run, false, []), status: 'refused', error: err.message, counts: {} };
     }
@@ -111,7 +112,19 @@ export class ReconService {
     if (created) {
       for (const line of mismatches) {
         this.logger.warn(
-          `reconciliation mismatch: class=${line.class} channel_id=${channelId} bill_date=${date} run_id=${run.id} kind=${line.kind} order_no=${line.orderNo ?? ''} refund_no=${line.refundNo ?? ''} bill_amount_fen=${line.billAmountFen ?? ''} our_amount_fen=${line.ourAmountFen ?? ''} bill_line_no=${line.billLineNo ?? ''}`,
+          {
+            class: line.class,
+            channel_id: channelId,
+            bill_date: date,
+            run_id: run.id,
+            kind: line.kind,
+            order_no: line.orderNo,
+            refund_no: line.refundNo,
+            bill_amount_fen: line.billAmountFen,
+            our_amount_fen: line.ourAmountFen,
+            bill_line_no: line.billLineNo,
+          },
+          'reconciliation mismatch',
         );
       }
     }
@@ -130,7 +143,7 @@ export class ReconService {
     return { date, runs: await Promise.all(runs.map(async (run) => this.report(run, false, await this.recon.linesOf(run.id)))) };
   }
 
-  private async fetch(channel: Channel, adapter: ChannelAdapter, date: string, day: { from: Date; to: Date }): Promise<SuppliedBill> {
+  private async fetch(channel: Channel, adapter: ChannelAdapter, date: string, day: { from: Date; to: Date }): Promise<FetchedBill> {
     const bills = adapter.bills;
     if (!bills) throw new ReconInputError(`channel ${channel.id} (${channel.adapter}) cannot download its bill: give it with --file and --format`);
     try {
@@ -144,7 +157,7 @@ export class ReconService {
         AbortSignal.timeout(FETCH_TIMEOUT_MS),
       );
     } catch (err) {
-      this.logger.error(`reconciliation: channel_id=${channel.id} bill_date=${date}: the bill could not be fetched: ${(err as Error).message}`);
+      this.logger.error({ channel_id: channel.id, bill_date: date, reason: (err as Error).message }, 'reconciliation: the bill could not be fetched');
       throw new ChannelError(`channel ${channel.id}: the bill of ${date} could not be fetched`, { cause: err });
     }
   }
