@@ -69,7 +69,7 @@ describe('CallbackDeliveryProcessor', () => {
     sealedBroken = false;
     lines = [];
     for (const level of ['log', 'warn'] as const) {
-      jest.spyOn(Logger.prototype, level).mockImplementation((fields: unknown, message?: unknown) => void lines.push({ level, fields: fields as Record<string, unknown>, message: String(message) }));
+      jest.spyOn(Logger.prototype, level).mockImplementation((fields: unknown, message?: unknown, ..._rest: unknown[]) => void lines.push({ level, fields: fields as Record<string, unknown>, message: String(message) }));
     }
     jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
     recorded = [];
@@ -102,7 +102,7 @@ describe('CallbackDeliveryProcessor', () => {
     } as unknown as NonceStore;
     const afterCommit = { addDeliveryJobs: async (heads: DeliveryHead[]) => void added.push(heads) } as unknown as JobsAfterCommit;
     const jobs = { queue: () => ({ getJob: async () => undefined }) } as unknown as JobQueue;
-    const metrics = { attemptSeconds: { observe: () => undefined }, deliveries: { inc: () => undefined }, failedDeliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
+    const metrics = { attemptSeconds: { observe: () => undefined }, settled: () => undefined, failedDeliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
     const secrets = {
       open: () => {
         if (sealedBroken) throw new Error('Unsupported state or unable to authenticate data');

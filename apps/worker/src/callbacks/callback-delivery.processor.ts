@@ -129,11 +129,11 @@ export class CallbackDeliveryProcessor {
     await this.follow(key, recorded);
     await this.watchCircuit(key, attempt, verdict, recorded);
     if (verdict.state === 'succeeded') {
-      this.metrics.deliveries.inc({ outcome: 'succeeded' });
+      this.metrics.settled(job.data.merchantId, 'succeeded');
       return { deliveryId, status: 'succeeded', attempt: attempt.number };
     }
     if (verdict.state === 'failed') {
-      this.metrics.deliveries.inc({ outcome: 'failed' });
+      this.metrics.settled(job.data.merchantId, 'failed');
       this.metrics.failedDeliveries.inc({ reason: verdict.reason });
       const why =
         verdict.reason === 'gone'
@@ -158,7 +158,7 @@ export class CallbackDeliveryProcessor {
           { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'exhausted', reason: 'abandoned: every attempt was used, a worker stopped during the last' },
           'callback delivery ended',
         );
-        this.metrics.deliveries.inc({ outcome: 'failed' });
+        this.metrics.settled(job.data.merchantId, 'failed');
         this.metrics.failedDeliveries.inc({ reason: 'abandoned' });
         throw new UnrecoverableError('delivery ended: every attempt was used (a worker stopped during its last one)');
       case 'waiting':
