@@ -202,7 +202,7 @@ export class CallbackDeliveryProcessor {
       }
     } catch (err) {
       // The rows say what is due: the parked jobs come at their own time, a missing one from the sweep.
-      this.logger.warn(`callback follow-up not done, the jobs' own delays and the sweep cover it: ${(err as Error).message}`);
+      this.logger.warn({ next_delivery_id: recorded.next?.id ?? null, err: (err as Error).message }, "callback follow-up not done, the jobs' own delays and the sweep cover it");
     }
   }
 
@@ -212,7 +212,7 @@ export class CallbackDeliveryProcessor {
       const next = await this.slots.give(key, deliveryId);
       if (next) await this.promote(next);
     } catch (err) {
-      this.logger.warn(`callback slot of delivery ${deliveryId} not freed, its lease frees it: ${(err as Error).message}`);
+      this.logger.warn({ delivery_id: deliveryId, merchant_id: key.merchantId, destination: key.destination, err: (err as Error).message }, 'callback slot not freed, its lease frees it');
     }
   }
 
