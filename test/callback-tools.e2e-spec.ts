@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import type { TestAttemptView } from '@app/callbacks';
+import { INTERNAL_FAILURE_TEST_TEXT, type TestAttemptView } from '@app/callbacks';
+import { NonceStore } from '@app/db';
 import { JobsAfterCommit } from '@app/orders';
 import { verify } from '@app/signature';
 import type { Credentials } from '@app/operator';
@@ -240,6 +241,27 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       // Its nonce was claimed: the body sent back to the API is 40104, never answered as the merchant.
       const replay = await post(api.app, '/api/merchant/callbackTest', got.body);
       expect(replay.body.code).toBe(40104);
+    });
+
+    it('our own failure (the nonce store down) answers a fixed text, never its error, and sends nothing', async () => {
+      const { merchant: m } = await merchantWithChannels(api.operator);
+      const body = signed(m, { url: receiver.url });
+      const claim = NonceStore.prototype.claim;
+      // The request's own nonce is claimed as usual; the test event's fails as an unreachable Redis would.
+      const spy = jest.spyOn(NonceStore.prototype, 'claim').mockImplementation(function (this: NonceStore, apiKey: string, nonce: string) {
+        if (nonce === body.nonce) return claim.call(this, apiKey, nonce);
+        return Promise.reject(new Error('connect ECONNREFUSED 10.9.8.7:6379'));
+      });
+      const before = receiver.received.length;
+      try {
+        const res = await post<TestAttemptView>(api.app, '/api/merchant/callbackTest', body);
+        expect([res.status, res.body.code]).toEqual([200, 1]);
+        expect(res.body.data).toMatchObject({ success: false, http_status: null, error: INTERNAL_FAILURE_TEST_TEXT });
+        expect(res.raw).not.toMatch(/ECONNREFUSED|10\.9\.8\.7|6379/);
+        expect(receiver.received).toHaveLength(before);
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('to a given url; a failing endpoint is a failed attempt in the answer, tried once, excerpt at most 256 characters', async () => {

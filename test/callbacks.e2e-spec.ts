@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
+import { INTERNAL_FAILURE_TEXT } from '@app/callbacks';
 import { QUEUE } from '@app/common';
 import { NonceStore } from '@app/db';
 import { JobQueue } from '@app/queue';
@@ -340,19 +341,23 @@ describe('callbacks (SPEC 7)', () => {
     }
   });
 
-  it('a callback whose nonce cannot be recorded is not sent: the attempt fails and the next one goes out', async () => {
+  it('a callback whose nonce cannot be recorded is not sent: the attempt fails and the next one goes out; the merchant reads a fixed text, not our error', async () => {
     // The nonce store (Redis here) failing once, whichever worker asks, as when it is unreachable.
     const spy = jest.spyOn(NonceStore.prototype, 'claim').mockRejectedValueOnce(new Error('Connection is closed.'));
     try {
-      const { eventId, deliveryId } = await paidOrderEvent();
+      const { eventId, deliveryId, orderNo } = await paidOrderEvent();
       const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
       expect(row.status).toBe('succeeded');
       const attempts = await db.attempts(deliveryId);
       expect(attempts.map((a) => [a.number, a.http_status, a.error])).toEqual([
-        [1, null, 'not sent: its nonce could not be recorded (Connection is closed.)'],
+        [1, null, INTERNAL_FAILURE_TEXT],
         [2, 200, null],
       ]);
       expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
+      // callbackQueryList (the portal's order page reads the same rows): our own failure, never its text.
+      const listed = await post<{ list: { delivery_id: string; attempts: { error: string | null }[] }[] }>(api.app, '/api/merchant/callbackQueryList', signed(merchant, { order_no: orderNo }));
+      expect(listed.body.data.list.find((d) => d.delivery_id === deliveryId)?.attempts.map((a) => a.error)).toEqual([INTERNAL_FAILURE_TEXT, null]);
+      expect(listed.raw).not.toContain('Connection is closed');
     } finally {
       spy.mockRestore();
     }

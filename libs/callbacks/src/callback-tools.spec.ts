@@ -1,4 +1,4 @@
-import { RECOVER_MAX_AGE_SECONDS, deliveryView, firstCharacters, recoverWindow } from './callback-tools';
+import { INTERNAL_FAILURE_TEXT, RECOVER_MAX_AGE_SECONDS, deliveryView, firstCharacters, merchantFacingError, recoverWindow } from './callback-tools';
 
 describe('callback tools', () => {
   const now = 1_763_700_000;
@@ -38,5 +38,12 @@ describe('callback tools', () => {
       status: 'failed',
       attempts: [{ at: Math.floor(at.getTime() / 1000), http_status: 500, duration_ms: 12, error: 'HTTP 500', response_excerpt: 'x'.repeat(256) }],
     });
+  });
+});
+
+describe('merchantFacingError (issue 29)', () => {
+  it("shows a stored text that carried our own failure's message as the fixed text, and every other text as it is", () => {
+    expect(merchantFacingError('not sent: its nonce could not be recorded (connect ECONNREFUSED 10.0.0.5:6379)')).toBe(INTERNAL_FAILURE_TEXT);
+    for (const text of ['HTTP 500', 'ECONNREFUSED: connect ECONNREFUSED 203.0.113.9:443', INTERNAL_FAILURE_TEXT, null]) expect(merchantFacingError(text)).toBe(text);
   });
 });

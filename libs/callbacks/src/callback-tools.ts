@@ -7,6 +7,23 @@ export const RESEND_LIMIT = { max: 10, windowSeconds: 3600 };
 /** callbackTest's event type: never an order's, so no merchant handler mistakes it for money. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
+/**
+ * What a merchant reads (the delivery log, callbackQueryList, callbackTest, the portal) when an
+ * attempt was not sent by our own fault (the nonce store, a secret that would not open): a fixed
+ * text, never the exception's; the worker's log line keeps the detail (issue 29).
+ */
+export const INTERNAL_FAILURE_TEXT = 'not sent: internal error on our side, will retry';
+/** callbackTest's answer for the same: it is never retried, the merchant may try again. */
+export const INTERNAL_FAILURE_TEST_TEXT = 'not sent: internal error on our side, try again later';
+
+/** Texts stored before INTERNAL_FAILURE_TEXT carried the exception's message: shown as the fixed text. */
+const LEGACY_INTERNAL_FAILURE = /^not sent: its nonce could not be recorded\b/;
+
+/** An attempt's error as a merchant may read it. */
+export function merchantFacingError(error: string | null): string | null {
+  return error !== null && LEGACY_INTERNAL_FAILURE.test(error) ? INTERNAL_FAILURE_TEXT : error;
+}
+
 /** A delivery and its attempts as the repository reads them. */
 export interface ListedDelivery {
   id: string;
@@ -59,7 +76,7 @@ export function deliveryView(d: ListedDelivery): DeliveryView {
       at: Math.floor(a.attemptedAt.getTime() / 1000),
       http_status: a.httpStatus,
       duration_ms: a.durationMs,
-      error: a.error,
+      error: merchantFacingError(a.error),
       response_excerpt: firstCharacters(a.responseExcerpt),
     })),
   };

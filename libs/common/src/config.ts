@@ -44,6 +44,8 @@ export class AppConfig {
   retentionDays: number;
   /** WORKER_METRICS_PORT: the worker serves its Prometheus metrics on this port (0: not served). */
   workerMetricsPort: number;
+  /** METRICS_MERCHANT_LABELS: the most merchant_id values a worker's per-merchant delivery counter keeps; the rest count as "other". */
+  metricsMerchantLabels: number;
   /** WORKER_HEALTH_FILE: the worker's heartbeat, which `main.js --health` (the container healthcheck) reads. */
   workerHealthFile: string;
   rateLimitMerchantPerSecond: number;
@@ -253,6 +255,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     callbackCircuitProbeSeconds: integer(env, 'CALLBACK_CIRCUIT_PROBE_SECONDS', 60, 1, 86_400),
     retentionDays: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
     workerMetricsPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
+    metricsMerchantLabels: integer(env, 'METRICS_MERCHANT_LABELS', 20, 0, 1000),
     workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),

@@ -3,6 +3,7 @@ import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DomainError, ErrorCode, SecretBox, unixSeconds } from '@app/common';
 import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, NonceStore, type ToolAllowance } from '@app/db';
 import {
+  INTERNAL_FAILURE_TEST_TEXT,
   CallbackSender,
   type DeliveryView,
   RESEND_LIMIT,
@@ -80,7 +81,7 @@ export class CallbacksService implements OnApplicationShutdown {
     if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
     // The rows are the truth; their jobs are added after commit, one call for all of them.
     await this.jobs.deliver(result.deliveryIds);
-    if (result.deliveryIds.length > 0) this.logger.log(`merchant ${merchantId} recovered ${result.deliveryIds.length} failed deliveries`);
+    if (result.deliveryIds.length > 0) this.logger.log({ merchant_id: merchantId, queued: result.deliveryIds.length }, 'failed deliveries recovered');
     return { queued: result.deliveryIds.length };
   }
 
@@ -110,7 +111,9 @@ export class CallbacksService implements OnApplicationShutdown {
     try {
       if (!(await this.nonces.claim(merchant.apiKey, nonce))) throw new Error('a fresh random nonce was already used');
     } catch (err) {
-      return answer({ ok: false, httpStatus: null, durationMs: 0, excerpt: null, error: `not sent: its nonce could not be recorded (${(err as Error).message})` });
+      // The merchant reads a fixed text; the store's own error is ours to read, in the log (issue 29).
+      this.logger.warn({ merchant_id: merchant.id, err: (err as Error)?.message ?? String(err) }, 'test callback not sent: its nonce could not be recorded');
+      return answer({ ok: false, httpStatus: null, durationMs: 0, excerpt: null, error: INTERNAL_FAILURE_TEST_TEXT });
     }
     const { body, headers } = buildSignedCallback(
       { id: randomUUID(), type: TEST_EVENT_TYPE, payload: {} },

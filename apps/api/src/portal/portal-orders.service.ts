@@ -14,6 +14,7 @@ import {
   RefundRepository,
   type RefundStatus,
 } from '@app/db';
+import { merchantFacingError } from '@app/callbacks';
 import { RefundLifecycle } from '@app/orders';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
 import { type OrderView, OrdersService } from '../orders/orders.service';
@@ -195,7 +196,8 @@ export class PortalOrdersService {
       order,
       channelName: channel?.name ?? null,
       events,
-      deliveries,
+      // Texts stored before issue 29 may carry our own failure's message: the merchant reads the fixed one.
+      deliveries: deliveries.map((d) => ({ ...d, attempts: d.attempts.map((a) => ({ ...a, error: merchantFacingError(a.error) })) })),
       refunds: refunds ? refundSummary(refunds, refundableFen) : null,
       payout: payout ? portalPayout(order, payout) : null,
     };

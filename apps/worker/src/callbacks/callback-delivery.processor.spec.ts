@@ -1,6 +1,7 @@
+import { Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { AppConfig, SecretBox } from '@app/common';
-import { CallbackAttemptError, type CallbackSender, type SendOutcome } from '@app/callbacks';
+import { CallbackAttemptError, type CallbackSender, INTERNAL_FAILURE_TEXT, type SendOutcome } from '@app/callbacks';
 import type { AttemptClaim, CallbackDeliveryRepository, DeliveryHead, FinishedAttempt, NonceStore, RecordedAttempt } from '@app/db';
 import type { JobsAfterCommit } from '@app/orders';
 import type { JobQueue } from '@app/queue';
@@ -25,6 +26,8 @@ describe('CallbackDeliveryProcessor', () => {
   let claim: AttemptClaim;
   let answer: SendOutcome;
   let nonceStoreDown: boolean;
+  let sealedBroken: boolean;
+  let lines: { level: string; fields: Record<string, unknown>; message: string }[];
   let recordedAnswer: RecordedAttempt;
   let recorded: FinishedAttempt[];
   let sent: string[];
@@ -58,9 +61,17 @@ describe('CallbackDeliveryProcessor', () => {
     return j;
   }
 
+  afterEach(() => jest.restoreAllMocks());
+
   beforeEach(() => {
     answer = ok;
     nonceStoreDown = false;
+    sealedBroken = false;
+    lines = [];
+    for (const level of ['log', 'warn'] as const) {
+      jest.spyOn(Logger.prototype, level).mockImplementation((fields: unknown, message?: unknown, ..._rest: unknown[]) => void lines.push({ level, fields: fields as Record<string, unknown>, message: String(message) }));
+    }
+    jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
     recorded = [];
     sent = [];
     added = [];
@@ -74,6 +85,7 @@ describe('CallbackDeliveryProcessor', () => {
         return recordedAnswer;
       },
       heldBy: async () => [],
+      circuit: async () => null,
     } as unknown as CallbackDeliveryRepository;
     const sender = {
       timeoutMs: 10_000,
@@ -90,8 +102,13 @@ describe('CallbackDeliveryProcessor', () => {
     } as unknown as NonceStore;
     const afterCommit = { addDeliveryJobs: async (heads: DeliveryHead[]) => void added.push(heads) } as unknown as JobsAfterCommit;
     const jobs = { queue: () => ({ getJob: async () => undefined }) } as unknown as JobQueue;
-    const metrics = { attemptSeconds: { observe: () => undefined }, deliveries: { inc: () => undefined }, failedDeliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
-    const secrets = { open: () => 'secret' } as unknown as SecretBox;
+    const metrics = { attemptSeconds: { observe: () => undefined }, settled: () => undefined, failedDeliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
+    const secrets = {
+      open: () => {
+        if (sealedBroken) throw new Error('Unsupported state or unable to authenticate data');
+        return 'secret';
+      },
+    } as unknown as SecretBox;
     processor = new CallbackDeliveryProcessor(config, new WorkerTuning(), deliveries, secrets, sender, nonces, slots, afterCommit, jobs, metrics);
   });
 
@@ -133,7 +150,34 @@ describe('CallbackDeliveryProcessor', () => {
     nonceStoreDown = true;
     await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
     expect(sent).toEqual([]);
-    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', httpStatus: null, error: expect.stringMatching(/nonce could not be recorded/) });
+    // The merchant reads a fixed text; the log line keeps the store's own error.
+    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', httpStatus: null, error: INTERNAL_FAILURE_TEXT });
+    expect(lines).toEqual([expect.objectContaining({ fields: expect.objectContaining({ status: 'retry', reason: INTERNAL_FAILURE_TEXT, err: expect.stringMatching(/nonce could not be recorded: Redis is down/) }) })]);
+  });
+
+  it("a secret that does not open: nothing sent, a retry on our side with the fixed text, the decryption error in the log only", async () => {
+    claim = claimed(1);
+    sealedBroken = true;
+    await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
+    expect(sent).toEqual([]);
+    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', error: INTERNAL_FAILURE_TEXT });
+    expect(lines[0].fields).toMatchObject({ delivery_id: 'd1', event_id: 'e1', merchant_id: 7, destination: DESTINATION, attempt: 1, status: 'retry', err: 'Unsupported state or unable to authenticate data' });
+  });
+
+  it('one log line per attempt, ids as fields: delivered, retry with its next time, ended', async () => {
+    claim = claimed(1);
+    await processor.deliver(job(), 'token');
+    answer = failed(500);
+    await processor.deliver(job(), 'token').catch(() => undefined);
+    claim = claimed(MAX_ATTEMPTS);
+    await processor.deliver(job(), 'token').catch(() => undefined);
+    expect(lines.map((l) => [l.level, l.fields.status, l.fields.attempt, l.fields.http_status])).toEqual([
+      ['log', 'succeeded', 1, 200],
+      ['log', 'retry', 1, 500],
+      ['warn', 'exhausted', MAX_ATTEMPTS, 500],
+    ]);
+    expect(lines[1].fields).toMatchObject({ delivery_id: 'd1', event_id: 'e1', merchant_id: 7, reason: 'HTTP 500', next_attempt_at: expect.any(String) });
+    expect(lines[0].message).not.toContain('d1');
   });
 
   it('no address: a failed attempt on our side, never against a circuit', async () => {

@@ -2,7 +2,17 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { AppConfig, type JobPayloads, QUEUE, SecretBox, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
 import { type AttemptClaim, type ClaimedAttempt, CallbackDeliveryRepository, NonceStore, type RecordedAttempt } from '@app/db';
-import { CallbackAttemptError, CallbackSender, DeliveryPolicy, type DeliveryVerdict, RESEND_LIMIT, type SendOutcome, buildSignedCallback, newCallbackNonce } from '@app/callbacks';
+import {
+  CallbackAttemptError,
+  CallbackSender,
+  DeliveryPolicy,
+  type DeliveryVerdict,
+  INTERNAL_FAILURE_TEXT,
+  RESEND_LIMIT,
+  type SendOutcome,
+  buildSignedCallback,
+  newCallbackNonce,
+} from '@app/callbacks';
 import { JobsAfterCommit } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
@@ -19,6 +29,17 @@ const ORDER_RECHECK_MS = 60_000;
 const RELEASE_BATCH = 1000;
 
 export type CallbackJob = Job<JobPayloads['callback.deliver']>;
+
+/** An attempt's end as its log line names it (issue 29): one line per attempt, ids as fields. */
+type AttemptStatus = 'succeeded' | 'retry' | 'exhausted' | 'gone' | 'blocked';
+
+/** What send() tells besides the outcome: nothing reached the merchant because of us, and why (for the log only). */
+interface Sent {
+  outcome: SendOutcome;
+  ourSide: boolean;
+  /** Our own failure's detail (an exception's message): logged, never stored where a merchant reads it. */
+  detail?: string;
+}
 
 /** How a callback job ended without throwing. */
 export interface DeliveryResult {
@@ -65,7 +86,7 @@ export class CallbackDeliveryProcessor {
     const key: SlotKey | null = destination ? { merchantId, destination } : null;
     if (key && !(await this.slots.take(key, deliveryId, this.leaseMs))) {
       // Parked without spending an attempt; a freed slot of its key promotes it sooner.
-      return this.park(job, token, Date.now() + this.tuning.callbackPollMs);
+      return this.park(job, token, Date.now() + this.tuning.callbackPollMs, 'slot');
     }
     let claim: AttemptClaim;
     let verdict: DeliveryVerdict;
@@ -80,7 +101,8 @@ export class CallbackDeliveryProcessor {
       });
       if (claim.kind !== 'claimed') return await this.notNow(job, token, claim);
       attempt = claim.attempt;
-      const { outcome, ourSide } = await this.send(attempt);
+      if (attempt.probe) this.logCircuit('half_open', job.data, attempt.number);
+      const { outcome, ourSide, detail } = await this.send(attempt);
       error = outcome.error;
       this.metrics.attemptSeconds.observe({ outcome: outcome.ok ? 'success' : 'failure' }, outcome.durationMs / 1000);
       verdict = this.policy.afterAttempt({ number: attempt.number, outcome, ourSide });
@@ -100,16 +122,18 @@ export class CallbackDeliveryProcessor {
         },
         { failures: this.config.callbackCircuitFailures, probeMs: this.config.callbackCircuitProbeSeconds * 1000 },
       );
+      this.logAttempt(job.data, attempt, outcome, verdict, detail);
     } finally {
       if (key) await this.freeSlot(key, deliveryId);
     }
     await this.follow(key, recorded);
+    await this.watchCircuit(key, attempt, verdict, recorded);
     if (verdict.state === 'succeeded') {
-      this.metrics.deliveries.inc({ outcome: 'succeeded' });
+      this.metrics.settled(job.data.merchantId, 'succeeded');
       return { deliveryId, status: 'succeeded', attempt: attempt.number };
     }
     if (verdict.state === 'failed') {
-      this.metrics.deliveries.inc({ outcome: 'failed' });
+      this.metrics.settled(job.data.merchantId, 'failed');
       this.metrics.failedDeliveries.inc({ reason: verdict.reason });
       const why =
         verdict.reason === 'gone'
@@ -117,7 +141,6 @@ export class CallbackDeliveryProcessor {
           : verdict.reason === 'blocked'
             ? `its address was refused on ${attempt.number} attempts (${error})`
             : `attempt ${attempt.number} was the last`;
-      this.logger.warn({ delivery_id: deliveryId, attempt: attempt.number }, `callback delivery failed for good: ${why}`);
       throw new UnrecoverableError(`delivery ended: ${why}`);
     }
     throw new CallbackAttemptError(`attempt ${attempt.number} failed: ${error}`, verdict.retryInMs);
@@ -131,14 +154,18 @@ export class CallbackDeliveryProcessor {
         if (job.attemptsMade > 0 && !job.failedReason) return this.resendForOperator(job);
         return { deliveryId: job.data.deliveryId, status: 'settled' };
       case 'exhausted':
-        this.metrics.deliveries.inc({ outcome: 'failed' });
+        this.logger.warn(
+          { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'exhausted', reason: 'abandoned: every attempt was used, a worker stopped during the last' },
+          'callback delivery ended',
+        );
+        this.metrics.settled(job.data.merchantId, 'failed');
         this.metrics.failedDeliveries.inc({ reason: 'abandoned' });
         throw new UnrecoverableError('delivery ended: every attempt was used (a worker stopped during its last one)');
       case 'waiting':
-        return this.park(job, token, Date.now() + ORDER_RECHECK_MS);
+        return this.park(job, token, Date.now() + ORDER_RECHECK_MS, 'order');
       case 'leased':
       case 'held':
-        return this.park(job, token, claim.until.getTime());
+        return this.park(job, token, claim.until.getTime(), claim.kind);
     }
   }
 
@@ -152,8 +179,14 @@ export class CallbackDeliveryProcessor {
     return { deliveryId: result.deliveryId, status: 'resent' };
   }
 
-  private async park(job: CallbackJob, token: string | undefined, until: number): Promise<never> {
+  /** `why`: every slot of its destination busy, an earlier event of its order pending, another worker's lease, an open circuit. */
+  private async park(job: CallbackJob, token: string | undefined, until: number, why: 'slot' | 'order' | 'leased' | 'held'): Promise<never> {
     await job.moveToDelayed(until, token);
+    // Debug: a busy destination parks its jobs often; the attempt lines are the outcomes.
+    this.logger.debug(
+      { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'parked', reason: why, until: new Date(until).toISOString() },
+      'callback job parked, no attempt spent',
+    );
     throw new DelayedError();
   }
 
@@ -169,7 +202,7 @@ export class CallbackDeliveryProcessor {
       }
     } catch (err) {
       // The rows say what is due: the parked jobs come at their own time, a missing one from the sweep.
-      this.logger.warn(`callback follow-up not done, the jobs' own delays and the sweep cover it: ${(err as Error).message}`);
+      this.logger.warn({ next_delivery_id: recorded.next?.id ?? null, err: (err as Error).message }, "callback follow-up not done, the jobs' own delays and the sweep cover it");
     }
   }
 
@@ -179,7 +212,7 @@ export class CallbackDeliveryProcessor {
       const next = await this.slots.give(key, deliveryId);
       if (next) await this.promote(next);
     } catch (err) {
-      this.logger.warn(`callback slot of delivery ${deliveryId} not freed, its lease frees it: ${(err as Error).message}`);
+      this.logger.warn({ delivery_id: deliveryId, merchant_id: key.merchantId, destination: key.destination, err: (err as Error).message }, 'callback slot not freed, its lease frees it');
     }
   }
 
@@ -188,27 +221,86 @@ export class CallbackDeliveryProcessor {
     if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
   }
 
-  /** Signs and sends; `ourSide` when nothing reached the merchant because of us (no address, the nonce store). */
-  private async send(attempt: ClaimedAttempt): Promise<{ outcome: SendOutcome; ourSide: boolean }> {
+  /**
+   * Signs and sends; `ourSide` when nothing reached the merchant because of us (no address, the
+   * nonce store, a secret that does not open): then the stored error is a fixed text and the
+   * exception's message goes to the log only (`detail`).
+   */
+  private async send(attempt: ClaimedAttempt): Promise<Sent> {
     if (!attempt.notifyUrl) return { outcome: notSent('no callback address: neither the order nor the merchant has a notify_url'), ourSide: true };
-    let nonce: string;
+    let signed: ReturnType<typeof buildSignedCallback>;
     try {
-      nonce = await this.claimNonce(attempt.merchantApiKey);
+      const nonce = await this.claimNonce(attempt.merchantApiKey).catch((err: unknown) => {
+        throw new Error(`its nonce could not be recorded: ${(err as Error)?.message ?? String(err)}`);
+      });
+      const apiSecret = this.secretOf(attempt.merchantApiKey, attempt.merchantSecretEnc, merchantSecretContext(attempt.merchantApiKey));
+      // During a rotation's grace the claim hands over the previous secret too: webhook-signature carries both (SPEC 3).
+      const previousApiSecret = attempt.merchantPreviousSecretEnc
+        ? this.secretOf(attempt.merchantApiKey, attempt.merchantPreviousSecretEnc, previousMerchantSecretContext(attempt.merchantApiKey))
+        : null;
+      signed = buildSignedCallback(
+        { id: attempt.eventId, type: attempt.eventType, payload: attempt.payload },
+        { apiKey: attempt.merchantApiKey, apiSecret, previousApiSecret },
+        attempt.number,
+        nonce,
+      );
     } catch (err) {
-      return { outcome: notSent(`not sent: its nonce could not be recorded (${(err as Error).message})`), ourSide: true };
+      return { outcome: notSent(INTERNAL_FAILURE_TEXT), ourSide: true, detail: (err as Error)?.message ?? String(err) };
     }
-    const apiSecret = this.secretOf(attempt.merchantApiKey, attempt.merchantSecretEnc, merchantSecretContext(attempt.merchantApiKey));
-    // During a rotation's grace the claim hands over the previous secret too: webhook-signature carries both (SPEC 3).
-    const previousApiSecret = attempt.merchantPreviousSecretEnc
-      ? this.secretOf(attempt.merchantApiKey, attempt.merchantPreviousSecretEnc, previousMerchantSecretContext(attempt.merchantApiKey))
-      : null;
-    const { body, headers } = buildSignedCallback(
-      { id: attempt.eventId, type: attempt.eventType, payload: attempt.payload },
-      { apiKey: attempt.merchantApiKey, apiSecret, previousApiSecret },
-      attempt.number,
-      nonce,
-    );
-    return { outcome: await this.sender.send(attempt.notifyUrl, body, headers), ourSide: false };
+    return { outcome: await this.sender.send(attempt.notifyUrl, signed.body, signed.headers), ourSide: false };
+  }
+
+  /**
+   * One JSON line per attempt (issue 29): ids as fields, the merchant-facing reason, our own
+   * failure's detail as `err`; never the URL's path or query, a body, a signature or a secret.
+   */
+  private logAttempt(data: JobPayloads['callback.deliver'], attempt: ClaimedAttempt, outcome: SendOutcome, verdict: DeliveryVerdict, detail: string | undefined): void {
+    const status: AttemptStatus = verdict.state === 'succeeded' ? 'succeeded' : verdict.state === 'pending' ? 'retry' : verdict.reason;
+    const fields: Record<string, unknown> = {
+      delivery_id: data.deliveryId,
+      event_id: attempt.eventId,
+      merchant_id: data.merchantId,
+      destination: data.destination,
+      attempt: attempt.number,
+      status,
+      http_status: outcome.httpStatus,
+      duration_ms: outcome.durationMs,
+      reason: outcome.error,
+    };
+    if (verdict.state === 'pending') fields.next_attempt_at = new Date(Date.now() + verdict.retryInMs).toISOString();
+    if (attempt.probe) fields.probe = true;
+    if (detail !== undefined) fields.err = detail;
+    if (status === 'succeeded') this.logger.log(fields, 'callback delivered');
+    else if (status === 'retry') this.logger.log(fields, detail === undefined ? 'callback attempt failed, will retry' : 'callback not sent by our own fault, will retry');
+    else this.logger.warn(fields, 'callback delivery ended');
+  }
+
+  private logCircuit(state: 'opened' | 'half_open' | 'closed' | 'still_open', data: JobPayloads['callback.deliver'], attempt: number, failures?: number): void {
+    const fields = { merchant_id: data.merchantId, destination: data.destination, circuit: state, delivery_id: data.deliveryId, attempt, ...(failures === undefined ? {} : { failures }) };
+    const message = {
+      opened: 'callback circuit opened: deliveries to this destination wait for a probe',
+      half_open: 'callback circuit half-open: sending a probe',
+      closed: 'callback circuit closed: its held deliveries go now',
+      still_open: 'callback circuit probe failed: it stays open',
+    }[state];
+    if (state === 'opened' || state === 'still_open') this.logger.warn(fields, message);
+    else this.logger.log(fields, message);
+  }
+
+  /** After the record: a line when this attempt changed its circuit (closed it, opened it, or its probe failed). */
+  private async watchCircuit(key: SlotKey | null, attempt: ClaimedAttempt, verdict: DeliveryVerdict, recorded: RecordedAttempt): Promise<void> {
+    if (!key) return;
+    const data = { deliveryId: attempt.deliveryId, merchantId: key.merchantId, destination: key.destination };
+    if (recorded.circuitClosed) return this.logCircuit('closed', data, attempt.number);
+    if (verdict.circuit !== 'failure') return;
+    if (attempt.probe) return this.logCircuit('still_open', data, attempt.number);
+    try {
+      // Counted in the record's statement; exactly one failure brings the count to the threshold.
+      const circuit = await this.deliveries.circuit(key.merchantId, key.destination);
+      if (circuit?.openSince && circuit.consecutiveFailures === this.config.callbackCircuitFailures) this.logCircuit('opened', data, attempt.number, circuit.consecutiveFailures);
+    } catch (err) {
+      this.logger.warn({ merchant_id: key.merchantId, destination: key.destination, err: (err as Error).message }, 'callback circuit not read after a failure');
+    }
   }
 
   private secretOf(apiKey: string, sealed: string, context: string): string {

@@ -36,7 +36,7 @@ export class CallbackSweeper {
         try {
           await job.remove();
         } catch (err) {
-          this.logger.warn(`delivery ${due.id}: its ${state} job could not be cleared: ${(err as Error).message}`);
+          this.logger.warn({ delivery_id: due.id, job_state: state, err: (err as Error).message }, 'callback job could not be cleared for the sweep to add it again');
           continue;
         }
       }

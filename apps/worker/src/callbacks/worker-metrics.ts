@@ -41,6 +41,20 @@ export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationS
     registers: [this.registry],
   });
 
+  /**
+   * Settled deliveries by merchant (issue 29), with bounded labels: the first
+   * METRICS_MERCHANT_LABELS merchants this worker settles a delivery for keep their id, every
+   * later one counts as merchant_id="other", so the series stay bounded however many merchants.
+   */
+  readonly merchantDeliveries = new Counter({
+    name: 'merchant_pay_callback_deliveries_by_merchant_total',
+    help: 'Callback deliveries this worker settled, by merchant_id (the first METRICS_MERCHANT_LABELS merchants seen; the rest as "other") and outcome: succeeded, failed',
+    labelNames: ['merchant_id', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly merchantLabel: BoundedLabel;
+
   constructor(
     private readonly config: AppConfig,
     dataSource: DataSource,
@@ -49,7 +63,14 @@ export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationS
   ) {
     // Event-loop lag, memory, CPU and handles of this process, as the API serves its own.
     collectDefaultMetrics({ register: this.registry, prefix: 'merchant_pay_' });
+    this.merchantLabel = new BoundedLabel(config.metricsMerchantLabels);
     registerOperationalGauges(this.registry, { dataSource, deliveries, redis: redis ?? null });
+  }
+
+  /** A delivery settled: the outcome counter and the bounded per-merchant one. */
+  settled(merchantId: number, outcome: 'succeeded' | 'failed'): void {
+    this.deliveries.inc({ outcome });
+    this.merchantDeliveries.inc({ merchant_id: this.merchantLabel.of(merchantId), outcome });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -82,5 +103,26 @@ export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationS
     const server = this.server;
     this.server = null;
     if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** The label value the bounded per-merchant counter keeps; every value past the cap is this. */
+export const OTHER_LABEL = 'other';
+
+/**
+ * A label whose values are bounded: the first `cap` distinct values keep their own, every later
+ * one is OTHER_LABEL. Per process and since its start: a restart may keep another set.
+ */
+export class BoundedLabel {
+  private readonly kept = new Set<string>();
+
+  constructor(readonly cap: number) {}
+
+  of(value: string | number): string {
+    const text = String(value);
+    if (this.kept.has(text)) return text;
+    if (this.kept.size >= this.cap) return OTHER_LABEL;
+    this.kept.add(text);
+    return text;
   }
 }

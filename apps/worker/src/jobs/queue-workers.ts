@@ -101,13 +101,25 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
         else report.failed(err);
       });
       worker.on('ready', () => report.answered());
-      worker.on('failed', (job, err) => {
-        if (job && err.name === 'UnrecoverableError') this.logger.warn({ job: job.name, job_id: job.id, err: err.message }, 'job failed for good');
-      });
+      worker.on('failed', (job, err) => this.logFailure(name, job, err));
       this.workers.push(worker);
     }
     // WorkerDependencies (onModuleInit) held the start until the database's checks passed and Redis answered.
     for (const worker of this.workers) worker.run().catch((err: Error) => this.logger.error({ queue: worker.name, err: err.message }, 'worker stopped taking jobs'));
+  }
+
+  /**
+   * One JSON line per failed run of a job, on every queue (issue 29): ids as fields, whether
+   * BullMQ runs it again. A callback attempt to be retried is left out: its attempt line
+   * (CallbackDeliveryProcessor) already says so with the delivery's ids and next time.
+   */
+  private logFailure(queue: string, job: Job | undefined, err: Error): void {
+    if (err.name === 'CallbackAttemptError') return;
+    const attempts = job?.opts.attempts ?? 1;
+    const final = !job || err.name === 'UnrecoverableError' || job.attemptsMade >= attempts;
+    const fields = { queue, job: job?.name ?? null, job_id: job?.id ?? null, attempts_made: job?.attemptsMade ?? null, attempts, final, err: err.message };
+    if (final) this.logger.warn(fields, 'job failed for good');
+    else this.logger.warn(fields, 'job failed, BullMQ runs it again');
   }
 
   /** Every queue has a consumer taking jobs (false once closing, or when one gave up). */

@@ -65,14 +65,14 @@ export class ReconDaily implements OnApplicationBootstrap, BeforeApplicationShut
       try {
         const report = await this.recon.run(channel.id, date);
         results.push({ channel_id: channel.id, status: report.status, counts: report.counts });
-        this.logger.log(`reconciled channel_id=${channel.id} bill_date=${date} status=${report.status} difference=${report.difference}`);
+        this.logger.log({ channel_id: channel.id, bill_date: date, status: report.status, difference: report.difference }, 'reconciled');
       } catch (err) {
         if (err instanceof ReconInputError) {
-          this.logger.log(`reconciliation skipped channel_id=${channel.id} bill_date=${date}: ${err.message}`);
+          this.logger.log({ channel_id: channel.id, bill_date: date, reason: err.message }, 'reconciliation skipped');
           continue;
         }
         failed.push(channel.id);
-        this.logger.error(`reconciliation failed channel_id=${channel.id} bill_date=${date}: ${(err as Error).message}`);
+        this.logger.error({ channel_id: channel.id, bill_date: date, err: (err as Error).message }, 'reconciliation failed');
       }
     }
     if (failed.length > 0) throw new Error(`reconciliation of ${date} failed for channel(s) ${failed.join(', ')}`);
