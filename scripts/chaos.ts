@@ -11,7 +11,7 @@ import { loadConfig, loadConfigOrExit } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
 import { runMigrations } from '@app/db';
 import { sign } from '@app/signature';
-import { OperatorModule, OperatorService } from '@app/operator';
+import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 
 /**
@@ -223,9 +223,10 @@ async function main(): Promise<number> {
     };
     const secretKey = randomBytes(24).toString('hex');
     const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
-    const operator = cli.get(OperatorService);
-    const merchant = await operator.createMerchant({ name: 'chaos', mode: 'test', notifyUrl: receiverUrl });
-    const { id: channelId } = await operator.createChannel({
+    const merchants = cli.get(MerchantAccountService);
+    const channels = cli.get(ChannelSetupService);
+    const merchant = await merchants.create({ name: 'chaos', mode: 'test', notifyUrl: receiverUrl });
+    const { id: channelId } = await channels.create({
       category: 'processor',
       name: 'chaos sandbox',
       payMethod: 'alipay,wxpay',
@@ -233,9 +234,9 @@ async function main(): Promise<number> {
       rate: '0.006',
       config: JSON.stringify({ secret_key: secretKey }),
     });
-    await operator.link(merchant.id, channelId);
-    const flaky = await operator.createMerchant({ name: 'chaos flaky', mode: 'test', notifyUrl: flakyUrl });
-    await operator.link(flaky.id, channelId);
+    await channels.link(merchant.id, channelId);
+    const flaky = await merchants.create({ name: 'chaos flaky', mode: 'test', notifyUrl: flakyUrl });
+    await channels.link(flaky.id, channelId);
     await cli.close();
 
     const startWorker = async (): Promise<Proc> => {
