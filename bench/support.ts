@@ -8,7 +8,7 @@ import { Client, Client as PgClient } from 'pg';
 import { loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
 import { sign } from '@app/signature';
-import { type Credentials, OperatorModule, OperatorService } from '@app/operator';
+import { type Credentials, ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 
 /** Shared by the createOrder and orderQueryList benchmarks: a throwaway database, a merchant, signed load. */
 export const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
@@ -55,12 +55,13 @@ export async function benchDatabase(tag: string, merchantCount = 1): Promise<Ben
   };
   const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(loadConfig(env)), { logger: false });
   try {
-    const operator = cli.get(OperatorService);
-    const { id: channelId } = await operator.createChannel({ category: 'processor', name: 'bench sandbox', payMethod: 'alipay,wxpay', adapter: 'sandbox', rate: '0.006' });
+    const merchantAccounts = cli.get(MerchantAccountService);
+    const channels = cli.get(ChannelSetupService);
+    const { id: channelId } = await channels.create({ category: 'processor', name: 'bench sandbox', payMethod: 'alipay,wxpay', adapter: 'sandbox', rate: '0.006' });
     const merchants: Credentials[] = [];
     for (let i = 0; i < merchantCount; i++) {
-      const merchant = await operator.createMerchant({ name: `bench-${tag}-${i}`, mode: 'test' });
-      await operator.link(merchant.id, channelId);
+      const merchant = await merchantAccounts.create({ name: `bench-${tag}-${i}`, mode: 'test' });
+      await channels.link(merchant.id, channelId);
       merchants.push(merchant);
     }
     return { name, url, env, merchant: merchants[0], merchants, channelId, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };

@@ -37,10 +37,10 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
     await api.app.listen(port, '127.0.0.1');
     alipay = await new FakeAlipayGateway(APP_ID, app.publicKey).start();
-    merchant = await api.operator.createMerchant({ name: 'alipay shop' });
+    merchant = await api.operator.merchants.create({ name: 'alipay shop' });
     configText = JSON.stringify({ app_id: APP_ID, private_key: app.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway });
-    channel = (await api.operator.createChannel({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config: configText })).id;
-    await api.operator.link(merchant.id, channel);
+    channel = (await api.operator.channels.create({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config: configText })).id;
+    await api.operator.channels.link(merchant.id, channel);
   });
   afterAll(async () => {
     await api.close();
@@ -74,7 +74,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
   }
 
   it('create -> the payer presses Pay -> signed notification -> paid -> completed, credited once, callbacks queued', async () => {
-    const before = await api.operator.balance(merchant.id);
+    const before = await api.operator.ledger.balance(merchant.id);
     const order = await openedOrder('10.00');
     const url = new URL(order.payUrl);
     expect(`${url.origin}${url.pathname}`).toBe(alipay.gateway);
@@ -102,7 +102,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
       ['order.paid', 1],
       ['order.completed', 1],
     ]);
-    const after = await api.operator.balance(merchant.id);
+    const after = await api.operator.ledger.balance(merchant.id);
     expect(after.available_fen - before.available_fen).toBe(1000 - 6);
   });
 
@@ -188,7 +188,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
       sql(api.app).query(`UPDATE "orders" SET "created_at" = "created_at" - make_interval(secs => $2) WHERE "order_no" = $1`, [orderNo, seconds]);
 
     it('a payment whose notification never came is found by the 1-minute query, and counts once', async () => {
-      const before = await api.operator.balance(merchant.id);
+      const before = await api.operator.ledger.balance(merchant.id);
       const order = await openedOrder('2.00');
       alipay.pay(order.orderNo, { notify: 'never' });
       await loop().pass();
@@ -203,7 +203,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
       expect((await alipay.post(notifyUrl(), alipay.notification(alipay.trades.get(order.orderNo)!))).body).toBe('success');
       await lifecycle().confirm(order.id);
       expect((await eventsOf(api.app, order.orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
-      expect((await api.operator.balance(merchant.id)).available_fen - before.available_fen).toBe(200 - 1);
+      expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(200 - 1);
     });
 
     it('an unpaid order is asked at 1 min, 5 min and just before expiry, once each', async () => {
@@ -252,23 +252,23 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
   });
 
   it('channel:create --mode test: a channel pointed at Alipay\'s sandbox serves test merchants only', async () => {
-    const { id } = await api.operator.createChannel({ category: 'processor', name: 'Alipay sandbox', payMethod: 'alipay', adapter: 'alipay', mode: 'test', config: configText });
-    await expect(api.operator.link(merchant.id, id)).rejects.toThrow(/moves test money/);
-    const tester = await api.operator.createMerchant({ name: 'alipay tester', mode: 'test' });
-    await api.operator.link(tester.id, id);
-    await expect(api.operator.link(tester.id, channel)).rejects.toThrow(/moves live money/);
+    const { id } = await api.operator.channels.create({ category: 'processor', name: 'Alipay sandbox', payMethod: 'alipay', adapter: 'alipay', mode: 'test', config: configText });
+    await expect(api.operator.channels.link(merchant.id, id)).rejects.toThrow(/moves test money/);
+    const tester = await api.operator.merchants.create({ name: 'alipay tester', mode: 'test' });
+    await api.operator.channels.link(tester.id, id);
+    await expect(api.operator.channels.link(tester.id, channel)).rejects.toThrow(/moves live money/);
     const res = await createOrder(api.app, tester, { cny_amount: '1.00', paychannel_id: id });
     expect(res.body.code).toBe(1);
     expect(new URL(res.body.data.pay_url!).origin).toBe(alipay.url);
     const listed = await post<{ list: { id: number }[] }>(api.app, '/api/merchant/getPayChannels', signed(tester, { category: 'processor' }));
     expect(listed.body.data.list.map((c) => c.id)).toEqual([id]);
-    await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(/only moves test money/);
-    await expect(api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText })).rejects.toThrow(/mode must be live or test/);
+    await expect(api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(/only moves test money/);
+    await expect(api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText })).rejects.toThrow(/mode must be live or test/);
   });
 
   it('channel:create checks the alipay config: required keys, PEM keys, no unknown key; no value in the message', async () => {
     const attempt = (config: Record<string, string>) =>
-      api.operator.createChannel({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', config: JSON.stringify(config) });
+      api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', config: JSON.stringify(config) });
     const good = JSON.parse(configText) as Record<string, string>;
     await expect(attempt({ app_id: APP_ID, private_key: good.private_key })).rejects.toThrow(/missing alipay_public_key/);
     await expect(attempt({ ...good, private_key: 'not a key' })).rejects.toThrow(/config.private_key must be a private key in PEM/);

@@ -62,7 +62,7 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
     for (let i = 0; i < BURST; i++) expect((await from(api.app, ip, unknownKey())).body.code).toBe(40101);
 
     // A merchant this instance has not cached yet: its lookup would read the table.
-    const uncached = await api.operator.createMerchant({ name: 'never-seen' });
+    const uncached = await api.operator.merchants.create({ name: 'never-seen' });
     const db = api.app.get(DataSource);
     await db.query('ALTER TABLE merchants RENAME TO merchants_hidden');
     try {
@@ -94,8 +94,8 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
 
   it('does not count 40300: a disabled merchant sends its real key, it is not guessing', async () => {
     const ip = '198.51.100.14';
-    const disabled = await api.operator.createMerchant({ name: 'disabled' });
-    await api.operator.setMerchantStatus(disabled.id, 'disabled');
+    const disabled = await api.operator.merchants.create({ name: 'disabled' });
+    await api.operator.merchants.setStatus(disabled.id, 'disabled');
     for (let i = 0; i < 3 * BURST; i++) expect((await from(api.app, ip, signed(disabled))).body.code).toBe(40300);
     expect((await from(api.app, ip, signed(merchant))).body.code).toBe(1);
   });

@@ -192,7 +192,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
     it("the operator's callback:recover needs no queue: the workers' sweep gives the rows it writes their jobs", async () => {
       const own = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
       const e = await failedEvent(own.merchant, own.channels.remotepay, 300);
-      const result = await api.operator.callbackRecover(own.merchant.id, String(now() - 600), undefined);
+      const result = await api.operator.callbacks.recover(own.merchant.id, String(now() - 600), undefined);
       expect(result).toMatchObject({ merchant_id: own.merchant.id, queued: 1 });
       await waitFor(() => receiver.forEvent(e.eventId)[0], 15_000, 'the recovered delivery, its job added by the sweep');
       expect(await db.delivery(result.delivery_ids[0])).toMatchObject({ status: 'succeeded' });
@@ -289,7 +289,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
         expect([res.status, res.body.code]).toEqual([400, 40000]);
         expect(res.body.msg).toMatch(/url must be an absolute http or https URL/);
       }
-      const bare = await api.operator.createMerchant({ name: 'no-notify-url', mode: 'test' });
+      const bare = await api.operator.merchants.create({ name: 'no-notify-url', mode: 'test' });
       const res = await post(api.app, '/api/merchant/callbackTest', signed(bare));
       expect([res.status, res.body.code]).toEqual([400, 40000]);
       expect(res.body.msg).toMatch(/no notify URL/);

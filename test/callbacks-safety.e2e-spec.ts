@@ -74,7 +74,7 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
     expect([sell.body.code, sell.body.msg]).toEqual([40000, expect.stringMatching(why)]);
     const refund = await post(api.app, '/api/merchant/refundCreate', signed(merchant, { order_no: '2000010101000000000000', refund_amount: '1.00', merchant_refund_no: 'r-1', notify_url: url }));
     expect([refund.body.code, refund.body.msg]).toEqual([40000, expect.stringMatching(why)]);
-    await expect(api.operator.setNotifyUrl(merchant.id, url)).rejects.toThrow(why);
+    await expect(api.operator.merchants.setNotifyUrl(merchant.id, url)).rejects.toThrow(why);
     // A public name is judged when it resolves, at send time.
     const named = await post(api.app, '/api/merchant/createOrder', signed(merchant, { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', notify_url: 'https://shop.example/notify' }));
     expect(named.body.code).toBe(1);

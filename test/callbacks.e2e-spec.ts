@@ -288,7 +288,7 @@ describe('callbacks (SPEC 7)', () => {
     const res = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channelId, notify_url: url });
     expect([res.status, res.body.code]).toEqual([400, 40000]);
     expect(res.body.msg).toMatch(/notify_url must be an absolute http or https URL without userinfo or backslash/);
-    await expect(api.operator.setNotifyUrl(merchant.id, url)).rejects.toThrow(/notifyUrl must be an absolute http or https URL/);
+    await expect(api.operator.merchants.setNotifyUrl(merchant.id, url)).rejects.toThrow(/notifyUrl must be an absolute http or https URL/);
   });
 
   it('a notify_url is stored in its canonical form', async () => {

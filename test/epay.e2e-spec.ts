@@ -157,7 +157,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
   let proxiedChannel: number;
 
   async function epayChannel(config: Record<string, string>): Promise<number> {
-    const { id } = await api.operator.createChannel({
+    const { id } = await api.operator.channels.create({
       category: 'remotepay',
       name: 'epay',
       payMethod: 'alipay,wxpay',
@@ -165,7 +165,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
       rate: '0.006',
       config: JSON.stringify(config),
     });
-    await api.operator.link(merchant.id, id);
+    await api.operator.channels.link(merchant.id, id);
     return id;
   }
 
@@ -176,7 +176,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     gateway = await epay.start();
     proxy = await startProxy();
     // epay moves real money: a live merchant (SPEC 5).
-    merchant = await api.operator.createMerchant({ name: 'epay shop' });
+    merchant = await api.operator.merchants.create({ name: 'epay shop' });
     channel = await epayChannel({ merchant_no: PID, secret_key: KEY, gateway_url: `${gateway}/` });
     proxiedChannel = await epayChannel({ merchant_no: PID, secret_key: KEY, gateway_url: gateway, proxy_url: proxy.url });
   });
@@ -233,7 +233,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
   });
 
   it('notification (GET or POST) -> paid; query through the proxy confirms -> completed, credited once', async () => {
-    const before = await api.operator.balance(merchant.id);
+    const before = await api.operator.ledger.balance(merchant.id);
     const res = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: proxiedChannel });
     const orderNo = res.body.data.order_no;
     const n = notification(orderNo, '10.00');
@@ -262,7 +262,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     await lifecycle.confirm(row.id as string);
     expect((await orderRow(api.app, orderNo)).status).toBe('completed');
     expect((await eventsOf(api.app, orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
-    const after = await api.operator.balance(merchant.id);
+    const after = await api.operator.ledger.balance(merchant.id);
     expect(after.available_fen - before.available_fen).toBe(1000 - 6);
   });
 

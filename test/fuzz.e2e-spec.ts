@@ -223,7 +223,7 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     ops = operations(channels.processor);
     // Sandbox channels get a secret, so a notification carrying a well-formed sign reaches the adapter's canonical string.
     sandboxChannel = channels.processor;
-    ({ id: epayChannel } = await api.operator.createChannel({
+    ({ id: epayChannel } = await api.operator.channels.create({
       category: 'remotepay',
       name: 'epay',
       payMethod: 'alipay',

@@ -16,10 +16,10 @@ describe('getPayChannels', () => {
 
   beforeAll(async () => {
     api = await startTestApi();
-    merchant = await api.operator.createMerchant({ name: 'shop' });
-    const other = await api.operator.createMerchant({ name: 'other shop' });
+    merchant = await api.operator.merchants.create({ name: 'shop' });
+    const other = await api.operator.merchants.create({ name: 'other shop' });
     const make = async (key: string, category: string, payMethod: string, link: Credentials | null) => {
-      const { id } = await api.operator.createChannel({
+      const { id } = await api.operator.channels.create({
         category,
         name: `${key} channel`,
         payMethod,
@@ -27,7 +27,7 @@ describe('getPayChannels', () => {
         rate: '0.006',
         config: JSON.stringify(SECRET_CONFIG),
       });
-      if (link) await api.operator.link(link.id, id);
+      if (link) await api.operator.channels.link(link.id, id);
       ids[key] = id;
     };
     await make('proc', 'processor', 'bank,alipay', merchant);
@@ -36,7 +36,7 @@ describe('getPayChannels', () => {
     await make('disabled', 'remotepay', 'alipay', merchant);
     await make('unlinked', 'remotepay', 'alipay', null);
     await make('foreign', 'processor', 'alipay', other);
-    await api.operator.setChannelEnabled(ids.disabled, false);
+    await api.operator.channels.setEnabled(ids.disabled, false);
   });
   afterAll(() => api.close());
 
@@ -80,7 +80,7 @@ describe('getPayChannels', () => {
   });
 
   it('answers an empty list when the merchant has no channel in that category', async () => {
-    const lonely = await api.operator.createMerchant({ name: 'lonely' });
+    const lonely = await api.operator.merchants.create({ name: 'lonely' });
     const res = await post<{ list: unknown[]; total: number }>(api.app, URL, signed(lonely));
     expect(res.body).toMatchObject({ code: 1, data: { list: [], total: 0 } });
   });

@@ -93,7 +93,7 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
     for (const orderNo of [viaAlipay.data.order_no, viaWechat.data.order_no]) {
       await waitFor(async () => (await client.call<{ status: string }>('orderQueryDetail', { order_no: orderNo })).data?.status === 'completed', 30_000, `${orderNo} completed`);
     }
-    expect(await api.operator.balance(merchant.id)).toMatchObject({ available_fen: 1234 - 7 + (560 - 3) });
+    expect(await api.operator.ledger.balance(merchant.id)).toMatchObject({ available_fen: 1234 - 7 + (560 - 3) });
 
     // The portal's channel page lists both by name; no key or config value appears.
     const portal = await inviteAndAccept(api.app, api.operator, merchant.id, `owner-${randomBytes(3).toString('hex')}@shop.example`, new PortalClient(api.app));

@@ -11,12 +11,12 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
 
   beforeAll(async () => {
     api = await startTestApi({ REDIS_URL: '', CALLBACK_ALLOW_PRIVATE: 'true', RATE_LIMIT_MERCHANT_PER_SECOND: '1', RATE_LIMIT_MERCHANT_BURST: '3', RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
-    merchant = await api.operator.createMerchant({ name: 'embedded' });
+    merchant = await api.operator.merchants.create({ name: 'embedded' });
   });
   afterAll(() => api?.close());
 
   it('a replayed nonce is 40104, and of 6 concurrent requests with one nonce exactly one passes', async () => {
-    const m = await api.operator.createMerchant({ name: 'replays' });
+    const m = await api.operator.merchants.create({ name: 'replays' });
     const once = signed(m);
     expect((await post(api.app, URL, once)).body.code).toBe(1);
     expect((await post(api.app, URL, once)).body.code).toBe(40104);
@@ -31,13 +31,13 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
     expect(codes).toEqual([1, 1, 1, 42900]);
     const limited = await post(api.app, URL, signed(merchant));
     expect([limited.status, limited.headers['retry-after']]).toEqual([429, '1']);
-    expect((await post(api.app, URL, signed(await api.operator.createMerchant({ name: 'other' })))).body.code).toBe(1);
+    expect((await post(api.app, URL, signed(await api.operator.merchants.create({ name: 'other' })))).body.code).toBe(1);
   });
 
   it('a disable reaches the cached merchant (LISTEN/NOTIFY needs no Redis)', async () => {
-    const m = await api.operator.createMerchant({ name: 'to-disable' });
+    const m = await api.operator.merchants.create({ name: 'to-disable' });
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
-    await api.operator.setMerchantStatus(m.id, 'disabled');
+    await api.operator.merchants.setStatus(m.id, 'disabled');
     const deadline = Date.now() + 1000;
     let code = 0;
     while (code !== 40300 && Date.now() < deadline) code = (await post(api.app, URL, signed(m))).body.code;
@@ -47,7 +47,7 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
   it("callbackTest and callbackRecover work without Redis: the test event's nonce is spent in the nonce table, the recover minute is PostgreSQL's", async () => {
     const receiver = await CallbackReceiver.start();
     try {
-      const m = await api.operator.createMerchant({ name: 'tools-embedded', notifyUrl: receiver.url });
+      const m = await api.operator.merchants.create({ name: 'tools-embedded', notifyUrl: receiver.url });
       const tested = await post<{ success: boolean }>(api.app, '/api/merchant/callbackTest', signed(m));
       expect(tested.body).toMatchObject({ code: 1, data: { success: true } });
       expect((await post(api.app, '/api/merchant/callbackTest', receiver.received[0].body)).body.code).toBe(40104);

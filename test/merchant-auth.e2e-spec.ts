@@ -105,7 +105,7 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect(res.body.msg).toMatch(/data\.canonical/);
     expect(res.raw).not.toContain(merchant.api_secret);
 
-    const live = await api.operator.createMerchant({ name: 'live shop', mode: 'live' });
+    const live = await api.operator.merchants.create({ name: 'live shop', mode: 'live' });
     expect(live.api_key).toMatch(/^mk_live_/);
     const liveParams = { api_key: live.api_key, timestamp: now(), nonce: newNonce() };
     const refused = await post(api.app, URL, { ...liveParams, signature: sign(liveParams, 'not-the-secret') });
@@ -194,14 +194,14 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   });
 
   it('checks in the contract order: a disabled merchant is 40300 even with a bad signature and timestamp', async () => {
-    const other = await api.operator.createMerchant({ name: 'to-disable' });
-    await api.operator.setMerchantStatus(other.id, 'disabled');
+    const other = await api.operator.merchants.create({ name: 'to-disable' });
+    await api.operator.merchants.setStatus(other.id, 'disabled');
     const stale = { api_key: other.api_key, timestamp: now() - 10_000, nonce: newNonce(), signature: '0'.repeat(64) };
     const res = await post(api.app, URL, stale);
     expect([res.status, res.body.code]).toEqual([403, 40300]);
     // 40103 comes before 40102: a stale timestamp with a bad signature is 40103.
     expect((await post(api.app, URL, { ...stale, api_key: merchant.api_key })).body.code).toBe(40103);
-    await api.operator.setMerchantStatus(other.id, 'active');
+    await api.operator.merchants.setStatus(other.id, 'active');
     // The first answer cached the disabled merchant: the enable is heard by NOTIFY, within 1 s by contract.
     expect(await answersWithin1s(other, 1)).toBe(1);
   });
@@ -215,8 +215,8 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   }
 
   it('after a rotation with --grace 0 the old secret is refused at once (a leaked secret)', async () => {
-    const m = await api.operator.createMerchant({ name: 'rotating' });
-    const rotated = await api.operator.rotateSecret(m.id, '0');
+    const m = await api.operator.merchants.create({ name: 'rotating' });
+    const rotated = await api.operator.merchants.rotateSecret(m.id, '0');
     expect(rotated.api_key).toBe(m.api_key);
     expect(rotated.previous_secret_valid_until).toBeNull();
     expect(await answersWithin1s(m, 40102)).toBe(40102);
@@ -224,9 +224,9 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   });
 
   it('after a rotation both secrets verify during the grace (24 h by default), the old one 40102 once it ends', async () => {
-    const m = await api.operator.createMerchant({ name: 'rotating-with-grace' });
+    const m = await api.operator.merchants.create({ name: 'rotating-with-grace' });
     const before = Date.now();
-    const rotated = await api.operator.rotateSecret(m.id);
+    const rotated = await api.operator.merchants.rotateSecret(m.id);
     const until = Date.parse(rotated.previous_secret_valid_until!);
     expect(until - before).toBeGreaterThanOrEqual(24 * 3_600_000 - 5_000);
     expect(until - before).toBeLessThanOrEqual(24 * 3_600_000 + 5_000);
@@ -234,7 +234,7 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
 
     // A second rotation with a short grace: the first secret stops at once, the second verifies until the grace ends.
-    const again = await api.operator.rotateSecret(m.id, '3s');
+    const again = await api.operator.merchants.rotateSecret(m.id, '3s');
     expect(await answersWithin1s(m, 40102)).toBe(40102);
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
     expect((await post(api.app, URL, signed(again))).body.code).toBe(1);
@@ -245,9 +245,9 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   });
 
   it.each(['-1', '24', 'forever', '31d', '1.5h'])('rotating the secret refuses grace %p and changes nothing', async (grace) => {
-    const m = await api.operator.createMerchant({ name: 'bad-grace' });
+    const m = await api.operator.merchants.create({ name: 'bad-grace' });
     // The service names its parameter; the CLI words it as --grace (cli e2e).
-    await expect(api.operator.rotateSecret(m.id, grace)).rejects.toMatchObject({ field: 'grace', reason: expect.stringMatching(/^must be 0 or a duration/) });
+    await expect(api.operator.merchants.rotateSecret(m.id, grace)).rejects.toMatchObject({ field: 'grace', reason: expect.stringMatching(/^must be 0 or a duration/) });
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
   });
 });
@@ -296,7 +296,7 @@ describe('per api_key rate limit: a steady rate, not a fixed window (RATE_LIMIT_
   afterAll(() => api.close());
 
   it('spends the burst, then lets one request in per second, whatever the second boundaries', async () => {
-    const m = await api.operator.createMerchant({ name: 'steady' });
+    const m = await api.operator.merchants.create({ name: 'steady' });
     const codes = [];
     for (let i = 0; i < 4; i++) codes.push((await post(api.app, URL, signed(m))).body.code);
     expect(codes).toEqual([1, 1, 1, 42900]);
@@ -316,8 +316,8 @@ describe('per api_key rate limit', () => {
   afterAll(() => api.close());
 
   it('answers 42900 with Retry-After past the burst, for that api_key only', async () => {
-    const a = await api.operator.createMerchant({ name: 'busy' });
-    const b = await api.operator.createMerchant({ name: 'quiet' });
+    const a = await api.operator.merchants.create({ name: 'busy' });
+    const b = await api.operator.merchants.create({ name: 'quiet' });
     const answers = [];
     for (let i = 0; i < 8; i++) answers.push(await post(api.app, URL, signed(a)));
     const limited = answers.filter((r) => r.body.code === 42900);

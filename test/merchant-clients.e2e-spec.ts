@@ -6,12 +6,13 @@ import { join, resolve } from 'node:path';
 import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AppConfig } from '@app/common';
-import { type Credentials, OperatorModule, OperatorService } from '@app/operator';
+import { type Credentials, OperatorModule } from '@app/operator';
 import { CallbackReceiver, type ReceivedCallback, flushQueueKeys, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, launch, stopProcess } from './helpers/processes';
+import { type OperatorServices, operatorServices } from './helpers/operator-services';
 
 const ROOT = resolve(__dirname, '..');
 const API_MAIN = join(ROOT, 'dist/apps/api/src/main.js');
@@ -78,7 +79,7 @@ describe('merchant clients in other languages, against the compiled API and work
   const processes: Running[] = [];
   let config: AppConfig;
   let cli: INestApplicationContext;
-  let operator: OperatorService;
+  let operator: OperatorServices;
   let receiver: CallbackReceiver;
   let baseUrl: string;
   let channelIds: number[];
@@ -88,11 +89,11 @@ describe('merchant clients in other languages, against the compiled API and work
     // Its callbacks go to receivers on this machine: the operator takes their 127.0.0.1 notify URLs (SPEC 7 Address).
     config = testConfig(await createTestDatabase(), { CALLBACK_ALLOW_PRIVATE: 'true' });
     cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-    operator = cli.get(OperatorService);
+    operator = operatorServices(cli);
     receiver = await CallbackReceiver.start();
     channelIds = [];
     for (const category of ['processor', 'remotepay', 'warehouse']) {
-      const { id } = await operator.createChannel({ category, name: `Sandbox ${category}`, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
+      const { id } = await operator.channels.create({ category, name: `Sandbox ${category}`, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
       channelIds.push(id);
     }
     const port = await freePort();
@@ -161,8 +162,8 @@ describe('merchant clients in other languages, against the compiled API and work
 
       beforeAll(async () => {
         command = language.prepare();
-        merchant = await operator.createMerchant({ name: `${language.name} shop`, mode: 'test', notifyUrl: `${receiver.url}/notify` });
-        for (const id of channelIds) await operator.link(merchant.id, id);
+        merchant = await operator.merchants.create({ name: `${language.name} shop`, mode: 'test', notifyUrl: `${receiver.url}/notify` });
+        for (const id of channelIds) await operator.channels.link(merchant.id, id);
       }, 120_000);
 
       it('signs every case of the shared signature vectors', async () => {
@@ -261,7 +262,7 @@ describe('merchant clients in other languages, against the compiled API and work
 
       it('during a secret rotation, verifies the headers with either secret and the body with the new one', async () => {
         previousSecret = merchant.api_secret;
-        const rotated = await operator.rotateSecret(merchant.id, '1h');
+        const rotated = await operator.merchants.rotateSecret(merchant.id, '1h');
         merchant = { ...merchant, api_secret: rotated.api_secret };
         // The API learns the rotation within its credentials cache's notice time: wait for two entries.
         const test = await waitFor(

@@ -79,30 +79,30 @@ describe('MerchantCredentialsCache: invalidated by merchant_changed, bypassed wh
   });
 
   it('keeps serving its copy until a change is announced, then serves the change within 1 s', async () => {
-    const m = await api.operator.createMerchant({ name: 'cached' });
+    const m = await api.operator.merchants.create({ name: 'cached' });
     expect(await statusOf(m)).toBe('active');
     await silently(`UPDATE "merchants" SET "status" = 'disabled' WHERE "id" = $1`, [m.id]);
     // Cached: the unannounced change is not seen.
     expect(await statusOf(m)).toBe('active');
 
-    await api.operator.setMerchantStatus(m.id, 'disabled');
+    await api.operator.merchants.setStatus(m.id, 'disabled');
     const changed = Date.now();
     await waitFor(async () => (await statusOf(m)) === 'disabled', 1000, 'the disable seen within 1 s');
     expect(Date.now() - changed).toBeLessThan(1000);
 
-    const rotated = await api.operator.rotateSecret(m.id);
+    const rotated = await api.operator.merchants.rotateSecret(m.id);
     await waitFor(async () => (await cache.find(m.api_key))?.secrets()[0].secret === rotated.api_secret, 1000, 'the new secret within 1 s');
     // The replaced secret stays, second, until its grace ends.
     expect((await cache.find(m.api_key))!.secrets().map((s) => [s.secret, s.untilMs])).toEqual([
       [rotated.api_secret, null],
       [m.api_secret, Date.parse(rotated.previous_secret_valid_until!)],
     ]);
-    await api.operator.rotateSecret(m.id, '0');
+    await api.operator.merchants.rotateSecret(m.id, '0');
     await waitFor(async () => (await cache.find(m.api_key))?.secrets().length === 1, 1000, 'the revocation within 1 s');
   });
 
   it('while the listener is down nothing is cached, so a change it cannot hear is seen at once; once back it caches again', async () => {
-    const m = await api.operator.createMerchant({ name: 'while-deaf' });
+    const m = await api.operator.merchants.create({ name: 'while-deaf' });
     expect(await statusOf(m)).toBe('active');
     expect(cache.size).toBeGreaterThan(0);
 
@@ -123,7 +123,7 @@ describe('MerchantCredentialsCache: invalidated by merchant_changed, bypassed wh
     await silently(`UPDATE "merchants" SET "status" = 'active' WHERE "id" = $1`, [m.id]);
     // Cached again: the unannounced change is not seen until announced.
     expect(await statusOf(m)).toBe('disabled');
-    await api.operator.setMerchantStatus(m.id, 'active');
+    await api.operator.merchants.setStatus(m.id, 'active');
     await waitFor(async () => (await statusOf(m)) === 'active', 1000, 'the enable seen within 1 s');
   });
 });

@@ -32,10 +32,10 @@ describe('live and test mode (SPEC 5): sandbox money never reaches a live balanc
   beforeAll(async () => {
     api = await startTestApi();
     db = await CallbackFixtures.connect(api.databaseUrl);
-    live = await api.operator.createMerchant({ name: 'live shop' });
-    ({ id: sandboxChannel } = await api.operator.createChannel({ category: 'processor', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' }));
-    ({ id: epayChannel } = await api.operator.createChannel({ category: 'processor', name: 'epay', payMethod: 'alipay', adapter: 'epay', config: EPAY_CONFIG }));
-    await api.operator.link(live.id, epayChannel);
+    live = await api.operator.merchants.create({ name: 'live shop' });
+    ({ id: sandboxChannel } = await api.operator.channels.create({ category: 'processor', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' }));
+    ({ id: epayChannel } = await api.operator.channels.create({ category: 'processor', name: 'epay', payMethod: 'alipay', adapter: 'epay', config: EPAY_CONFIG }));
+    await api.operator.channels.link(live.id, epayChannel);
     await linkBehindTheRules(db, live.id, sandboxChannel);
   });
   afterAll(async () => {
@@ -49,7 +49,7 @@ describe('live and test mode (SPEC 5): sandbox money never reaches a live balanc
     expect(await listedChannels(api, live)).toEqual([epayChannel]);
     const real = await createOrder(api.app, live, { cny_amount: '10.00', paychannel_id: epayChannel });
     expect(real.body.code).toBe(1);
-    expect(await api.operator.balance(live.id)).toEqual({ available_fen: 0, deposit_fen: 0 });
+    expect(await api.operator.ledger.balance(live.id)).toEqual({ available_fen: 0, deposit_fen: 0 });
   });
 
   it("a live merchant's sandbox order from before the rule cannot be paid on the checkout page", async () => {

@@ -5,13 +5,14 @@ import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import type { AppConfig } from '@app/common';
-import { type Credentials, OperatorModule, OperatorService } from '@app/operator';
+import { type Credentials, OperatorModule } from '@app/operator';
 import { MerchantClient, type Order, type Refund } from '../examples/merchant-client';
 import { CallbackReceiver, flushQueueKeys, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, launch, stopProcess } from './helpers/processes';
+import { operatorServices } from './helpers/operator-services';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
@@ -40,15 +41,15 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
     // Its callbacks go to receivers on this machine: the operator takes their 127.0.0.1 notify URLs (SPEC 7 Address).
     config = testConfig(await createTestDatabase(), { CALLBACK_ALLOW_PRIVATE: 'true' });
     cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-    const operator = cli.get(OperatorService);
+    const operator = operatorServices(cli);
     db = new Client({ connectionString: config.databaseUrl });
     await db.connect();
     receiver = await CallbackReceiver.start();
-    merchant = await operator.createMerchant({ name: 'Demo shop', mode: 'test', notifyUrl: receiver.url });
+    merchant = await operator.merchants.create({ name: 'Demo shop', mode: 'test', notifyUrl: receiver.url });
     channelIds = [];
     for (const category of ['processor', 'remotepay', 'warehouse']) {
-      const { id } = await operator.createChannel({ category, name: `Sandbox ${category}`, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
-      await operator.link(merchant.id, id);
+      const { id } = await operator.channels.create({ category, name: `Sandbox ${category}`, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
+      await operator.channels.link(merchant.id, id);
       channelIds.push(id);
     }
     const port = await freePort();

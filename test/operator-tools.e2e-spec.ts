@@ -141,6 +141,8 @@ describe('operator CLI: the on-call tools', () => {
     const unknown = await cli('callback:circuit:reset', '--merchant', String(merchant.id), '--destination', 'https://nobody.example');
     expect([unknown.code, unknown.out]).toEqual([2, '']);
     expect(unknown.err).toMatch(/no circuit for merchant \d+ and https:\/\/nobody.example:443/);
+    const notUrl = await cli('callback:circuit:reset', '--merchant', String(merchant.id), '--destination', 'nobody');
+    expect([notUrl.code, notUrl.out, notUrl.err]).toEqual([2, '', 'error: --destination must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it\n']);
   });
 
   it("order:show prints the order, its timeline, ledger lines and deliveries, and never the payee's full account", async () => {
@@ -196,7 +198,7 @@ describe('operator CLI: the on-call tools', () => {
       expect(items).toContainEqual(expect.objectContaining({ kind: 'payout', order_no: sell.body.data.order_no }));
       expect(listed.json!.older_than).toBe('1h');
       const bad = await cli('order:stuck', '--older-than', 'long');
-      expect([bad.code, bad.out]).toEqual([2, '']);
+      expect([bad.code, bad.out, bad.err]).toEqual([2, '', 'error: --older-than must be a duration such as 15m, 2h or 1d\n']);
     } finally {
       expect((await cli('worker:resume')).code).toBe(0);
     }

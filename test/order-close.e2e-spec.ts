@@ -75,13 +75,13 @@ describe('orderClose (real PostgreSQL and Redis)', () => {
   it('a success notification after the close still counts: paid late, flagged, then completed and credited', async () => {
     const orderNo = await newOrder('13.00');
     await orderClose(api.app, merchant, orderNo);
-    const before = await api.operator.balance(merchant.id);
+    const before = await api.operator.ledger.balance(merchant.id);
     const res = await notify(orderNo, 1300, 'paid');
     expect(res.body).toBe('success');
     expect(await orderRow(api.app, orderNo)).toMatchObject({ status: 'paid', late_payment: true });
     await api.app.get(OrderLifecycle).confirm((await orderRow(api.app, orderNo)).id as string);
     expect((await orderRow(api.app, orderNo)).status).toBe('completed');
-    expect((await api.operator.balance(merchant.id)).available_fen - before.available_fen).toBe(1300 - 8);
+    expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(1300 - 8);
     expect((await eventsOf(api.app, orderNo)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
   });
 

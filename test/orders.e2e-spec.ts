@@ -92,7 +92,7 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
 
     it("uses the link's own rate over the channel's default", async () => {
       const { merchant: m, channels } = await merchantWithChannels(api.operator, { rate: '0.006' });
-      await api.operator.link(m.id, channels.processor, '0.01');
+      await api.operator.channels.link(m.id, channels.processor, '0.01');
       const res = await createOrder(api.app, m, { cny_amount: '100.00', paychannel_id: channels.processor });
       expect(res.body.data.service_amount).toBe(100);
       const detail = await orderDetail(api.app, m, res.body.data.order_no);
@@ -164,8 +164,8 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
     });
 
     it("enforces the channel's min and max with 40000", async () => {
-      const { id } = await api.operator.createChannel({ category: 'processor', name: 'small', payMethod: 'alipay', adapter: 'sandbox', min: '1.00', max: '10.00' });
-      await api.operator.link(merchant.id, id);
+      const { id } = await api.operator.channels.create({ category: 'processor', name: 'small', payMethod: 'alipay', adapter: 'sandbox', min: '1.00', max: '10.00' });
+      await api.operator.channels.link(merchant.id, id);
       for (const amount of ['0.99', '10.01']) {
         const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: id });
         expect([res.status, res.body.code]).toEqual([400, 40000]);
@@ -176,18 +176,18 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
     });
 
     it('answers 40301 for a channel not linked, unknown or disabled', async () => {
-      const { id } = await api.operator.createChannel({ category: 'processor', name: 'other', payMethod: 'alipay', adapter: 'sandbox' });
+      const { id } = await api.operator.channels.create({ category: 'processor', name: 'other', payMethod: 'alipay', adapter: 'sandbox' });
       expect((await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id })).body.code).toBe(40301);
       expect((await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: 999999 })).body.code).toBe(40301);
-      await api.operator.link(merchant.id, id);
-      await api.operator.setChannelEnabled(id, false);
+      await api.operator.channels.link(merchant.id, id);
+      await api.operator.channels.setEnabled(id, false);
       const res = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id });
       expect([res.status, res.body.code]).toEqual([403, 40301]);
     });
 
     it('answers 40302 for a pay method the channel does not offer', async () => {
-      const { id } = await api.operator.createChannel({ category: 'processor', name: 'alipay only', payMethod: 'alipay', adapter: 'sandbox' });
-      await api.operator.link(merchant.id, id);
+      const { id } = await api.operator.channels.create({ category: 'processor', name: 'alipay only', payMethod: 'alipay', adapter: 'sandbox' });
+      await api.operator.channels.link(merchant.id, id);
       const res = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id, paychannel_paymethod: 'bank' });
       expect([res.status, res.body.code]).toEqual([403, 40302]);
     });
@@ -272,12 +272,12 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
     });
 
     it('a repeat is answered before the channel checks: the first order even after its channel was disabled', async () => {
-      const { id } = await api.operator.createChannel({ category: 'processor', name: 'soon disabled', payMethod: 'alipay', adapter: 'sandbox', max: '50.00' });
-      await api.operator.link(merchant.id, id);
+      const { id } = await api.operator.channels.create({ category: 'processor', name: 'soon disabled', payMethod: 'alipay', adapter: 'sandbox', max: '50.00' });
+      await api.operator.channels.link(merchant.id, id);
       const params = { cny_amount: '30.00', paychannel_id: id, merchant_order_no: 'before-disable' };
       const first = await createOrder(api.app, merchant, params);
       expect(first.body.code).toBe(1);
-      await api.operator.setChannelEnabled(id, false);
+      await api.operator.channels.setEnabled(id, false);
       const again = await createOrder(api.app, merchant, params);
       expect([again.status, again.body.code]).toEqual([200, 1]);
       expect(again.body.data).toEqual(first.body.data);

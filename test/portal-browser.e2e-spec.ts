@@ -136,7 +136,7 @@ describe('merchant portal in a browser', () => {
   const LIST_AMOUNTS = ['¥100.00', '¥5.20', '¥88.00', '¥1,234.56'];
 
   it('walks a merchant from the invitation to sign-out', async () => {
-    const { invitation_url } = await api.operator.inviteUser(shop.id, 'owner@shop.example');
+    const { invitation_url } = await api.operator.portalUsers.invite(shop.id, 'owner@shop.example');
     await page.goto(invitation_url);
     await shoot('invite');
     await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
@@ -355,7 +355,7 @@ describe('merchant portal in a browser', () => {
 
   it('shows a second merchant\'s user none of the first merchant\'s data', async () => {
     const other = await merchantWithChannels(api.operator);
-    const { invitation_url } = await api.operator.inviteUser(other.merchant.id, 'owner@other.example');
+    const { invitation_url } = await api.operator.portalUsers.invite(other.merchant.id, 'owner@other.example');
     await context.clearCookies();
     await page.goto(`${invitation_url}?lang=en`);
     await page.getByLabel('New password', { exact: true }).fill(PASSWORD);

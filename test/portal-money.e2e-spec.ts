@@ -134,7 +134,7 @@ describe('merchant portal: money out and mode', () => {
 
   it('labels every page with the merchant\'s mode, and the developers page beside the api_key', async () => {
     const test = await merchantWithChannels(api.operator);
-    const live = await api.operator.createMerchant({ name: 'live shop', mode: 'live' });
+    const live = await api.operator.merchants.create({ name: 'live shop', mode: 'live' });
     const testClient = await inviteAndAccept(api.app, api.operator, test.merchant.id, email('test-mode'));
     const liveClient = await inviteAndAccept(api.app, api.operator, live.id, email('live-mode'));
     const mode = (html: string) => /id="merchant-mode"[^>]*>([^<]+)</.exec(html)?.[1] ?? null;

@@ -65,8 +65,8 @@ describe('merchant portal security', () => {
 
     it('works once, refuses a short password, and an expired or replaced link shows the invalid page', async () => {
       const user = email('once');
-      const first = await api.operator.inviteUser(a.merchant.id, user);
-      const second = await api.operator.inviteUser(a.merchant.id, user);
+      const first = await api.operator.portalUsers.invite(a.merchant.id, user);
+      const second = await api.operator.portalUsers.invite(a.merchant.id, user);
       const client = new PortalClient(api.app);
       expect((await client.get(new URL(first.invitation_url).pathname)).status).toBe(404);
 
@@ -81,7 +81,7 @@ describe('merchant portal security', () => {
       expect([accepted.status, accepted.location]).toEqual([303, '/portal']);
       expect((await new PortalClient(api.app).get(path)).status).toBe(404);
 
-      const late = await api.operator.inviteUser(a.merchant.id, email('late'));
+      const late = await api.operator.portalUsers.invite(a.merchant.id, email('late'));
       await sql(api.app).query(`UPDATE merchant_user_invitations SET expires_at = now() - interval '1 second' WHERE email = $1`, [late.email]);
       expect((await new PortalClient(api.app).get(new URL(late.invitation_url).pathname)).status).toBe(404);
     });
@@ -89,7 +89,7 @@ describe('merchant portal security', () => {
     it('refuses an email of another merchant\'s user', async () => {
       const user = email('taken');
       await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
-      await expect(api.operator.inviteUser(b.merchant.id, user.toUpperCase())).rejects.toThrow('already a user of another merchant');
+      await expect(api.operator.portalUsers.invite(b.merchant.id, user.toUpperCase())).rejects.toThrow('already a user of another merchant');
     });
   });
 
@@ -191,7 +191,7 @@ describe('merchant portal security', () => {
       const user = email('disabled');
       const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
       expect((await client.get('/portal')).status).toBe(200);
-      const disabled = await api.operator.disableUser(user);
+      const disabled = await api.operator.portalUsers.disable(user);
       expect(disabled.sessions_ended).toBe(1);
       expect((await client.get('/portal')).location).toBe('/portal/login');
       const again = await signIn(new PortalClient(api.app), user);
@@ -363,7 +363,7 @@ describe('merchant portal security', () => {
       const foreignToken = csrfToken((await intruder.get('/portal/account')).html)!;
       const { orderNo, orderId } = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
       await fixtures.insertEvent(orderId);
-      const invitation = await api.operator.inviteUser(a.merchant.id, email('csrf-invite'));
+      const invitation = await api.operator.portalUsers.invite(a.merchant.id, email('csrf-invite'));
       const invitePath = new URL(invitation.invitation_url).pathname;
       const deliveriesBefore = (await fixtures.deliveriesOfOrder(orderId)).length;
 

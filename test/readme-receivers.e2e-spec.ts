@@ -85,7 +85,7 @@ describe('the README\'s callback receivers and rotation advice (real PostgreSQL 
     const oldOnly = { ts: await receiver('ts', { API_SECRET: oldSecret }), php: await receiver('php', { API_SECRET: oldSecret }) };
     for (const url of Object.values(oldOnly)) expect(await callbackTest(url)).toMatchObject({ http_status: 200, success: true, response_excerpt: 'success' });
 
-    const rotated = await api.operator.rotateSecret(merchant.id, '24h');
+    const rotated = await api.operator.merchants.rotateSecret(merchant.id, '24h');
     await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code === 1, 2000, 'the new secret in use');
 
     // A receiver that knows only the previous secret: the header verifies, the body does not.

@@ -26,7 +26,7 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
     // The fake posts its notifications to this API, listening on localhost.
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
     await api.app.listen(port, '127.0.0.1');
-    merchant = await api.operator.createMerchant({ name: 'alipay recon shop' });
+    merchant = await api.operator.merchants.create({ name: 'alipay recon shop' });
     ({ recon, context } = await startRecon(api.config));
   });
   afterAll(async () => {
@@ -43,8 +43,8 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
     const alipay = await new FakeAlipayGateway(APP_ID, app.publicKey).start();
     gateways.push(alipay);
     const config = JSON.stringify({ app_id: APP_ID, private_key: app.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway });
-    const { id: channel } = await api.operator.createChannel({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config });
-    await api.operator.link(merchant.id, channel);
+    const { id: channel } = await api.operator.channels.create({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config });
+    await api.operator.channels.link(merchant.id, channel);
     return { alipay, channel };
   }
 

@@ -37,7 +37,7 @@ describe('the daily reconciliation job in the worker (real PostgreSQL and Redis)
 
   it('reconciles the previous day of every enabled channel; a disabled channel is left out', async () => {
     await paidOnPage(api.app, merchant, channels.processor, '12.00');
-    await api.operator.setChannelEnabled(channels.warehouse, false);
+    await api.operator.channels.setEnabled(channels.warehouse, false);
     // Scheduled tomorrow: its day is today.
     const tomorrow = Date.now() + 86_400_000;
     const result = await workers[1].get(ReconDaily).run({ timestamp: tomorrow, delay: 0 });

@@ -20,8 +20,8 @@ describe('reconciliation of an epay channel: a query per order of the day (real 
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true' });
     epay = new FakeEpayGateway();
     const gateway = await epay.start();
-    merchant = await api.operator.createMerchant({ name: 'epay recon shop' });
-    ({ id: channel } = await api.operator.createChannel({
+    merchant = await api.operator.merchants.create({ name: 'epay recon shop' });
+    ({ id: channel } = await api.operator.channels.create({
       category: 'remotepay',
       name: 'epay',
       payMethod: 'alipay,wxpay',
@@ -29,7 +29,7 @@ describe('reconciliation of an epay channel: a query per order of the day (real 
       rate: '0.006',
       config: JSON.stringify({ merchant_no: epay.pid, secret_key: epay.key, gateway_url: gateway }),
     }));
-    await api.operator.link(merchant.id, channel);
+    await api.operator.channels.link(merchant.id, channel);
     ({ recon, context } = await startRecon(api.config));
   });
   afterAll(async () => {

@@ -31,7 +31,7 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
     // The fake posts its notifications to this API, listening on localhost.
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
     await api.app.listen(port, '127.0.0.1');
-    merchant = await api.operator.createMerchant({ name: '微信 recon shop' });
+    merchant = await api.operator.merchants.create({ name: '微信 recon shop' });
     ({ recon, context } = await startRecon(api.config));
   });
   afterAll(async () => {
@@ -57,8 +57,8 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
       platform_public_key_id: wechat.publicKeyId,
       gateway: wechat.url,
     };
-    const { id: channel } = await api.operator.createChannel({ category: 'processor', name: 'WeChat Pay', payMethod: 'wxpay', adapter: 'wechatpay', rate: '0.006', config: JSON.stringify(config) });
-    await api.operator.link(merchant.id, channel);
+    const { id: channel } = await api.operator.channels.create({ category: 'processor', name: 'WeChat Pay', payMethod: 'wxpay', adapter: 'wechatpay', rate: '0.006', config: JSON.stringify(config) });
+    await api.operator.channels.link(merchant.id, channel);
     return { wechat, channel };
   }
 

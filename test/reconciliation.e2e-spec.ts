@@ -34,8 +34,8 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
 
   /** A sandbox channel of its own per test: its bill holds only what the test did. */
   async function newChannel(): Promise<number> {
-    const { id } = await api.operator.createChannel({ category: 'processor', name: 'recon sandbox', payMethod: 'alipay', adapter: 'sandbox', rate: '0.006' });
-    await api.operator.link(merchant.id, id);
+    const { id } = await api.operator.channels.create({ category: 'processor', name: 'recon sandbox', payMethod: 'alipay', adapter: 'sandbox', rate: '0.006' });
+    await api.operator.channels.link(merchant.id, id);
     return id;
   }
 

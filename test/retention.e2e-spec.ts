@@ -3,13 +3,14 @@ import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { type AppConfig, QUEUE } from '@app/common';
-import { OperatorModule, OperatorService } from '@app/operator';
+import { OperatorModule } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { QueueWorkers } from '../apps/worker/src/jobs/queue-workers';
 import type { RetentionResult } from '../apps/worker/src/retention/retention-sweep';
 import { TEST_REDIS_URL, testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { removeTestKeys } from './helpers/redis-keys';
+import { operatorServices } from './helpers/operator-services';
 
 const BATCH = 500;
 const BATCHES_PER_SWEEP = 4;
@@ -37,10 +38,10 @@ describe('retention of callback history', () => {
       await queue.close();
     }
     operatorApp = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-    const operator = operatorApp.get(OperatorService);
-    merchantId = (await operator.createMerchant({ name: 'Retention shop', mode: 'test', notifyUrl: 'https://shop.example/notify' })).id;
-    channelId = (await operator.createChannel({ category: 'remotepay', name: 'Sandbox', payMethod: 'alipay', adapter: 'sandbox' })).id;
-    reconciledChannelId = (await operator.createChannel({ category: 'processor', name: 'Reconciled', payMethod: 'alipay', adapter: 'sandbox' })).id;
+    const operator = operatorServices(operatorApp);
+    merchantId = (await operator.merchants.create({ name: 'Retention shop', mode: 'test', notifyUrl: 'https://shop.example/notify' })).id;
+    channelId = (await operator.channels.create({ category: 'remotepay', name: 'Sandbox', payMethod: 'alipay', adapter: 'sandbox' })).id;
+    reconciledChannelId = (await operator.channels.create({ category: 'processor', name: 'Reconciled', payMethod: 'alipay', adapter: 'sandbox' })).id;
     worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { retentionBatch: BATCH, retentionBatchesPerSweep: BATCHES_PER_SWEEP } });
     db = new Client({ connectionString: config.databaseUrl });
     await db.connect();

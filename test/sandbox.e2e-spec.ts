@@ -128,7 +128,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
   });
 
   it('pay -> paid (order.paid) -> confirm -> completed (order.completed), crediting the balance once', async () => {
-    const before = await api.operator.balance(merchant.id);
+    const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('100.00');
     const res = await press(order.order_no, 'pay', order.token);
     expect(res.statusCode).toBe(200);
@@ -187,7 +187,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(events[1].payload).toMatchObject({ status: 'completed', event: 'order.completed' });
     expect((await orderDetail(api.app, merchant, order.order_no)).body.data.status).toBe('completed');
 
-    const after = await api.operator.balance(merchant.id);
+    const after = await api.operator.ledger.balance(merchant.id);
     expect(after.available_fen - before.available_fen).toBe(8946);
     expect(after.deposit_fen - before.deposit_fen).toBe(994);
 
@@ -195,7 +195,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     await lifecycle.confirm(order.id);
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 10000, 'paid'))).body).toBe('success');
     await lifecycle.confirm(order.id);
-    expect(await api.operator.balance(merchant.id)).toEqual(after);
+    expect(await api.operator.ledger.balance(merchant.id)).toEqual(after);
     expect((await eventsOf(api.app, order.order_no)).length).toBe(2);
     const ledger = await sql(api.app).query(`SELECT "kind", "amount_fen" FROM "ledger_entries" WHERE "order_id" = $1 ORDER BY "kind"`, [order.id]);
     expect(ledger).toEqual([
@@ -219,7 +219,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
   });
 
   it('ten concurrent notifications, and ten concurrent confirms: paid once, credited once', async () => {
-    const before = await api.operator.balance(merchant.id);
+    const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('50.00');
     const secret = await secretKey();
     const answers = await Promise.all(Array.from({ length: 10 }, () => notify(signSandboxNotification(secret, order.order_no, 5000, 'paid'))));
@@ -227,7 +227,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.paid']);
     await Promise.all(Array.from({ length: 10 }, () => lifecycle.confirm(order.id)));
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
-    const after = await api.operator.balance(merchant.id);
+    const after = await api.operator.ledger.balance(merchant.id);
     // 5000 - 30 service = 4970; deposit 497; actual 4473.
     expect([after.available_fen - before.available_fen, after.deposit_fen - before.deposit_fen]).toEqual([4473, 497]);
   });

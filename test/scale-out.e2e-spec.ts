@@ -6,13 +6,14 @@ import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
-import { type Credentials, OperatorModule, OperatorService } from '@app/operator';
+import { type Credentials, OperatorModule } from '@app/operator';
 import { signed } from './helpers/api';
 import { CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, launch, stopProcess } from './helpers/processes';
+import { operatorServices } from './helpers/operator-services';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
@@ -47,12 +48,12 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     // Its callbacks go to receivers on this machine: the operator takes their 127.0.0.1 notify URLs (SPEC 7 Address).
     config = testConfig(await createTestDatabase(), { CALLBACK_ALLOW_PRIVATE: 'true' });
     cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-    const operator = cli.get(OperatorService);
+    const operator = operatorServices(cli);
     db = new Client({ connectionString: config.databaseUrl });
     await db.connect();
     receiver = await CallbackReceiver.start();
-    merchant = await operator.createMerchant({ name: 'scale-out', mode: 'test', notifyUrl: receiver.url });
-    ({ id: channelId } = await operator.createChannel({
+    merchant = await operator.merchants.create({ name: 'scale-out', mode: 'test', notifyUrl: receiver.url });
+    ({ id: channelId } = await operator.channels.create({
       category: 'processor',
       name: 'sandbox',
       payMethod: 'alipay',
@@ -60,7 +61,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
       rate: '0.006',
       config: JSON.stringify({ secret_key: secretKey }),
     }));
-    await operator.link(merchant.id, channelId);
+    await operator.channels.link(merchant.id, channelId);
 
     const shared = {
       DATABASE_URL: config.databaseUrl,
@@ -128,33 +129,33 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
   }
 
   it('a merchant disabled through the operator service is refused (40300) by both instances within 1 s, and readmitted as fast', async () => {
-    const operator = cli.get(OperatorService);
-    const m = await operator.createMerchant({ name: 'cached-on-both' });
+    const operator = operatorServices(cli);
+    const m = await operator.merchants.create({ name: 'cached-on-both' });
     // Both instances have the merchant cached now.
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
-    await operator.setMerchantStatus(m.id, 'disabled');
+    await operator.merchants.setStatus(m.id, 'disabled');
     expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40300)).toBeLessThan(1000);
-    await operator.setMerchantStatus(m.id, 'active');
+    await operator.merchants.setStatus(m.id, 'active');
     expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 1)).toBeLessThan(1000);
   });
 
   it('after a routine rotation (24 h grace) both instances take the new secret within 1 s and keep accepting the old one', async () => {
-    const operator = cli.get(OperatorService);
-    const m = await operator.createMerchant({ name: 'rotated-with-grace-on-both' });
+    const operator = operatorServices(cli);
+    const m = await operator.merchants.create({ name: 'rotated-with-grace-on-both' });
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
-    const rotated = await operator.rotateSecret(m.id);
+    const rotated = await operator.merchants.rotateSecret(m.id);
     expect(await bothWithin(1000, Date.now(), () => signed(rotated), (code) => code === 1)).toBeLessThan(1000);
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
   });
 
   it('after a secret rotation with --grace 0 both instances refuse the old secret (40102) within 1 s and accept the new one', async () => {
-    const operator = cli.get(OperatorService);
-    const m = await operator.createMerchant({ name: 'rotated-on-both' });
+    const operator = operatorServices(cli);
+    const m = await operator.merchants.create({ name: 'rotated-on-both' });
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
-    const rotated = await operator.rotateSecret(m.id, '0');
+    const rotated = await operator.merchants.rotateSecret(m.id, '0');
     expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40102)).toBeLessThan(1000);
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(rotated))).code).toBe(1);
   });

@@ -59,7 +59,7 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     const before = await deliveredCallback();
     expect(String(before.headers['webhook-signature']).split(' ')).toHaveLength(1);
 
-    const rotated = await api.operator.rotateSecret(merchant.id);
+    const rotated = await api.operator.merchants.rotateSecret(merchant.id);
     const old = merchant.api_secret;
     const fresh = rotated.api_secret;
 
@@ -101,7 +101,7 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
   });
 
   it('--grace 0 revokes the previous secret at once: requests 40102, callbacks verify with the new secret only', async () => {
-    const rotated = await api.operator.rotateSecret(merchant.id, '0');
+    const rotated = await api.operator.merchants.rotateSecret(merchant.id, '0');
     await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102, 1000, 'the old secret refused');
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code).toBe(1);
     const callback = await deliveredCallback();

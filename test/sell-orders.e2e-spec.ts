@@ -177,15 +177,15 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
   });
 
   it('an epay channel has no payouts: 40302; an unlinked channel 40301', async () => {
-    const live = await api.operator.createMerchant({ name: 'live shop' });
-    const { id: epay } = await api.operator.createChannel({
+    const live = await api.operator.merchants.create({ name: 'live shop' });
+    const { id: epay } = await api.operator.channels.create({
       category: 'remotepay',
       name: 'epay',
       payMethod: 'alipay,bank',
       adapter: 'epay',
       config: JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'https://pay.example/' }),
     });
-    await api.operator.link(live.id, epay);
+    await api.operator.channels.link(live.id, epay);
     const res = await createSellOrder(api.app, live, { cny_amount: '1.00', paychannel_id: epay });
     expect([res.status, res.body.code, res.body.msg]).toEqual([403, 40302, 'This payment channel does not pay out (no sell orders)']);
     expect((await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: epay })).body.code).toBe(40301);

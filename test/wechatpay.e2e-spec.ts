@@ -43,7 +43,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     api = await startTestApi({ CHANNEL_ALLOW_HTTP: 'true', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
     await api.app.listen(port, '127.0.0.1');
     wechat = await new FakeWechatpayGateway(MCHID, APPID, SERIAL, merchantKey.publicKey, apiV3Key).start();
-    merchant = await api.operator.createMerchant({ name: '微信 shop' });
+    merchant = await api.operator.merchants.create({ name: '微信 shop' });
     config = {
       mchid: MCHID,
       appid: APPID,
@@ -56,8 +56,8 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
       gateway: wechat.url,
     };
     const create = async (c: Record<string, unknown>): Promise<number> => {
-      const { id } = await api.operator.createChannel({ category: 'processor', name: 'WeChat Pay', payMethod: 'wxpay', adapter: 'wechatpay', rate: '0.006', config: JSON.stringify(c) });
-      await api.operator.link(merchant.id, id);
+      const { id } = await api.operator.channels.create({ category: 'processor', name: 'WeChat Pay', payMethod: 'wxpay', adapter: 'wechatpay', rate: '0.006', config: JSON.stringify(c) });
+      await api.operator.channels.link(merchant.id, id);
       return id;
     };
     channel = await create(config);
@@ -100,7 +100,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
   }
 
   it('native pay -> QR page -> the payer pays -> encrypted notification -> paid -> completed, credited once', async () => {
-    const before = await api.operator.balance(merchant.id);
+    const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('12.34');
     const native = wechat.calls.find((c) => c.path === '/v3/pay/transactions/native' && c.body?.out_trade_no === order.orderNo)!;
     const expiresAt = (await orderRow(api.app, order.orderNo)).expires_at as Date;
@@ -139,7 +139,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
       ['order.paid', 1],
       ['order.completed', 1],
     ]);
-    expect((await api.operator.balance(merchant.id)).available_fen - before.available_fen).toBe(1234 - 7);
+    expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(1234 - 7);
 
     const after = await page(order.payUrl, { 'accept-language': 'en-US' });
     expect(after.body).toContain('Payment received');

@@ -7,7 +7,7 @@ import { Agent, request } from 'undici';
 import { loadConfig, parseNotifyUrl } from '@app/common';
 import { deliveryAddressSql, runMigrations } from '@app/db';
 import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
-import { OperatorModule, OperatorService } from '@app/operator';
+import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { JobQueue } from '@app/queue';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
 
@@ -82,10 +82,11 @@ async function main(): Promise<void> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
   });
   const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-  const operator = cli.get(OperatorService);
-  const merchant = await operator.createMerchant({ name: 'bench', mode: 'test', notifyUrl });
-  const { id: channelId } = await operator.createChannel({ category: 'remotepay', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' });
-  await operator.link(merchant.id, channelId);
+  const merchants = cli.get(MerchantAccountService);
+  const channels = cli.get(ChannelSetupService);
+  const merchant = await merchants.create({ name: 'bench', mode: 'test', notifyUrl });
+  const { id: channelId } = await channels.create({ category: 'remotepay', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' });
+  await channels.link(merchant.id, channelId);
   await cli.close();
 
   const db = new Client({ connectionString: databaseUrl });
@@ -187,8 +188,8 @@ async function main(): Promise<void> {
   // waiting in the retry schedule (due in an hour) with its delayed job, as a failed attempt leaves it.
   const backlogMerchant = await (async () => {
     const ctx = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-    const m = await ctx.get(OperatorService).createMerchant({ name: 'failing', mode: 'test', notifyUrl: 'http://failing.invalid/n' });
-    await ctx.get(OperatorService).link(m.id, channelId);
+    const m = await ctx.get(MerchantAccountService).create({ name: 'failing', mode: 'test', notifyUrl: 'http://failing.invalid/n' });
+    await ctx.get(ChannelSetupService).link(m.id, channelId);
     await ctx.close();
     return m.id;
   })();

@@ -4,18 +4,19 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AppConfig } from '@app/common';
 import { sign } from '@app/signature';
-import { OperatorModule, OperatorService, type Credentials } from '@app/operator';
+import { OperatorModule, type Credentials } from '@app/operator';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { testConfig } from './config';
 import { createTestDatabase } from './database';
+import { type OperatorServices, operatorServices } from './operator-services';
 import { removeTestKeys } from './redis-keys';
 
 export interface TestApi {
   app: NestFastifyApplication;
   config: AppConfig;
   databaseUrl: string;
-  /** The operator CLI's service on the same database, for fixtures. */
-  operator: OperatorService;
+  /** The operator CLI's services on the same database, for fixtures. */
+  operator: OperatorServices;
   close(): Promise<void>;
 }
 
@@ -29,7 +30,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     app,
     config,
     databaseUrl,
-    operator: cli.get(OperatorService),
+    operator: operatorServices(cli),
     async close() {
       await cli.close();
       await app.close();
@@ -73,20 +74,20 @@ export async function post<T = unknown>(
 
 /** A test merchant with one linked sandbox channel per category, created through the operator service. */
 export async function merchantWithChannels(
-  operator: OperatorService,
+  operator: OperatorServices,
   options: { rate?: string; depositRate?: string; notifyUrl?: string } = {},
 ): Promise<{ merchant: Credentials; channels: Record<'processor' | 'remotepay' | 'warehouse', number> }> {
-  const merchant = await operator.createMerchant({ name: `m-${newNonce().slice(0, 8)}`, mode: 'test', notifyUrl: options.notifyUrl, depositRate: options.depositRate });
+  const merchant = await operator.merchants.create({ name: `m-${newNonce().slice(0, 8)}`, mode: 'test', notifyUrl: options.notifyUrl, depositRate: options.depositRate });
   const channels = {} as Record<'processor' | 'remotepay' | 'warehouse', number>;
   for (const category of ['processor', 'remotepay', 'warehouse'] as const) {
-    const { id } = await operator.createChannel({
+    const { id } = await operator.channels.create({
       category,
       name: `${category} sandbox`,
       payMethod: 'alipay,wxpay,bank',
       adapter: 'sandbox',
       rate: options.rate ?? '0.006',
     });
-    await operator.link(merchant.id, id);
+    await operator.channels.link(merchant.id, id);
     channels[category] = id;
   }
   return { merchant, channels };

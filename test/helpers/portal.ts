@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { OperatorService } from '@app/operator';
+import type { OperatorServices } from './operator-services';
 
 export interface PageAnswer {
   status: number;
@@ -56,8 +56,8 @@ export function csrfToken(html: string): string | null {
 export const PASSWORD = 'correct horse battery staple';
 
 /** An invitation through the operator service, accepted in `client`: the client ends up signed in. */
-export async function inviteAndAccept(app: NestFastifyApplication, operator: OperatorService, merchantId: number, email: string, client = new PortalClient(app)): Promise<PortalClient> {
-  const { invitation_url } = await operator.inviteUser(merchantId, email);
+export async function inviteAndAccept(app: NestFastifyApplication, operator: OperatorServices, merchantId: number, email: string, client = new PortalClient(app)): Promise<PortalClient> {
+  const { invitation_url } = await operator.portalUsers.invite(merchantId, email);
   const path = new URL(invitation_url).pathname;
   const page = await client.get(path);
   if (page.status !== 200) throw new Error(`invitation page answered ${page.status}`);

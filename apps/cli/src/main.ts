@@ -4,7 +4,7 @@ import { ConfigError, NEST_START_OPTIONS, StartupRefusal, loadConfig } from '@ap
 import { runMigrations } from '@app/db';
 import { withEmbeddedDefaults } from '../../embedded/src/local-data';
 import { COMMANDS, UsageError, inCliWords, parseFlags } from './commands';
-import { OperatorError, OperatorInputError, OperatorModule, OperatorService } from '@app/operator';
+import { OperatorError, OperatorInputError, OperatorModule } from '@app/operator';
 import { ReconInputError, ReconService } from '@app/recon';
 import { RECON_COMMANDS, ReconCliModule } from './recon-commands';
 
@@ -58,7 +58,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), { ...NEST_START_OPTIONS, logger: ['error'] });
     app.flushLogs();
     try {
-      const result = await command.run(app.get(OperatorService), flags, app).catch((err: unknown) => {
+      const result = await command.run(flags, app).catch((err: unknown) => {
         throw err instanceof OperatorInputError ? inCliWords(command, err) : err;
       });
       io.stdout(`${JSON.stringify(result)}\n`);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { AppConfig } from '@app/common';
 import { MerchantRepository } from '@app/db';
-import { type Invitation, OperatorModule, OperatorService } from '@app/operator';
+import { type Invitation, OperatorModule, PortalAccessService } from '@app/operator';
 
 export const DEMO_PORTAL_EMAIL = 'demo@example.com';
 
@@ -16,13 +16,13 @@ export async function demoPortalLine(config: AppConfig, dataDir: string, demoApi
   const file = join(dataDir, 'demo-portal-invitation.json');
   const ctx = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
   try {
-    const ops = ctx.get(OperatorService);
-    if (await ops.hasPortalUser(DEMO_PORTAL_EMAIL)) return `${config.publicBaseUrl}/portal/login  (${DEMO_PORTAL_EMAIL} with the password you set)`;
+    const portalAccess = ctx.get(PortalAccessService);
+    if (await portalAccess.hasUser(DEMO_PORTAL_EMAIL)) return `${config.publicBaseUrl}/portal/login  (${DEMO_PORTAL_EMAIL} with the password you set)`;
     const saved = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Invitation) : null;
     if (saved && Date.parse(saved.expires_at) > Date.now() + 60_000) return `${saved.invitation_url}  (${DEMO_PORTAL_EMAIL}: set a password)`;
     const merchant = await ctx.get(MerchantRepository).findByApiKey(demoApiKey);
     if (!merchant) return 'no demo merchant found';
-    const invitation = await ops.inviteUser(merchant.id, DEMO_PORTAL_EMAIL);
+    const invitation = await portalAccess.invite(merchant.id, DEMO_PORTAL_EMAIL);
     writeFileSync(file, JSON.stringify(invitation, null, 2), { mode: 0o600 });
     return `${invitation.invitation_url}  (${DEMO_PORTAL_EMAIL}: set a password)`;
   } finally {

@@ -8,7 +8,7 @@ import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals }
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
 import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
-import { OperatorModule, OperatorService } from '@app/operator';
+import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { demoPortalLine } from './demo-portal-user';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
@@ -28,16 +28,16 @@ async function demoMerchant(config: AppConfig, dataDir: string): Promise<DemoMer
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoMerchant;
   const ctx = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: ['error'] });
   try {
-    const ops = ctx.get(OperatorService);
-    const merchant = await ops.createMerchant({ name: 'Demo merchant', mode: 'test' });
+    const channels = ctx.get(ChannelSetupService);
+    const merchant = await ctx.get(MerchantAccountService).create({ name: 'Demo merchant', mode: 'test' });
     const channelIds: number[] = [];
     for (const [category, name] of [
       ['processor', 'Sandbox processor'],
       ['remotepay', 'Sandbox third-party'],
       ['warehouse', 'Sandbox cloud-warehouse'],
     ]) {
-      const { id } = await ops.createChannel({ category, name, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
-      await ops.link(merchant.id, id);
+      const { id } = await channels.create({ category, name, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
+      await channels.link(merchant.id, id);
       channelIds.push(id);
     }
     const demo = { api_key: merchant.api_key, api_secret: merchant.api_secret, channel_ids: channelIds };

@@ -1,8 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { QUEUE, parseNotifyUrl } from '@app/common';
-import { MerchantRepository, OperationsRepository } from '@app/db';
+import { CallbackToolsRepository, MerchantRepository, OperationsRepository } from '@app/db';
+import { type DeliveryView, deliveryView, recoverWindow } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
-import { OperatorError } from './operator.service';
+import { OperatorError } from './operator-error';
+import { OperatorInputError } from './operator-input-error';
 
 /** callback:list --merchant prints at most this many deliveries, newest first. */
 export const MERCHANT_DELIVERY_LIMIT = 200;
@@ -54,13 +56,21 @@ export class CallbackOperationsService {
   constructor(
     private readonly operations: OperationsRepository,
     private readonly merchants: MerchantRepository,
+    private readonly callbackTools: CallbackToolsRepository,
     // Present when the command runs with the queue (callback:circuit:reset): held jobs are woken at once.
     @Optional() private readonly jobs?: JobQueue,
   ) {}
 
+  /** callback:list: an order's deliveries with every attempt, newest first, as callbackQueryList shows them to the merchant. */
+  async listForOrder(orderNo: string): Promise<{ order_no: string; merchant_id: number; deliveries: DeliveryView[] }> {
+    const found = await this.callbackTools.deliveriesOfAnyOrder(orderNo);
+    if (!found) throw new OperatorError(`no order ${orderNo}`);
+    return { order_no: orderNo, merchant_id: found.merchantId, deliveries: found.deliveries.map(deliveryView) };
+  }
+
   async listForMerchant(merchantId: number, status: string | undefined, since: string | undefined): Promise<MerchantDeliveries> {
-    if (status !== undefined && !DELIVERY_STATUSES.includes(status)) throw new OperatorError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
-    if (since !== undefined && !/^\d{1,12}$/.test(since)) throw new OperatorError('--since must be Unix seconds');
+    if (status !== undefined && !DELIVERY_STATUSES.includes(status)) throw new OperatorInputError('status', `must be one of ${DELIVERY_STATUSES.join(', ')}`);
+    if (since !== undefined && !/^\d{1,12}$/.test(since)) throw new OperatorInputError('since', 'must be Unix seconds');
     if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
     const rows = await this.operations.deliveriesOfMerchant(merchantId, status ?? null, since === undefined ? null : new Date(Number(since) * 1000), MERCHANT_DELIVERY_LIMIT);
     return {
@@ -100,7 +110,7 @@ export class CallbackOperationsService {
   /** Closes the circuit as a successful probe would: its held deliveries are due now and their jobs woken. */
   async resetCircuit(merchantId: number, destinationOrUrl: string): Promise<CircuitReset> {
     const destination = parseNotifyUrl(destinationOrUrl)?.destination;
-    if (!destination) throw new OperatorError('--destination must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it');
+    if (!destination) throw new OperatorInputError('destination', 'must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it');
     const closed = await this.operations.closeCircuit(merchantId, destination);
     if (!closed) throw new OperatorError(`no circuit for merchant ${merchantId} and ${destination} (callback:circuits lists the open ones)`);
     let woken = 0;
@@ -115,5 +125,23 @@ export class CallbackOperationsService {
       }
     }
     return { merchant_id: merchantId, destination, was_open: closed.wasOpen, released: closed.released.length, woken };
+  }
+
+  /**
+   * callback:recover: callbackRecover's rules (the same 7-day window) for an operator, without
+   * the merchant's once-a-minute allowance. The new rows are due now; the CLI has no queue, so
+   * the workers' maintenance sweep gives them their jobs (within its grace, about a minute).
+   */
+  async recover(merchantId: number, since: string, until: string | undefined): Promise<{ merchant_id: number; queued: number; delivery_ids: string[] }> {
+    const unix = (value: string, name: string): number => {
+      if (!/^\d{1,12}$/.test(value)) throw new OperatorInputError(name, 'must be Unix seconds');
+      return Number(value);
+    };
+    const window = recoverWindow(unix(since, 'since'), until === undefined ? undefined : unix(until, 'until'), Math.floor(Date.now() / 1000));
+    if ('field' in window) throw new OperatorInputError(window.field === 'start_time' ? 'since' : 'until', window.message.replace(/^(start_time|end_time) /, '').replace('start_time', '`since`'));
+    if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
+    const result = await this.callbackTools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), null);
+    const ids = result.kind === 'queued' ? result.deliveryIds : [];
+    return { merchant_id: merchantId, queued: ids.length, delivery_ids: ids };
   }
 }

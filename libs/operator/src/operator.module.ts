@@ -3,9 +3,12 @@ import { type AppConfig, CommonModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { QueueModule } from '@app/queue';
 import { CallbackOperationsService } from './callback-operations.service';
+import { ChannelSetupService } from './channel-setup.service';
 import { KeyResealService } from './key-reseal.service';
-import { OperatorService } from './operator.service';
+import { MerchantAccountService } from './merchant-account.service';
+import { MerchantLedgerService } from './merchant-ledger.service';
 import { OrderInspectionService } from './order-inspection.service';
+import { PortalAccessService } from './portal-access.service';
 import { WorkerControlService } from './worker-control.service';
 
 export interface OperatorModuleOptions {
@@ -14,13 +17,13 @@ export interface OperatorModuleOptions {
 }
 
 /**
- * What an operator does to merchants, channels and links, as a standalone context: the CLI,
+ * What an operator does to merchants, channels, links, portal users, callbacks and orders, as a standalone context: the CLI,
  * the embedded launcher's demo merchant, the chaos script and the tests' fixtures share it.
  */
 @Module({})
 export class OperatorModule {
   static forRoot(config: AppConfig, options: OperatorModuleOptions = {}): DynamicModule {
-    const services = [OperatorService, KeyResealService, CallbackOperationsService, OrderInspectionService];
+    const services = [MerchantAccountService, MerchantLedgerService, ChannelSetupService, PortalAccessService, KeyResealService, CallbackOperationsService, OrderInspectionService];
     const queued = options.queues ? [WorkerControlService] : [];
     return {
       module: OperatorModule,
@@ -30,8 +33,8 @@ export class OperatorModule {
     };
   }
 
-  /** The same service inside an app that already has the global CommonModule and DbModule (the API's portal). */
+  /** The merchant's account service inside an app that already has the global CommonModule and DbModule (the API's portal). */
   static forFeature(): DynamicModule {
-    return { module: OperatorModule, providers: [OperatorService], exports: [OperatorService] };
+    return { module: OperatorModule, providers: [MerchantAccountService], exports: [MerchantAccountService] };
   }
 }

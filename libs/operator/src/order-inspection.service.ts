@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { parseDuration } from '@app/common';
 import { CallbackToolsRepository, OperationsRepository } from '@app/db';
 import { deliveryView } from '@app/callbacks';
-import { OperatorError } from './operator.service';
+import { OperatorError } from './operator-error';
+import { OperatorInputError } from './operator-input-error';
 
 /** order:stuck's default: the lifecycle moves a paid order on within seconds, its sweep re-enqueues one after 5 minutes. */
 export const DEFAULT_STUCK_AFTER = '15m';
@@ -42,7 +43,7 @@ export class OrderInspectionService {
   async stuck(olderThan: string | undefined): Promise<{ older_than: string; stuck: object[] }> {
     const text = olderThan ?? DEFAULT_STUCK_AFTER;
     const ms = parseDuration(text);
-    if (ms === null) throw new OperatorError('--older-than must be a duration such as 15m, 2h or 1d');
+    if (ms === null) throw new OperatorInputError('olderThan', 'must be a duration such as 15m, 2h or 1d');
     const items = await this.operations.stuck(new Date(Date.now() - ms), STUCK_LIMIT);
     return {
       older_than: text,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode, isHttpUrl } from '@app/common';
 import { MerchantRepository } from '@app/db';
-import { OperatorService, type RotatedCredentials } from '@app/operator';
+import { MerchantAccountService, type RotatedCredentials } from '@app/operator';
 import type { TestAttemptView } from '@app/callbacks';
 import { CallbacksService } from '../callbacks/callbacks.service';
 
@@ -89,7 +89,7 @@ export class DevelopersService {
   constructor(
     private readonly config: AppConfig,
     private readonly merchants: MerchantRepository,
-    private readonly operator: OperatorService,
+    private readonly merchantAccounts: MerchantAccountService,
     private readonly callbacks: CallbacksService,
   ) {}
 
@@ -109,7 +109,7 @@ export class DevelopersService {
   /** null when `grace` is not one of the page's choices. */
   async rotateSecret(merchantId: number, grace: string): Promise<RotatedCredentials | null> {
     if (!(PORTAL_GRACE_CHOICES as readonly string[]).includes(grace)) return null;
-    return this.operator.rotateSecret(merchantId, grace);
+    return this.merchantAccounts.rotateSecret(merchantId, grace);
   }
 
   /** callbackTest to the merchant's notify URL, as the API operation sends it (same allowance). */
@@ -128,7 +128,7 @@ export class DevelopersService {
   /** false when the URL is not an http or https URL of at most 512 characters. */
   async setNotifyUrl(merchantId: number, url: string): Promise<boolean> {
     if (!isHttpUrl(url)) return false;
-    await this.operator.setNotifyUrl(merchantId, url);
+    await this.merchantAccounts.setNotifyUrl(merchantId, url);
     return true;
   }
 }
