@@ -1,0 +1,24 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { bigintNumber } from './transformers';
+
+/**
+ * One slot of a merchant's order count by status and type, kept by the orders' statement triggers
+ * (migrations/functions/order-counts-apply.ts); a key's count is the sum over its slots.
+ */
+@Entity('order_counts')
+export class OrderCount {
+  @PrimaryColumn({ name: 'merchant_id', type: 'integer' })
+  merchantId: number;
+
+  @PrimaryColumn({ type: 'varchar', length: 16 })
+  status: string;
+
+  @PrimaryColumn({ name: 'order_type', type: 'smallint' })
+  orderType: number;
+
+  @PrimaryColumn({ type: 'smallint' })
+  slot: number;
+
+  @Column({ type: 'bigint', transformer: bigintNumber })
+  n: number;
+}
