@@ -1,12 +1,8 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { bigintNumber } from './transformers';
 
-/**
- * One slot of a merchant's order count by status and type, kept by the orders' statement triggers
- * (migrations/functions/order-counts-apply.ts); a key's count is the sum over its slots.
- */
-@Entity('order_counts')
-export class OrderCount {
+/** The key and count both order counters share; a key's count is the sum over its slots. */
+export abstract class OrderCounterSlot {
   @PrimaryColumn({ name: 'merchant_id', type: 'integer' })
   merchantId: number;
 
@@ -22,3 +18,10 @@ export class OrderCount {
   @Column({ type: 'bigint', transformer: bigintNumber })
   n: number;
 }
+
+/**
+ * One slot of a merchant's order count by status and type, kept by the orders' statement triggers
+ * (migrations/functions/order-counts-apply.ts).
+ */
+@Entity('order_counts')
+export class OrderCount extends OrderCounterSlot {}
