@@ -2,7 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
+import { createDatabaseIfMissing } from '@app/db';
 import { embeddedDatabaseUrl } from './local-data';
 
 const run = promisify(execFile);
@@ -92,14 +92,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, passw
   };
   process.once('exit', stopOnExit);
 
-  const admin = new Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
-  await admin.connect();
-  try {
-    const { rowCount } = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'merchant_pay'`);
-    if (!rowCount) await admin.query('CREATE DATABASE merchant_pay');
-  } finally {
-    await admin.end();
-  }
+  await createDatabaseIfMissing({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' }, 'merchant_pay');
   return {
     url: embeddedDatabaseUrl(port, password),
     stop: async () => {

@@ -1,8 +1,6 @@
 import { type Dispatcher, request } from 'undici';
 import { ChannelError } from './channel-adapter';
 
-const MAX_ANSWER_BYTES = 64 * 1024;
-
 /** A GET to a channel: through its proxy when it has one, cancelled by `signal`, at most 64 KiB read. */
 export function channelGet(url: string, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: string }> {
   return channelRequest(url, dispatcher, signal);
@@ -14,30 +12,59 @@ export function channelPostForm(url: string, form: Record<string, string>, dispa
 }
 
 async function channelRequest(url: string, dispatcher: Dispatcher | undefined, signal: AbortSignal, form?: string): Promise<{ status: number; body: string }> {
+  // undici 7 follows no redirects unless told to.
+  const init: ChannelRequestInit =
+    form === undefined ? { method: 'GET', headers: {} } : { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+  const { status, body } = await channelFetch(url, init, dispatcher, signal);
+  return { status, body };
+}
+
+interface ChannelRequestInit {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** What a channel call reads at most, and how its errors start. */
+interface ReadLimit {
+  maxBytes: number;
+  tooLarge: string;
+  failed: string;
+}
+
+const ANSWER_LIMIT: ReadLimit = { maxBytes: 64 * 1024, tooLarge: 'channel answer larger than 64 KiB', failed: 'channel request' };
+
+/** A day's bill of a big merchant runs to megabytes; more than this is not a bill we should hold in memory. */
+const BILL_LIMIT: ReadLimit = { maxBytes: 64 * 1024 * 1024, tooLarge: 'channel bill larger than 64 MiB', failed: 'channel bill download' };
+
+/**
+ * The one way this service calls a channel: through its proxy, cancelled by `signal`, the answer
+ * read up to `limit` bytes, and no URL in an error (it may carry the channel's key or a token).
+ */
+async function channelCall(
+  url: string,
+  init: ChannelRequestInit,
+  dispatcher: Dispatcher | undefined,
+  signal: AbortSignal,
+  limit: ReadLimit,
+): Promise<{ status: number; headers: ChannelAnswer['headers']; body: Buffer }> {
   try {
-    // undici 7 follows no redirects unless told to.
-    const res = await request(url, {
-      method: form === undefined ? 'GET' : 'POST',
-      dispatcher,
-      signal,
-      ...(form === undefined ? {} : { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
-    });
+    const res = await request(url, { method: init.method, headers: init.headers, body: init.body, dispatcher, signal });
     let size = 0;
     const chunks: Buffer[] = [];
     for await (const chunk of res.body) {
       size += (chunk as Buffer).length;
-      if (size > MAX_ANSWER_BYTES) {
+      if (size > limit.maxBytes) {
         res.body.destroy();
-        throw new ChannelError('channel answer larger than 64 KiB');
+        throw new ChannelError(limit.tooLarge);
       }
       chunks.push(chunk as Buffer);
     }
-    return { status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
   } catch (err) {
     if (err instanceof ChannelError) throw err;
-    // The URL carries the channel's key (epay's query): never put it in the message.
     const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
-    throw new ChannelError(`channel request ${reason}`, { cause: err });
+    throw new ChannelError(`${limit.failed} ${reason}`, { cause: err });
   }
 }
 
@@ -53,54 +80,19 @@ export interface ChannelAnswer {
  */
 export async function channelFetch(
   url: string,
-  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+  init: ChannelRequestInit,
   dispatcher: Dispatcher | undefined,
   signal: AbortSignal,
 ): Promise<ChannelAnswer> {
-  try {
-    const res = await request(url, { method: init.method, headers: init.headers, body: init.body, dispatcher, signal });
-    let size = 0;
-    const chunks: Buffer[] = [];
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_ANSWER_BYTES) {
-        res.body.destroy();
-        throw new ChannelError('channel answer larger than 64 KiB');
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
-  } catch (err) {
-    if (err instanceof ChannelError) throw err;
-    const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
-    throw new ChannelError(`channel request ${reason}`, { cause: err });
-  }
+  const answer = await channelCall(url, init, dispatcher, signal, ANSWER_LIMIT);
+  return { ...answer, body: answer.body.toString('utf8') };
 }
-
-/** A day's bill of a big merchant runs to megabytes; more than this is not a bill we should hold in memory. */
-const MAX_BILL_BYTES = 64 * 1024 * 1024;
 
 /**
  * A bill download: the bytes as they came (a zip or gzip must not go through a text decoding),
  * under channelFetch's other rules (proxy, cancellation, no URL in an error, which may carry a token).
  */
 export async function channelDownload(url: string, headers: Record<string, string>, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: Buffer }> {
-  try {
-    const res = await request(url, { method: 'GET', headers, dispatcher, signal });
-    let size = 0;
-    const chunks: Buffer[] = [];
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BILL_BYTES) {
-        res.body.destroy();
-        throw new ChannelError('channel bill larger than 64 MiB');
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return { status: res.statusCode, body: Buffer.concat(chunks) };
-  } catch (err) {
-    if (err instanceof ChannelError) throw err;
-    const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
-    throw new ChannelError(`channel bill download ${reason}`, { cause: err });
-  }
+  const { status, body } = await channelCall(url, { method: 'GET', headers }, dispatcher, signal, BILL_LIMIT);
+  return { status, body };
 }

@@ -1,5 +1,5 @@
 import { formatYuan } from '@app/common';
-import type { SandboxBillLine } from '@app/db';
+import type { SandboxBillEntry } from '@app/db';
 
 /** The header line of the sandbox bill's CSV, as its parser (libs/recon) expects it. */
 export const SANDBOX_BILL_COLUMNS = 'trade_no,order_no,refund_no,kind,amount,fee,time';
@@ -13,7 +13,7 @@ function shanghaiTime(at: Date): string {
  * per payment or refund, and a summary line with the count and the net total, so a truncated
  * file is told apart from a quiet day. UTF-8, yuan with two decimals.
  */
-export function sandboxBillCsv(channelId: number, date: string, lines: SandboxBillLine[]): Buffer {
+export function sandboxBillCsv(channelId: number, date: string, lines: SandboxBillEntry[]): Buffer {
   let net = 0;
   const body = lines.map((l) => {
     net += l.kind === 'pay' ? l.amountFen : -l.amountFen;

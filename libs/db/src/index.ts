@@ -1,3 +1,4 @@
+export * from './create-database';
 export * from './data-source';
 export * from './db.module';
 export * from './entities';

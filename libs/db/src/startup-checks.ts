@@ -7,6 +7,11 @@ import { SealedValueRepository } from './repositories/sealed-value.repository';
 /** What the check value holds; its content matters less than that it opens. */
 const KEY_CHECK_TEXT = 'merchant-pay master key check';
 
+/** Resolves when PostgreSQL answers a trivial query on one of the pool's connections. */
+export async function databaseAnswers(dataSource: DataSource): Promise<void> {
+  await dataSource.query('SELECT 1');
+}
+
 /** The migrations of this build that the database has not applied (all of them on an empty database). */
 export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
   let applied: Set<string>;

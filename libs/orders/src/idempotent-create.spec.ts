@@ -1,9 +1,11 @@
-import { OUR_NO_ATTEMPTS, createIdempotently, created, requestHash } from './idempotent-create';
+import { DomainError, ErrorCode } from '@app/common';
+import { OUR_NO_ATTEMPTS, createIdempotently, created, repeated, requestHash } from './idempotent-create';
 
 const violation = (constraint: string) => Object.assign(new Error('duplicate key'), { code: '23505', constraint });
 
 describe('createIdempotently', () => {
-  const constraints = { merchantNoConstraint: 'uq_merchant_no', ourNoConstraint: 'uq_our_no' };
+  // Every row here was made by the same request, unless a case says otherwise.
+  const constraints = { merchantNoConstraint: 'uq_merchant_no', ourNoConstraint: 'uq_our_no', requestHash: 'h1', requestHashOf: () => 'h1' };
 
   it('answers a repeat from the first row without creating', async () => {
     const create = jest.fn();
@@ -28,6 +30,16 @@ describe('createIdempotently', () => {
     const always = jest.fn().mockRejectedValue(violation('uq_our_no'));
     await expect(createIdempotently({ ...constraints, findRepeat: async () => null, create: always })).rejects.toMatchObject({ constraint: 'uq_our_no' });
     expect(always).toHaveBeenCalledTimes(OUR_NO_ATTEMPTS);
+  });
+
+  it('refuses a repeat made by other parameters (40900), however it was found, and never compares a new row', async () => {
+    const other = { ...constraints, requestHashOf: (row: string) => (row === 'new' ? 'h0' : 'h2'), conflictMessage: 'merchant_no already used with different parameters' };
+    const conflict = { code: ErrorCode.IdempotencyConflict, message: 'merchant_no already used with different parameters' };
+    await expect(createIdempotently({ ...other, findRepeat: async () => 'first', create: jest.fn() })).rejects.toMatchObject(conflict);
+    const winner = jest.fn().mockResolvedValueOnce(null).mockResolvedValueOnce('winner');
+    await expect(createIdempotently({ ...other, findRepeat: winner, create: jest.fn().mockRejectedValue(violation('uq_merchant_no')) })).rejects.toBeInstanceOf(DomainError);
+    await expect(createIdempotently({ ...other, findRepeat: async () => null, create: async () => repeated('found under the lock') })).rejects.toMatchObject(conflict);
+    expect(await createIdempotently({ ...other, findRepeat: async () => null, create: async () => created('new') })).toEqual({ value: 'new', repeat: false });
   });
 
   it('hands any other error to the caller, a violation of another index included', async () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DomainError, ErrorCode } from '@app/common';
 import { uniqueViolation } from '@app/db';
 import { canonicalJson } from '@app/signature';
 
@@ -25,6 +26,11 @@ export interface IdempotentCreate<T> {
   merchantNoConstraint: string;
   /** The unique index on the number we draw: a collision draws again. */
   ourNoConstraint: string;
+  /** This request's requestHash, and the stored row's: a repeat that differs is refused (40900). */
+  requestHash: string;
+  requestHashOf(value: T): string;
+  /** The 40900 message, when the default does not name the merchant's number. */
+  conflictMessage?: string;
 }
 
 /** Draws of our own number before a collision is an error (one in 10^8 per draw at most). */
@@ -33,9 +39,16 @@ export const OUR_NO_ATTEMPTS = 3;
 /**
  * The create path the order, sell order and refund share: answer a repeat from the first row,
  * else create; a unique violation is a concurrent repeat (answered from the winner) or a
- * collision of our number (drawn again). Anything else reaches the caller.
+ * collision of our number (drawn again). A repeat must be the same request (SPEC 5), else 40900.
+ * Anything else reaches the caller.
  */
 export async function createIdempotently<T>(steps: IdempotentCreate<T>): Promise<Created<T>> {
+  const answer = await createOrFindRepeat(steps);
+  if (answer.repeat && steps.requestHashOf(answer.value) !== steps.requestHash) throw new DomainError(ErrorCode.IdempotencyConflict, steps.conflictMessage);
+  return answer;
+}
+
+async function createOrFindRepeat<T>(steps: IdempotentCreate<T>): Promise<Created<T>> {
   const earlier = await steps.findRepeat();
   if (earlier) return repeated(earlier);
   for (let attempt = 1; ; attempt++) {

@@ -93,7 +93,7 @@ export class OrderLifecycle {
         if (!cancelled) throw new Error(`order ${order.orderNo} left pending in its own transaction`, { cause: err });
         return { order: cancelled, ...(await this.record(em, cancelled, 'order.cancelled', 'failed')) };
       });
-      await this.enqueueDelivery(recorded.deliveryId);
+      await this.afterCommit.deliver(recorded.deliveryId);
       return { order: recorded.order, channelFailed: true };
     }
     // No job per order: the worker's expiry pass cancels it once expires_at has passed.
@@ -137,7 +137,7 @@ export class OrderLifecycle {
       const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) => orderEventPayload(eventId, 'order.cancelled', order, 'expired'));
       return recorded.map((r) => r.deliveryId);
     });
-    await this.enqueueDeliveries(deliveryIds);
+    await this.afterCommit.deliver(deliveryIds);
     return deliveryIds.length;
   }
 
@@ -179,7 +179,7 @@ export class OrderLifecycle {
       await this.ledger.creditOrder(em, completed);
       return event;
     });
-    if (recorded) await this.enqueueDelivery(recorded.deliveryId);
+    if (recorded) await this.afterCommit.deliver(recorded.deliveryId);
   }
 
   /**
@@ -205,7 +205,7 @@ export class OrderLifecycle {
       return { ...(await this.record(em, order, 'order.cancelled', 'closed')), order };
     });
     if (!recorded) return null;
-    await this.enqueueDelivery(recorded.deliveryId);
+    await this.afterCommit.deliver(recorded.deliveryId);
     await this.tellChannelClosed(recorded.order);
     return recorded.order;
   }
@@ -238,20 +238,11 @@ export class OrderLifecycle {
       if (!order) return null;
       return { ...(await this.record(em, order, event, reason)), order };
     });
-    if (recorded) await this.enqueueDelivery(recorded.deliveryId);
+    if (recorded) await this.afterCommit.deliver(recorded.deliveryId);
     return recorded;
   }
 
   private record(em: EntityManager, order: Order, type: CallbackEventType, reason?: CancelReason): Promise<RecordedEvent> {
     return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order, reason));
-  }
-
-  /** The committed deliveries get their callback jobs (one funnel, JobsAfterCommit.deliver). */
-  private async enqueueDelivery(deliveryId: string): Promise<void> {
-    await this.afterCommit.deliver(deliveryId);
-  }
-
-  private async enqueueDeliveries(deliveryIds: string[]): Promise<void> {
-    await this.afterCommit.deliver(deliveryIds);
   }
 }

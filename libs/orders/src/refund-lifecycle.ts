@@ -67,9 +67,10 @@ export class RefundLifecycle {
   ) {}
 
   /**
-   * refundCreate's decision. `repeat`: a refund with this merchant_refund_no already existed
-   * (the caller compares its parameters; a repeat is answered before the order is even read). Throws 40400, 40301/40302 (the channel), 40901 (the
-   * order's state, a refund in progress), 40000 (over the order's amount), 40902 (balance).
+   * refundCreate's decision. `repeat`: a refund with this merchant_refund_no and the same
+   * parameters already existed (answered before the order is even read). Throws 40900 (a repeat
+   * with other parameters), 40400, 40301/40302 (the channel), 40901 (the order's state, a refund
+   * in progress), 40000 (over the order's amount), 40902 (balance).
    */
   async create(ask: RefundAsk): Promise<{ refund: Refund; repeat: boolean }> {
     try {
@@ -78,6 +79,9 @@ export class RefundLifecycle {
         create: () => this.createNew(ask),
         merchantNoConstraint: 'uq_refunds_merchant_refund_no',
         ourNoConstraint: 'uq_refunds_refund_no',
+        requestHash: ask.requestHash,
+        requestHashOf: (earlier) => earlier.requestHash,
+        conflictMessage: 'merchant_refund_no already used with different parameters',
       });
       if (!repeat) await this.jobs.enqueue('refund.process', { refundId: refund.id }, { jobId: `refund-${refund.id}` });
       return { refund, repeat };

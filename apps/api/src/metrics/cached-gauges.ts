@@ -11,8 +11,6 @@ import { MetricsService } from './metrics.service';
 /** SPEC 8: figures that need a query are cached for at least this long. */
 export const CACHED_GAUGE_MAX_AGE_MS = 10_000;
 
-const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-
 /**
  * Gauges whose figures cost a query that grows with the data (deliveries by status; queue
  * depth, a count in the PostgreSQL queue backend). A scrape never waits for them: it shows
@@ -33,7 +31,7 @@ export class CachedGauges implements OnApplicationBootstrap {
 
   constructor(
     metrics: MetricsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly jobs: JobQueue,
     private readonly callbackDeliveries: CallbackDeliveryRepository,
     @Optional() redis?: Redis,
@@ -75,16 +73,14 @@ export class CachedGauges implements OnApplicationBootstrap {
 
   private async refresh(): Promise<void> {
     try {
-      const [deliveryRows, queueCounts, circuits] = await Promise.all([
-        this.dataSource.query('SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status') as Promise<{ status: string; count: string }[]>,
+      const [deliveryCounts, queueCounts, circuits] = await Promise.all([
+        this.callbackDeliveries.countsByStatus(),
         Promise.all(Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const)),
         this.callbackDeliveries.circuitFigures(),
       ]);
       this.openCircuits.set(circuits.openCircuits);
       this.heldDeliveries.set(circuits.heldDeliveries);
-      for (const status of DELIVERY_STATUSES) {
-        this.deliveries.set({ status }, Number(deliveryRows.find((r) => r.status === status)?.count ?? 0));
-      }
+      for (const [status, count] of Object.entries(deliveryCounts)) this.deliveries.set({ status }, count);
       for (const [queue, counts] of queueCounts) {
         for (const [state, count] of Object.entries(counts)) this.queueJobs.set({ queue, state }, count);
       }

@@ -108,8 +108,9 @@ export class OrdersService {
       create: async () => created(await this.createNew(merchant, params, cnyFen, hash)),
       merchantNoConstraint: 'uq_orders_merchant_order_no',
       ourNoConstraint: 'uq_orders_order_no',
+      requestHash: hash,
+      requestHashOf: (earlier) => earlier.requestHash,
     });
-    if (repeat && order.requestHash !== hash) throw new DomainError(ErrorCode.IdempotencyConflict);
     if (!repeat) this.metrics.ordersCreated.inc();
     return { order: toCreatedView(order), repeat };
   }

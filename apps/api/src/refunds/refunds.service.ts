@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode, parseYuan } from '@app/common';
-import { type Merchant, OrderRepository, type Refund, RefundRepository } from '@app/db';
+import { type Merchant, OrderRepository, RefundRepository } from '@app/db';
 import { RefundLifecycle, type RefundView, refundView, requestHash } from '@app/orders';
 import type { RefundCreateDto } from './dto/refund-create.dto';
 import type { RefundQueryDto } from './dto/refund-query.dto';
@@ -33,7 +33,7 @@ export class RefundsService {
       notifyUrl: params.notify_url ?? null,
       requestHash: hash,
     });
-    return repeat ? this.repeat(refund, hash) : { refund: refundView(refund), repeat: false };
+    return { refund: refundView(refund), repeat };
   }
 
   /** One refund by refund_no or merchant_refund_no; with both, they must name the same one. */
@@ -54,10 +54,5 @@ export class RefundsService {
     if (!order) throw new DomainError(ErrorCode.OrderNotFound);
     const refunds = await this.refunds.listForOrder(merchantId, order.id);
     return { list: refunds.map(refundView), total: refunds.length };
-  }
-
-  private repeat(existing: Refund, requestHash: string): { refund: RefundView; repeat: boolean } {
-    if (existing.requestHash !== requestHash) throw new DomainError(ErrorCode.IdempotencyConflict, 'merchant_refund_no already used with different parameters');
-    return { refund: refundView(existing), repeat: true };
   }
 }

@@ -50,10 +50,12 @@ export class SellOrdersService {
       create: async () => created(await this.createNew(merchant, params, cnyFen, hash)),
       merchantNoConstraint: 'uq_orders_merchant_order_no',
       ourNoConstraint: 'uq_orders_order_no',
+      requestHash: hash,
+      requestHashOf: (earlier) => earlier.order.requestHash,
     });
     const { order, payout } = value;
-    // A repeat must name the same payee account, compared in clear.
-    if (repeat && (order.requestHash !== hash || !payout || this.secrets.open(payout.payeeAccountEnc, payeeAccountContext(order.orderNo)) !== params.payee_account)) {
+    // A repeat must also name the same payee account, compared in clear.
+    if (repeat && (!payout || this.secrets.open(payout.payeeAccountEnc, payeeAccountContext(order.orderNo)) !== params.payee_account)) {
       throw new DomainError(ErrorCode.IdempotencyConflict);
     }
     if (!payout) throw new Error(`sell order ${order.orderNo} has no payout row`);

@@ -1,6 +1,7 @@
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig, QUEUE } from '@app/common';
+import { databaseAnswers } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { QueueWorkers } from '../jobs/queue-workers';
 import { HEARTBEAT_INTERVAL_MS, removeHeartbeat, writeHeartbeat } from './heartbeat-file';
@@ -45,7 +46,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, BeforeApplicatio
   async problem(): Promise<string | null> {
     if (!this.consumers.consuming()) return 'the queue consumers are not running';
     try {
-      await within(CHECK_TIMEOUT_MS, 'PostgreSQL', this.dataSource.query('SELECT 1'));
+      await within(CHECK_TIMEOUT_MS, 'PostgreSQL', databaseAnswers(this.dataSource));
       await within(CHECK_TIMEOUT_MS, 'the queue', this.jobs.queue(QUEUE.orders).getJobCounts('waiting'));
     } catch (err) {
       return (err as Error).message;

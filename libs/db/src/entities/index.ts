@@ -15,6 +15,13 @@ import { PortalUser } from './portal-user.entity';
 import { Refund } from './refund.entity';
 import { SignInFailure, SignInLock } from './sign-in-throttle.entity';
 import { MasterKeyCheck } from './master-key-check.entity';
+import { CallbackCircuit } from './callback-circuit.entity';
+import { CallbackToolAllowance } from './callback-tool-allowance.entity';
+import { OrderCount } from './order-count.entity';
+import { OrderDayCount } from './order-day-count.entity';
+import { ReconLine } from './recon-line.entity';
+import { ReconRun } from './recon-run.entity';
+import { SandboxBillLine } from './sandbox-bill-line.entity';
 
 export * from './balance.entity';
 export * from './callback-attempt.entity';
@@ -33,6 +40,13 @@ export * from './portal-user.entity';
 export * from './refund.entity';
 export * from './sign-in-throttle.entity';
 export * from './master-key-check.entity';
+export * from './callback-circuit.entity';
+export * from './callback-tool-allowance.entity';
+export * from './order-count.entity';
+export * from './order-day-count.entity';
+export * from './recon-line.entity';
+export * from './recon-run.entity';
+export * from './sandbox-bill-line.entity';
 
 export const ENTITIES = [
   Merchant,
@@ -53,4 +67,11 @@ export const ENTITIES = [
   SignInFailure,
   SignInLock,
   MasterKeyCheck,
+  CallbackToolAllowance,
+  CallbackCircuit,
+  OrderCount,
+  OrderDayCount,
+  ReconRun,
+  ReconLine,
+  SandboxBillLine,
 ];

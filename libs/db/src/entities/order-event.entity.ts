@@ -31,6 +31,10 @@ export class OrderEvent {
   @Column({ type: 'varchar', length: 32 })
   type: OrderEventType;
 
+  /** The per-order delivery order of the callbacks (a global sequence): a delivery carries its event's. */
+  @Column({ type: 'bigint', default: () => "nextval('order_events_seq_seq')" })
+  seq: string;
+
   @Column({ type: 'jsonb' })
   payload: Record<string, unknown>;
 

@@ -82,6 +82,10 @@ export class Order {
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;
 
+  /** The lost-notification checkpoints (1 min, 5 min, before expiry) already queried at the channel: 0 to 3. */
+  @Column({ name: 'channel_queries', type: 'smallint', default: 0 })
+  channelQueries: number;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

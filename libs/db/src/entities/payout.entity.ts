@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { ChannelTalkColumns } from './channel-talk.columns';
 
 /**
  * The payee of a sell order and the state of its call to the channel. Kept beside the order, so
@@ -6,7 +7,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  */
 @Entity('payouts')
 @Index('ix_payouts_open', ['attemptedAt'], { where: '"settled_at" IS NULL' })
-export class Payout {
+export class Payout extends ChannelTalkColumns {
   @PrimaryColumn({ name: 'order_id', type: 'bigint' })
   orderId: string;
 
@@ -26,20 +27,6 @@ export class Payout {
 
   @Column({ name: 'channel_payout_no', type: 'varchar', length: 128, nullable: true })
   channelPayoutNo: string | null;
-
-  @Column({ type: 'varchar', length: 256, nullable: true })
-  failure: string | null;
-
-  /** Set before the channel is first asked: a later attempt queries before it asks again. */
-  @Column({ name: 'channel_requested_at', type: 'timestamptz', nullable: true })
-  channelRequestedAt: Date | null;
-
-  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
-  leaseUntil: Date | null;
-
-  /** Who holds the lease: only its holder's release clears it (issue 24). */
-  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
-  leaseToken: string | null;
 
   @Column({ name: 'attempted_at', type: 'timestamptz' })
   attemptedAt: Date;

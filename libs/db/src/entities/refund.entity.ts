@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { ChannelTalkColumns } from './channel-talk.columns';
 import { bigintNumber } from './transformers';
 
 export const REFUND_STATUSES = ['processing', 'succeeded', 'failed'] as const;
@@ -11,7 +12,7 @@ export type RefundStatus = (typeof REFUND_STATUSES)[number];
 // One refund in progress per order: the database refuses a second, whatever the timing.
 @Index('uq_refunds_order_processing', ['orderId'], { unique: true, where: `"status" = 'processing'` })
 @Index('ix_refunds_order', ['orderId', 'createdAt'])
-export class Refund {
+export class Refund extends ChannelTalkColumns {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
 
@@ -50,22 +51,6 @@ export class Refund {
   /** The channel's number for the refund, once it accepted it: from then on the refund is only ever queried. */
   @Column({ name: 'channel_refund_no', type: 'varchar', length: 128, nullable: true })
   channelRefundNo: string | null;
-
-  /** Why the channel refused, for the operator (never a secret). */
-  @Column({ type: 'varchar', length: 256, nullable: true })
-  failure: string | null;
-
-  /** Set before the channel is first asked: a later attempt queries before it asks again. */
-  @Column({ name: 'channel_requested_at', type: 'timestamptz', nullable: true })
-  channelRequestedAt: Date | null;
-
-  /** While a worker talks to the channel about this refund, no other does. */
-  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
-  leaseUntil: Date | null;
-
-  /** Who holds the lease: only its holder's release clears it (issue 24). */
-  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
-  leaseToken: string | null;
 
   @Column({ name: 'attempted_at', type: 'timestamptz', nullable: true })
   attemptedAt: Date | null;

@@ -240,6 +240,13 @@ export class CallbackDeliveryRepository {
     return { openCircuits: row.open, heldDeliveries: row.held };
   }
 
+  /** Deliveries by status, every merchant's: a count that grows with the table, so its gauge is cached. */
+  async countsByStatus(): Promise<Record<'pending' | 'succeeded' | 'failed', number>> {
+    const rows: { status: string; count: string }[] = await this.dataSource.query('SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status');
+    const count = (status: string): number => Number(rows.find((r) => r.status === status)?.count ?? 0);
+    return { pending: count('pending'), succeeded: count('succeeded'), failed: count('failed') };
+  }
+
   /** Circuits open now: one row per destination, counted at each scrape so the figure is never stale. */
   async openCircuitCount(): Promise<number> {
     const [row]: { open: number }[] = await this.dataSource.query(`SELECT count(*)::int AS open FROM callback_circuits WHERE open_since IS NOT NULL`);

@@ -5,7 +5,7 @@ import { Order, type OrderStatus } from '../entities';
 import type { Move } from '../state-move';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
 
-export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'updatedAt'>;
+export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'channelQueries' | 'updatedAt'>;
 
 export type { OrderListFilter } from './order-list-query';
 
@@ -50,6 +50,7 @@ export class OrderRepository {
       channelTradeNo: payment?.channelTradeNo ?? null,
       latePayment: false,
       paidAt: null,
+      channelQueries: 0,
       updatedAt: values.createdAt,
     };
     // Plain SQL: createOrder's hot path, where the query builder cost more CPU than the insert.

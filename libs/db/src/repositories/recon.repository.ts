@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import type { MovementKind, ReconClass } from '../entities/recon-line.entity';
 
-export const RECON_CLASSES = ['matched', 'missing_local', 'missing_channel', 'amount_mismatch', 'status_mismatch'] as const;
-export type ReconClass = (typeof RECON_CLASSES)[number];
-export type MovementKind = 'pay' | 'refund';
 
 /** One of our records a bill line can be about: a top-up, or a refund of one. */
 export interface OurMovement {

@@ -1,17 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import type { SandboxBillLine } from '../entities/sandbox-bill-line.entity';
 
-/** One line of the sandbox's own books: money its checkout page took, or a refund it gave. */
-export interface SandboxBillLine {
-  kind: 'pay' | 'refund';
-  tradeNo: string;
-  orderNo: string;
-  refundNo: string | null;
-  amountFen: number;
-  feeFen: number;
-  occurredAt: Date;
-}
+/** A line as the sandbox's bill shows it. */
+export type SandboxBillEntry = Omit<SandboxBillLine, 'id' | 'channelId'>;
 
 /**
  * The sandbox channel's books (SPEC 6 Reconciliation: "its own daily bill of what its page did"),
@@ -22,7 +15,7 @@ export interface SandboxBillLine {
 export class SandboxBillRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async record(channelId: number, line: Omit<SandboxBillLine, 'occurredAt' | 'feeFen'>): Promise<void> {
+  async record(channelId: number, line: Omit<SandboxBillEntry, 'occurredAt' | 'feeFen'>): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "refund_no", "amount_fen")
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
@@ -40,7 +33,7 @@ export class SandboxBillRepository {
   }
 
   /** The lines of [from, to), oldest first. */
-  async between(channelId: number, from: Date, to: Date): Promise<SandboxBillLine[]> {
+  async between(channelId: number, from: Date, to: Date): Promise<SandboxBillEntry[]> {
     const rows = await this.dataSource.query<{ kind: 'pay' | 'refund'; trade_no: string; order_no: string; refund_no: string | null; amount_fen: string; fee_fen: string; occurred_at: Date }[]>(
       `SELECT "kind", "trade_no", "order_no", "refund_no", "amount_fen", "fee_fen", "occurred_at" FROM "sandbox_bill_lines"
         WHERE "channel_id" = $1 AND "occurred_at" >= $2 AND "occurred_at" < $3 ORDER BY "occurred_at", "id"`,
