@@ -33,7 +33,7 @@ export class CachedGauges implements OnApplicationBootstrap {
 
   constructor(
     metrics: MetricsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly jobs: JobQueue,
     private readonly callbackDeliveries: CallbackDeliveryRepository,
     @Optional() redis?: Redis,
@@ -75,15 +75,15 @@ export class CachedGauges implements OnApplicationBootstrap {
 
   private async refresh(): Promise<void> {
     try {
-      const [deliveryRows, queueCounts, circuits] = await Promise.all([
-        this.dataSource.query('SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status') as Promise<{ status: string; count: string }[]>,
+      const [deliveryCounts, queueCounts, circuits] = await Promise.all([
+        this.callbackDeliveries.statusCounts(),
         Promise.all(Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const)),
         this.callbackDeliveries.circuitFigures(),
       ]);
       this.openCircuits.set(circuits.openCircuits);
       this.heldDeliveries.set(circuits.heldDeliveries);
       for (const status of DELIVERY_STATUSES) {
-        this.deliveries.set({ status }, Number(deliveryRows.find((r) => r.status === status)?.count ?? 0));
+        this.deliveries.set({ status }, deliveryCounts[status] ?? 0);
       }
       for (const [queue, counts] of queueCounts) {
         for (const [state, count] of Object.entries(counts)) this.queueJobs.set({ queue, state }, count);

@@ -240,6 +240,15 @@ export class CallbackDeliveryRepository {
     return { openCircuits: row.open, heldDeliveries: row.held };
   }
 
+  /**
+   * Deliveries by status, for the merchant_pay_callback_deliveries gauge: a sum over the slots of
+   * callback_delivery_counts (at most 3 x 32 rows, kept by triggers), never a count over the deliveries.
+   */
+  async statusCounts(): Promise<Record<string, number>> {
+    const rows: { status: string; count: string }[] = await this.dataSource.query('SELECT status, sum(n) AS count FROM callback_delivery_counts GROUP BY status');
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.count)]));
+  }
+
   /** Circuits open now: one row per destination, counted at each scrape so the figure is never stale. */
   async openCircuitCount(): Promise<number> {
     const [row]: { open: number }[] = await this.dataSource.query(`SELECT count(*)::int AS open FROM callback_circuits WHERE open_since IS NOT NULL`);
