@@ -13,9 +13,9 @@ const upsert = (changes: string) => `
  * merchant_pay_callback_deliveries{status} read a count(*) ... GROUP BY status over every
  * delivery: a whole-table scan every 10 s that grows with the history retention keeps (issue 29
  * item 8, "the gauges never scan a whole table"). callback_delivery_counts holds the counts,
- * kept by statement triggers (one upsert per statement and status, never per row: a retention
- * batch of 1,000 deletes is one update), so the gauge sums at most 3 x 32 rows. The counts start
- * from one count of today's rows, taken while writers wait.
+ * kept by triggers: inserts and deletes per statement (one upsert per statement and status: a
+ * retention batch of 1,000 deletes is one update), a status change per row, so the gauge sums at
+ * most 3 x 32 rows. The counts start from one count of today's rows, taken while writers wait.
  */
 export class DeliveryStatusCounts1764500000000 implements MigrationInterface {
   name = 'DeliveryStatusCounts1764500000000';
@@ -33,15 +33,17 @@ export class DeliveryStatusCounts1764500000000 implements MigrationInterface {
         my_slot smallint := pg_backend_pid() % ${SLOTS};
       BEGIN
         IF TG_OP = 'INSERT' THEN${upsert('SELECT status, 1 AS d FROM new_rows')}
-        ELSIF TG_OP = 'UPDATE' THEN${upsert('SELECT status, -1 AS d FROM old_rows UNION ALL SELECT status, 1 AS d FROM new_rows')}
-        ELSE${upsert('SELECT status, -1 AS d FROM old_rows')}
+        ELSIF TG_OP = 'DELETE' THEN${upsert('SELECT status, -1 AS d FROM old_rows')}
+        ELSE${upsert('SELECT OLD.status, -1 AS d UNION ALL SELECT NEW.status, 1 AS d')}
         END IF;
         RETURN NULL;
       END $$`);
     await q.query(`CREATE TRIGGER "callback_deliveries_count_insert" AFTER INSERT ON "callback_deliveries"
       REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "callback_delivery_counts_apply"()`);
-    await q.query(`CREATE TRIGGER "callback_deliveries_count_update" AFTER UPDATE ON "callback_deliveries"
-      REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "callback_delivery_counts_apply"()`);
+    // Per row, and only when the status changes: the claims, leases and attempts that update a delivery
+    // many times over its life cost nothing here (a statement trigger would collect transition rows for each).
+    await q.query(`CREATE TRIGGER "callback_deliveries_count_update" AFTER UPDATE OF "status" ON "callback_deliveries"
+      FOR EACH ROW WHEN (OLD."status" IS DISTINCT FROM NEW."status") EXECUTE FUNCTION "callback_delivery_counts_apply"()`);
     await q.query(`CREATE TRIGGER "callback_deliveries_count_delete" AFTER DELETE ON "callback_deliveries"
       REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "callback_delivery_counts_apply"()`);
   }

@@ -329,6 +329,12 @@ describe('retention at a million old rows', () => {
     // The old rows are gone, whatever was still needed is not, and the orders themselves stay.
     expect(await totals()).toEqual(keptBefore);
     await expectStatusCountsExact();
+    // A status change moves a delivery between counters; other updates (claims, leases, attempts) leave them.
+    await db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE order_id = ANY($1::bigint[])`, [pending]);
+    await db.query(`UPDATE callback_deliveries SET attempts_made = attempts_made + 1 WHERE order_id = ANY($1::bigint[])`, [recent]);
+    await expectStatusCountsExact();
+    await db.query(`UPDATE callback_deliveries SET status = 'pending' WHERE order_id = ANY($1::bigint[])`, [pending]);
+    await expectStatusCountsExact();
     expect(await left(old)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
     expect(await left(reconciledDay)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
     expect(await left(kept)).toEqual(keptBefore);
