@@ -2,7 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { bigintNumber } from './transformers';
 
 /**
- * Deliveries by status, one row per (status, slot), kept by statement triggers on
+ * Deliveries by status, one row per (status, slot), kept by triggers on
  * callback_deliveries (migration 1764500000000); a status's count is the sum of its slots.
  */
 @Entity('callback_delivery_counts')
