@@ -8,6 +8,9 @@ import { CallbackDeliveryRepository, registerOperationalGauges } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { MetricsService } from './metrics.service';
 
+/** Every status a delivery can have: each is set at every refresh, 0 when none. */
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
 /** SPEC 8: figures that need a query are cached for at least this long. */
 export const CACHED_GAUGE_MAX_AGE_MS = 10_000;
 
@@ -74,13 +77,15 @@ export class CachedGauges implements OnApplicationBootstrap {
   private async refresh(): Promise<void> {
     try {
       const [deliveryCounts, queueCounts, circuits] = await Promise.all([
-        this.callbackDeliveries.countsByStatus(),
+        this.callbackDeliveries.statusCounts(),
         Promise.all(Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const)),
         this.callbackDeliveries.circuitFigures(),
       ]);
       this.openCircuits.set(circuits.openCircuits);
       this.heldDeliveries.set(circuits.heldDeliveries);
-      for (const [status, count] of Object.entries(deliveryCounts)) this.deliveries.set({ status }, count);
+      for (const status of DELIVERY_STATUSES) {
+        this.deliveries.set({ status }, deliveryCounts[status] ?? 0);
+      }
       for (const [queue, counts] of queueCounts) {
         for (const [state, count] of Object.entries(counts)) this.queueJobs.set({ queue, state }, count);
       }

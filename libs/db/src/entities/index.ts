@@ -1,6 +1,7 @@
 import { Balance } from './balance.entity';
 import { CallbackAttempt } from './callback-attempt.entity';
 import { CallbackDelivery } from './callback-delivery.entity';
+import { CallbackDeliveryCount } from './callback-delivery-count.entity';
 import { Channel } from './channel.entity';
 import { LedgerEntry } from './ledger-entry.entity';
 import { MerchantChannel } from './merchant-channel.entity';
@@ -26,6 +27,7 @@ import { SandboxBillLine } from './sandbox-bill-line.entity';
 export * from './balance.entity';
 export * from './callback-attempt.entity';
 export * from './callback-delivery.entity';
+export * from './callback-delivery-count.entity';
 export * from './channel.entity';
 export * from './ledger-entry.entity';
 export * from './merchant-channel.entity';
@@ -57,6 +59,7 @@ export const ENTITIES = [
   LedgerEntry,
   OrderEvent,
   CallbackDelivery,
+  CallbackDeliveryCount,
   CallbackAttempt,
   Nonce,
   Refund,

@@ -240,11 +240,13 @@ export class CallbackDeliveryRepository {
     return { openCircuits: row.open, heldDeliveries: row.held };
   }
 
-  /** Deliveries by status, every merchant's: a count that grows with the table, so its gauge is cached. */
-  async countsByStatus(): Promise<Record<'pending' | 'succeeded' | 'failed', number>> {
-    const rows: { status: string; count: string }[] = await this.dataSource.query('SELECT status, count(*) AS count FROM callback_deliveries GROUP BY status');
-    const count = (status: string): number => Number(rows.find((r) => r.status === status)?.count ?? 0);
-    return { pending: count('pending'), succeeded: count('succeeded'), failed: count('failed') };
+  /**
+   * Deliveries by status, for the merchant_pay_callback_deliveries gauge: a sum over the slots of
+   * callback_delivery_counts (at most 3 x 32 rows, kept by triggers), never a count over the deliveries.
+   */
+  async statusCounts(): Promise<Record<string, number>> {
+    const rows: { status: string; count: string }[] = await this.dataSource.query('SELECT status, sum(n) AS count FROM callback_delivery_counts GROUP BY status');
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.count)]));
   }
 
   /** Circuits open now: one row per destination, counted at each scrape so the figure is never stale. */
