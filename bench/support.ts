@@ -207,12 +207,19 @@ function procCpuMs(pid: number): number {
   }
 }
 
+export interface BackendCpu {
+  /** PostgreSQL backend pid -> its CPU ms so far. */
+  postgres: Map<number, number>;
+  redisMs: number;
+  loadMs: number;
+}
+
 /**
- * The CPU the servers behind a benchmark spend, read from /proc (PostgreSQL and Redis run on this
- * machine): every PostgreSQL backend connected to `database`, the Redis server, and this process
- * (the load generator). Differences between two readings are what one run cost them.
+ * The CPU the servers behind a benchmark have spent so far, read from /proc (PostgreSQL and
+ * Redis run on this machine): every PostgreSQL backend connected to `database`, the Redis
+ * server, and this process (the load generator). backendCpuSpent tells what a run cost them.
  */
-export async function backendCpu(database: string): Promise<{ postgresMs: number; redisMs: number; loadMs: number }> {
+export async function backendCpu(database: string): Promise<BackendCpu> {
   const client = new Client({ connectionString: `${POSTGRES}/postgres` });
   const redis = new Redis(REDIS);
   try {
@@ -220,11 +227,18 @@ export async function backendCpu(database: string): Promise<{ postgresMs: number
     const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
     const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
     const own = process.cpuUsage();
-    return { postgresMs: rows.reduce((sum, r) => sum + procCpuMs(r.pid), 0), redisMs: redisPid ? procCpuMs(redisPid) : 0, loadMs: (own.user + own.system) / 1000 };
+    return { postgres: new Map(rows.map((r) => [r.pid, procCpuMs(r.pid)])), redisMs: redisPid ? procCpuMs(redisPid) : 0, loadMs: (own.user + own.system) / 1000 };
   } finally {
     await client.end();
     redis.disconnect();
   }
+}
+
+/** What a run cost between two readings: a backend that ended meanwhile (an idle pool connection closing) is left out, one that started counts whole. */
+export function backendCpuSpent(before: BackendCpu, after: BackendCpu): { postgresMs: number; redisMs: number; loadMs: number } {
+  let postgresMs = 0;
+  for (const [pid, ms] of after.postgres) postgresMs += ms - (before.postgres.get(pid) ?? 0);
+  return { postgresMs, redisMs: after.redisMs - before.redisMs, loadMs: after.loadMs - before.loadMs };
 }
 
 /** Percent of the machine's CPU (all cores) busy between two machineCpu readings; 'n/a' off Linux. */

@@ -17,6 +17,7 @@ import {
   answerRss,
   askCost,
   backendCpu,
+  backendCpuSpent,
   benchDatabase,
   busyPercent,
   countCosts,
@@ -187,7 +188,8 @@ async function main(): Promise<void> {
         const cores = (after.cpuMs - before.cpuMs) / 1000 / SECONDS;
         costRows.push(`| ${scenario.name} | ${connections} | ${per('cpuMs')} | ${cores.toFixed(2)} | ${per('pgQueries')} | ${per('redisCommands')} |`);
         const server = (after.cpuMs - before.cpuMs) / n;
-        const spent = (k: 'postgresMs' | 'redisMs' | 'loadMs') => (backendsAfter[k] - backendsBefore[k]) / n;
+        const backends = backendCpuSpent(backendsBefore, backendsAfter);
+        const spent = (k: 'postgresMs' | 'redisMs' | 'loadMs') => backends[k] / n;
         const total = server + spent('postgresMs') + spent('redisMs') + spent('loadMs');
         cpuRows.push(
           `| ${scenario.name} | ${connections} | ${server.toFixed(2)} | ${spent('postgresMs').toFixed(2)} | ${spent('redisMs').toFixed(2)} | ${spent('loadMs').toFixed(2)} | ${total.toFixed(2)} |`,
