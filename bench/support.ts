@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import inspector from 'node:inspector';
 import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
@@ -184,6 +185,68 @@ export function askCost(child: ChildProcess): Promise<ServerCost> {
 }
 
 export const fmt = (n: number, digits = 0): string => n.toFixed(digits);
+
+/** The whole machine's CPU jiffies so far (/proc/stat), every process's: busy (not idle or iowait) and total; zeros off Linux. */
+export function machineCpu(): { busy: number; total: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    return { busy: total - fields[3] - fields[4], total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+/** CPU time of a process on this machine, in ms, from /proc/<pid>/stat (utime + stime, 100 ticks a second); 0 when unreadable. */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+export interface BackendCpu {
+  /** PostgreSQL backend pid -> its CPU ms so far. */
+  postgres: Map<number, number>;
+  redisMs: number;
+  loadMs: number;
+}
+
+/**
+ * The CPU the servers behind a benchmark have spent so far, read from /proc (PostgreSQL and
+ * Redis run on this machine): every PostgreSQL backend connected to `database`, the Redis
+ * server, and this process (the load generator). backendCpuSpent tells what a run cost them.
+ */
+export async function backendCpu(database: string): Promise<BackendCpu> {
+  const client = new Client({ connectionString: `${POSTGRES}/postgres` });
+  const redis = new Redis(REDIS);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+    const own = process.cpuUsage();
+    return { postgres: new Map(rows.map((r) => [r.pid, procCpuMs(r.pid)])), redisMs: redisPid ? procCpuMs(redisPid) : 0, loadMs: (own.user + own.system) / 1000 };
+  } finally {
+    await client.end();
+    redis.disconnect();
+  }
+}
+
+/** What a run cost between two readings: a backend that ended meanwhile (an idle pool connection closing) is left out, one that started counts whole. */
+export function backendCpuSpent(before: BackendCpu, after: BackendCpu): { postgresMs: number; redisMs: number; loadMs: number } {
+  let postgresMs = 0;
+  for (const [pid, ms] of after.postgres) postgresMs += ms - (before.postgres.get(pid) ?? 0);
+  return { postgresMs, redisMs: after.redisMs - before.redisMs, loadMs: after.loadMs - before.loadMs };
+}
+
+/** Percent of the machine's CPU (all cores) busy between two machineCpu readings; 'n/a' off Linux. */
+export function busyPercent(before: { busy: number; total: number }, after: { busy: number; total: number }): string {
+  const total = after.total - before.total;
+  return total > 0 ? `${Math.round((100 * (after.busy - before.busy)) / total)}%` : 'n/a';
+}
 
 export interface ProfileRow {
   fn: string;

@@ -18,6 +18,7 @@ import { Reconciliation1764430000000 } from './1764430000000-reconciliation';
 import { LeaseTokens1764440000000 } from './1764440000000-lease-tokens';
 import { MasterKeyCheck1764460000000 } from './1764460000000-master-key-check';
 import { RetentionIndexes1764480000000 } from './1764480000000-retention-indexes';
+import { ChannelLinkChangedNotify1764491100000 } from './1764491100000-channel-link-changed-notify';
 import { DeliveryStatusCounts1764500000000 } from './1764500000000-delivery-status-counts';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
@@ -41,5 +42,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   LeaseTokens1764440000000,
   MasterKeyCheck1764460000000,
   RetentionIndexes1764480000000,
+  ChannelLinkChangedNotify1764491100000,
   DeliveryStatusCounts1764500000000,
 ];

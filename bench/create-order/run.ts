@@ -16,10 +16,14 @@ import {
   answerProfile,
   answerRss,
   askCost,
+  backendCpu,
+  backendCpuSpent,
   benchDatabase,
+  busyPercent,
   countCosts,
   fmt,
   forkServer,
+  machineCpu,
   profileWhile,
   signedBody,
   signedLoad,
@@ -130,7 +134,8 @@ interface Scenario {
   name: string;
   ports: number[];
   body: () => string;
-  child?: ChildProcess;
+  /** The server processes whose own costs are counted. */
+  children: ChildProcess[];
 }
 
 async function main(): Promise<void> {
@@ -151,37 +156,50 @@ async function main(): Promise<void> {
   let turn = 0;
   const many = (): string => signedBody(db.merchants[turn++ % db.merchants.length], params);
   const scenarios: Scenario[] = [
-    { name: 'service, 1 merchant', ports: [api.port], body: one, child: api.child },
-    { name: `service, ${MERCHANTS} merchants`, ports: [api.port], body: many },
-    { name: 'bare -> lean table, 1 merchant', ports: [bareLean.port], body: one, child: bareLean.child },
-    { name: 'bare -> orders table, 1 merchant', ports: [bareOrders.port], body: one },
-    { name: 'service x2 processes, 1 merchant', ports: [api.port, api2.port], body: one },
+    { name: 'service, 1 merchant', ports: [api.port], body: one, children: [api.child] },
+    { name: `service, ${MERCHANTS} merchants`, ports: [api.port], body: many, children: [api.child] },
+    { name: 'bare -> lean table, 1 merchant', ports: [bareLean.port], body: one, children: [bareLean.child] },
+    { name: 'bare -> orders table, 1 merchant', ports: [bareOrders.port], body: one, children: [bareOrders.child] },
+    { name: 'service x2 processes, 1 merchant', ports: [api.port, api2.port], body: one, children: [api.child, api2.child] },
   ];
   try {
     const rows: string[] = [];
     const goals: string[] = [];
     const costRows: string[] = [];
+    const cpuRows: string[] = [];
     for (const connections of CONNECTIONS) {
       const measured: Record<string, LoadResult> = {};
+      const busy: Record<string, string> = {};
       for (const scenario of scenarios) {
         if (scenario.ports.length > 1 && connections < 64) continue;
         await signedLoad(scenario.ports, PATH, connections, 2, scenario.body);
-        const before = scenario.child && (await askCost(scenario.child));
+        const before = await totalCost(scenario.children);
+        const backendsBefore = await backendCpu(db.name);
+        const machineBefore = machineCpu();
         const r = await signedLoad(scenario.ports, PATH, connections, SECONDS, scenario.body);
-        const after = scenario.child && (await askCost(scenario.child));
+        busy[scenario.name] = busyPercent(machineBefore, machineCpu());
+        const backendsAfter = await backendCpu(db.name);
+        const after = await totalCost(scenario.children);
         if (r.non2xx > 0 || r.errors > 0) throw new Error(`${scenario.name} at ${connections} connections: ${r.non2xx} non-2xx, ${r.errors} errors`);
         measured[scenario.name] = r;
-        if (before && after) {
-          const n = after.requests - before.requests;
-          const per = (k: keyof ServerCost) => ((after[k] - before[k]) / n).toFixed(2);
-          costRows.push(`| ${scenario.name} | ${connections} | ${per('cpuMs')} | ${per('pgQueries')} | ${per('redisCommands')} |`);
-        }
+        const n = after.requests - before.requests;
+        const per = (k: keyof ServerCost) => ((after[k] - before[k]) / n).toFixed(2);
+        // The processes' share of the machine: their CPU time over the run's wall time, in cores.
+        const cores = (after.cpuMs - before.cpuMs) / 1000 / SECONDS;
+        costRows.push(`| ${scenario.name} | ${connections} | ${per('cpuMs')} | ${cores.toFixed(2)} | ${per('pgQueries')} | ${per('redisCommands')} |`);
+        const server = (after.cpuMs - before.cpuMs) / n;
+        const backends = backendCpuSpent(backendsBefore, backendsAfter);
+        const spent = (k: 'postgresMs' | 'redisMs' | 'loadMs') => backends[k] / n;
+        const total = server + spent('postgresMs') + spent('redisMs') + spent('loadMs');
+        cpuRows.push(
+          `| ${scenario.name} | ${connections} | ${server.toFixed(2)} | ${spent('postgresMs').toFixed(2)} | ${spent('redisMs').toFixed(2)} | ${spent('loadMs').toFixed(2)} | ${total.toFixed(2)} |`,
+        );
       }
       const lean = measured['bare -> lean table, 1 merchant'];
       // A run the neighbours starved to nothing shows as n/a, not as a ratio of zeros.
       const ratio = (a: number, b: number, digits: number): string => (a > 0 && b > 0 ? `${(a / b).toFixed(digits)}x` : 'n/a');
       for (const [name, r] of Object.entries(measured)) {
-        rows.push(`| ${name} | ${connections} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${ratio(r.rps, lean.rps, 2)} | ${ratio(r.p99, lean.p99, 1)} |`);
+        rows.push(`| ${name} | ${connections} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${ratio(r.rps, lean.rps, 2)} | ${ratio(r.p99, lean.p99, 1)} | ${busy[name]} |`);
       }
       const single = measured['service, 1 merchant'];
       const spread = measured[`service, ${MERCHANTS} merchants`];
@@ -191,16 +209,23 @@ async function main(): Promise<void> {
       if (two) goals.push(`at ${connections}: two API processes / one ${ratio(two.rps, single.rps, 2)} (goal >= 1x)`);
     }
     console.log(`createOrder: autocannon, ${SECONDS} s per run after a 2 s warm-up, a fresh nonce and signature per request; every server shares the 2 cores with the load generator, PostgreSQL, Redis and the neighbours`);
-    console.log('| scenario | connections | req/s | p50 ms | p99 ms | req/s vs lean bare | p99 vs lean bare |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('| scenario | connections | req/s | p50 ms | p99 ms | req/s vs lean bare | p99 vs lean bare | machine CPU busy (2 cores, every process) |');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
     console.log('');
     console.log(`goals (issue 21): ${goals.join('; ')}`);
     console.log('');
     console.log('Cost per request, counted inside each server process during the same runs (CPU of that process only; PostgreSQL and Redis work on top):');
-    console.log('| server | connections | CPU ms | PostgreSQL round trips | Redis commands |');
-    console.log('|---|---|---|---|---|');
+    console.log('| server | connections | CPU ms | cores used | PostgreSQL round trips | Redis commands |');
+    console.log('|---|---|---|---|---|---|');
     for (const row of costRows) console.log(row);
+    console.log('');
+    console.log(
+      'CPU per request on this machine, every process that serves it (/proc: the PostgreSQL backends of the bench database, the Redis server, this load generator), ms: what decides the rate once the 2 cores are saturated, whatever the neighbours take:',
+    );
+    console.log('| scenario | connections | server process(es) | PostgreSQL | Redis | load generator | total |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const row of cpuRows) console.log(row);
 
     // The database alone, as pgbench would: createOrder's INSERT from pg sessions, no HTTP;
     // then the same with the counters folded back to one row per key, as before their slots.
@@ -252,6 +277,12 @@ async function foldCounterSlots(url: string): Promise<void> {
     await runner.release();
     await ds.destroy();
   }
+}
+
+/** The summed costs of the server processes of a scenario. */
+async function totalCost(children: ChildProcess[]): Promise<ServerCost> {
+  const costs = await Promise.all(children.map((child) => askCost(child)));
+  return costs.reduce((a, b) => ({ requests: a.requests + b.requests, cpuMs: a.cpuMs + b.cpuMs, pgQueries: a.pgQueries + b.pgQueries, redisCommands: a.redisCommands + b.redisCommands }));
 }
 
 async function adminQueryOn(url: string, statements: string[]): Promise<void> {

@@ -33,7 +33,7 @@ export interface SignedCallback {
 
 /** `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the secret's UTF-8 bytes (Standard Webhooks). */
 export function webhookSignature(secret: string, id: string, timestamp: number, body: string): string {
-  return `v1,${createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
+  return `v1,${createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
 }
 
 /** A fresh nonce for one callback: 16 characters of the request alphabet [A-Za-z0-9_-]. */

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig, BUY_ORDER, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
-import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
-import { adaptersForMode } from '@app/channels';
+import { type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
 import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderKey } from './dto/order-query-detail.dto';
 import type { OrderQueryListDto } from './dto/order-query-list.dto';
 import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
+import { ChannelLinkCache } from './channel-link-cache';
 
 /** createOrder's answer: the interface's fields, plus merchant_order_no. */
 export interface CreatedOrderView {
@@ -83,7 +83,7 @@ function listFilter(params: OrderQueryListDto): Pick<OrderListFilter, 'status' |
 export class OrdersService {
   constructor(
     private readonly orders: OrderRepository,
-    private readonly channels: ChannelRepository,
+    private readonly channelLinks: ChannelLinkCache,
     private readonly lifecycle: OrderLifecycle,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
@@ -117,7 +117,8 @@ export class OrdersService {
 
   private async createNew(merchant: Merchant, params: CreateOrderDto, cnyFen: number, hash: string): Promise<Order> {
     // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
-    const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
+    // From this process's cache, which a change to the channel or the link empties (ChannelLinkCache).
+    const linked = await this.channelLinks.find(merchant, params.paychannel_id);
     if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
     const { channel } = linked;
     if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
