@@ -225,7 +225,8 @@ function summarizeProfile(profile: CpuProfile, top: number): ProfileRow[] {
   profile.samples.forEach((id, i) => {
     const frame = byNode.get(id);
     const us = profile.timeDeltas[i] ?? 0;
-    if (!frame) return;
+    // The profiler's own session (starting and stopping it) is not the process's work.
+    if (!frame || frame.url === 'node:inspector') return;
     total += us;
     // Paths relative to the project: node_modules/..., or apps|libs|bench/... of whichever build ran.
     const url = frame.url.replace(/^.*\/node_modules\//, 'node_modules/').replace(/^file:\/\/.*?\/(apps|libs|bench)\//, '$1/');
