@@ -107,10 +107,11 @@ export class OrderLifecycle {
    * equals the order's. `final` (the adapter's paidIsFinal): the provider's word needs no
    * re-query, so paid -> confirmed -> completed and the credit share paid's transaction, with
    * order.paid and order.completed recorded in that order (SPEC 5); otherwise the confirm job
-   * re-queries the channel first.
+   * re-queries the channel first. `target`: the order's id, or the order as the caller has just
+   * read it (its amount never changes, and the transition checks its state again).
    */
-  async markPaid(orderId: string, notification: { amountFen: number; channelTradeNo: string | null }, { final }: { final: boolean }): Promise<MarkPaidResult> {
-    const order = await this.orders.findById(orderId);
+  async markPaid(target: string | Order, notification: { amountFen: number; channelTradeNo: string | null }, { final }: { final: boolean }): Promise<MarkPaidResult> {
+    const order = typeof target === 'string' ? await this.orders.findById(target) : target;
     if (!order) return 'not_found';
     if (notification.amountFen !== order.cnyFen) {
       this.logger.warn({ order_no: order.orderNo, notified_fen: notification.amountFen, order_fen: order.cnyFen }, 'notification amount differs from the order; refused');

@@ -162,7 +162,7 @@ export class ReconService {
       );
       if (status.state !== 'paid') return `channel_says_${status.state}`;
       const result = await this.lifecycle.markPaid(
-        order.id,
+        order,
         { amountFen: status.amountFen ?? line.billAmountFen ?? order.cnyFen, channelTradeNo: status.channelTradeNo },
         { final: adapter.paidIsFinal },
       );

@@ -88,11 +88,11 @@ export class SandboxCheckoutService {
     const order = await this.orders.findForCheckout(orderNo);
     // A sell order is paid out by the channel, never on a checkout page.
     if (!order || order.orderType !== BUY_ORDER) return null;
-    const channel = await this.channels.findById(order.channelId);
+    // Both at once: one round trip's wait instead of two on every page and every Pay.
+    const [channel, merchant] = await Promise.all([this.channels.findById(order.channelId), this.merchants.findById(order.merchantId)]);
     if (!channel || channel.adapter !== 'sandbox') return null;
     const secretKey = this.adapters.channelConfig(channel).secret_key;
     if (!secretKey || !verifySandboxCheckoutToken(secretKey, order.orderNo, token)) return null;
-    const merchant = await this.merchants.findById(order.merchantId);
     if (merchant?.mode !== 'test') return null;
     return { order, secretKey, merchantName: merchant.name };
   }
