@@ -109,7 +109,8 @@ export interface Child {
  * the message 'rss' with `{rss}` (see answerRss).
  */
 export function forkServer(file: string, role: string, env: NodeJS.ProcessEnv): Promise<Child> {
-  const child = fork(file, [role], { env, stdio: 'inherit' });
+  // The child's stdout (its log lines) goes to our stderr: our stdout is the result the runner records.
+  const child = fork(file, [role], { env, stdio: ['inherit', 2, 2, 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
     child.once('message', (m: { port: number }) =>
