@@ -402,6 +402,8 @@ async function main(): Promise<void> {
 
 /** The API in a process of its own, profiled and counted on the parent's asking. */
 async function serveApi(): Promise<void> {
+  // A parent that failed leaves no server behind.
+  process.once('disconnect', () => process.exit(0));
   answerProfile(20);
   const counter = countCosts();
   const app = await createApiApp(loadConfig(process.env));
@@ -412,6 +414,7 @@ async function serveApi(): Promise<void> {
 
 /** The worker likewise: its BullMQ workers send the callbacks and run the confirm jobs. */
 async function serveWorker(): Promise<void> {
+  process.once('disconnect', () => process.exit(0));
   answerProfile(20);
   countCosts();
   await createWorkerApp(loadConfig(process.env), { tuning: { callbackConcurrency: CONCURRENCY } });
