@@ -111,7 +111,8 @@ export interface Child {
  * the message 'rss' with `{rss}` (see answerRss).
  */
 export function forkServer(file: string, role: string, env: NodeJS.ProcessEnv): Promise<Child> {
-  const child = fork(file, [role], { env, stdio: 'inherit' });
+  // The child's stdout (its log lines) goes to our stderr: our stdout is the result the runner records.
+  const child = fork(file, [role], { env, stdio: ['inherit', 2, 2, 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
     child.once('message', (m: { port: number }) =>
@@ -289,7 +290,8 @@ function summarizeProfile(profile: CpuProfile, top: number): ProfileRow[] {
   profile.samples.forEach((id, i) => {
     const frame = byNode.get(id);
     const us = profile.timeDeltas[i] ?? 0;
-    if (!frame) return;
+    // The profiler's own session (starting and stopping it) is not the process's work.
+    if (!frame || frame.url === 'node:inspector') return;
     total += us;
     // Paths relative to the project: node_modules/..., or apps|libs|bench/... of whichever build ran.
     const url = frame.url.replace(/^.*\/node_modules\//, 'node_modules/').replace(/^file:\/\/.*?\/(apps|libs|bench)\//, '$1/');

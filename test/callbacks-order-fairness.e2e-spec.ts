@@ -86,11 +86,11 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       receiver.respond = (c, i) => (c.body.order_no === slowNo && c.body.event === 'order.paid' && i < 2 ? { status: 500, body: 'not yet' } : { status: 200, body: 'success' });
       const slowNo = (await db.db.query<{ order_no: string }>(`SELECT order_no FROM orders WHERE id = $1`, [slow.orderId])).rows[0].order_no;
 
-      expect(await lifecycle.markPaid(slow.orderId, { amountFen: 10000, channelTradeNo: 'SBX-SLOW' })).toBe('paid');
+      expect(await lifecycle.markPaid(slow.orderId, { amountFen: 10000, channelTradeNo: 'SBX-SLOW' }, { final: true })).toBe('paid');
       // The second order is paid after the first order.paid attempt failed.
       await waitFor(() => receiver.received.some((c) => c.body.order_no === slowNo), 10_000, 'the first attempt');
       otherPaidAt = Date.now();
-      expect(await lifecycle.markPaid(other.orderId, { amountFen: 10000, channelTradeNo: 'SBX-OTHER' })).toBe('paid');
+      expect(await lifecycle.markPaid(other.orderId, { amountFen: 10000, channelTradeNo: 'SBX-OTHER' }, { final: true })).toBe('paid');
 
       const settled = async (orderId: string) => {
         const rows = await db.deliveriesOfOrder(orderId);

@@ -69,10 +69,10 @@ describe('callbacks (SPEC 7)', () => {
     return { ...order, ...event };
   }
 
-  it('a real paid order: order.paid then order.completed, each once, both signatures verified', async () => {
-    const { orderId } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
+  it('a real paid order: order.paid then order.completed, each once and in that order, both signatures verified', async () => {
+    const { orderId, orderNo } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
     const lifecycle = workers[0].get(OrderLifecycle);
-    expect(await lifecycle.markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-1' })).toBe('paid');
+    expect(await lifecycle.markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-1' }, { final: true })).toBe('paid');
 
     const deliveries = await waitFor(async () => {
       const rows = await db.deliveriesOfOrder(orderId);
@@ -80,6 +80,8 @@ describe('callbacks (SPEC 7)', () => {
     }, 15_000, 'both deliveries succeeded');
     expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed']);
     await sleep(500);
+    // Both were written in one transaction; order.completed still went out only after order.paid succeeded.
+    expect(receiver.received.filter((c) => c.body.order_no === orderNo).map((c) => c.body.event)).toEqual(['order.paid', 'order.completed']);
     for (const d of deliveries) {
       const got = receiver.forEvent(d.event_id);
       expect(got).toHaveLength(1);
@@ -313,7 +315,7 @@ describe('callbacks (SPEC 7)', () => {
   it('a callback is never a merchant request: every attempt and every resend, sent back as is, is 40104 on every operation', async () => {
     receiver.respond = (_c, i) => (i === 0 ? { status: 500, body: 'try again' } : { status: 200, body: 'success' });
     const { orderId, orderNo } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
-    expect(await workers[0].get(OrderLifecycle).markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-NONCE' })).toBe('paid');
+    expect(await workers[0].get(OrderLifecycle).markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-NONCE' }, { final: true })).toBe('paid');
     await waitFor(async () => {
       const rows = await db.deliveriesOfOrder(orderId);
       return rows.length === 2 && rows.every((r) => r.status === 'succeeded');

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { ChannelAdapters, type ChannelAdapter } from '@app/channels';
+import { QUEUE } from '@app/common';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
+import { JobQueue } from '@app/queue';
 import type { Credentials } from '@app/operator';
 import { type TestApi, startTestApi } from './helpers/api';
 import { books, entriesOf, orderClose, refundCreate, refundRow } from './helpers/money-out';
@@ -232,7 +234,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     expect(res.body.data.pay_url).not.toContain(KEY);
   });
 
-  it('notification (GET or POST) -> paid; query through the proxy confirms -> completed, credited once', async () => {
+  it('notification (GET or POST) -> paid, waiting for the confirm job; query through the proxy confirms -> completed, credited once', async () => {
     const before = await api.operator.ledger.balance(merchant.id);
     const res = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: proxiedChannel });
     const orderNo = res.body.data.order_no;
@@ -248,6 +250,10 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     expect(again.body).toBe('success');
     const row = await orderRow(api.app, orderNo);
     expect(row).toMatchObject({ status: 'paid', channel_trade_no: n.trade_no });
+    // Anyone with the shared md5 key can sign an epay notification: not final, so the order waits
+    // in paid for the worker's confirm job (SPEC 5), unlike the sandbox, alipay and wechatpay.
+    expect(await api.app.get(JobQueue).queue(QUEUE.orders).getJob(`confirm-${row.id as string}`)).toBeDefined();
+    expect((await eventsOf(api.app, orderNo)).map((e) => e.type)).toEqual(['order.paid']);
 
     const lifecycle = api.app.get(OrderLifecycle);
     // The gateway does not know of the payment yet: confirm throws so the job retries.
@@ -316,6 +322,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     adapters.timeoutMs = 200;
     const hanging: ChannelAdapter = {
       acknowledgement: 'success',
+      paidIsFinal: false,
       createPayment: () => new Promise(() => undefined),
       verifyNotification: () => null,
       queryPayment: () => new Promise(() => undefined),

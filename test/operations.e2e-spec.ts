@@ -42,12 +42,12 @@ describe('health, readiness and metrics', () => {
 
   it('shows in its gauges the jobs and deliveries there are at its refresh', async () => {
     const sample = (body: string, series: string) => Number(body.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
-    // Two orders paid on the API alone: each leaves one confirmation job waiting (no worker here) and one pending order.paid callback.
+    // Two orders paid on the API alone as epay's are (not final): each leaves one confirmation job waiting (no worker here) and one pending order.paid callback.
     const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: 'https://merchant.example/notify' });
     for (const merchantOrderNo of ['gauges-1', 'gauges-2']) {
       const created = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay, merchant_order_no: merchantOrderNo });
       const row = await orderRow(api.app, created.body.data.order_no);
-      expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: 1000, channelTradeNo: `T-${merchantOrderNo}` })).toBe('paid');
+      expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: 1000, channelTradeNo: `T-${merchantOrderNo}` }, { final: false })).toBe('paid');
     }
     // A second API on the same database and queue: its start-up refresh reads them, where this one's figures are 10 s fresh.
     const second = await createApiApp(api.config);

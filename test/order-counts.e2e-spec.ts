@@ -28,14 +28,15 @@ describe('order counts behind orderQueryList totals', () => {
     }
     await createOrder(api.app, other.merchant, { order_type: 1, cny_amount: '1.00', paychannel_id: other.channels.remotepay, paychannel_paymethod: 'alipay' });
     const lifecycle = api.app.get(OrderLifecycle);
-    // Concurrent transitions of different orders touch the same counter rows.
+    // Concurrent transitions of different orders touch the same counter rows; paid ones stay paid
+    // (final: false, as an epay order waits for its confirm job) until confirmed below.
     await Promise.all([
-      ...ids.slice(0, 5).map((id, i) => lifecycle.markPaid(id, { amountFen: (i + 1) * 100, channelTradeNo: null })),
+      ...ids.slice(0, 5).map((id, i) => lifecycle.markPaid(id, { amountFen: (i + 1) * 100, channelTradeNo: null }, { final: false })),
       ...ids.slice(5, 8).map((id) => lifecycle.markFailed(id)),
     ]);
     await Promise.all(ids.slice(0, 3).map((id) => lifecycle.confirm(id)));
     // A late payment of a cancelled order moves it from cancelled to paid.
-    expect(await lifecycle.markPaid(ids[5], { amountFen: 600, channelTradeNo: null })).toBe('late_paid');
+    expect(await lifecycle.markPaid(ids[5], { amountFen: 600, channelTradeNo: null }, { final: false })).toBe('late_paid');
     // Sell orders exist in the data model and in queries.
     await sql(api.app).query(
       `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen,
@@ -159,7 +160,7 @@ describe('order counters of one merchant under concurrent sessions (no hot row)'
     // Inserts of a second batch race the transitions of the first.
     const [more] = await Promise.all([
       Promise.all(Array.from({ length: 20 }, () => createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channels.remotepay }))),
-      Promise.all(ids.slice(0, 25).map((id) => lifecycle.markPaid(id, { amountFen: amounts.get(id)!, channelTradeNo: null }))),
+      Promise.all(ids.slice(0, 25).map((id) => lifecycle.markPaid(id, { amountFen: amounts.get(id)!, channelTradeNo: null }, { final: false }))),
       Promise.all(ids.slice(25, 35).map((id) => lifecycle.markFailed(id))),
     ]);
     expect(more.map((r) => r.body.code)).toEqual(more.map(() => 1));

@@ -41,7 +41,7 @@ describe('reconciliation of an epay channel: a query per order of the day (real 
   /** Paid on our side, as a verified notification would have done, and credited. */
   async function paidHere(orderNo: string): Promise<void> {
     const row = await orderRow(api.app, orderNo);
-    expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: Number(row.cny_fen), channelTradeNo: `EP${orderNo}` })).toBe('paid');
+    expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: Number(row.cny_fen), channelTradeNo: `EP${orderNo}` }, { final: false })).toBe('paid');
   }
 
   it('classifies each order from the gateway answers, picks up the lost payment once, and a re-run with the same answers is the same run', async () => {

@@ -127,19 +127,20 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await orderRow(api.app, a.order_no)).status).toBe('pending');
   });
 
-  it('pay -> paid (order.paid) -> confirm -> completed (order.completed), crediting the balance once', async () => {
+  it('pay -> paid (order.paid) -> confirmed -> completed (order.completed) in the notification\'s transaction, crediting the balance once, no confirm job', async () => {
     const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('100.00');
     const res = await press(order.order_no, 'pay', order.token);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('Payment succeeded');
 
-    let row = await orderRow(api.app, order.order_no);
-    expect(row).toMatchObject({ status: 'paid', late_payment: false, channel_trade_no: `SBX${order.order_no}` });
+    // The sandbox's signed notification is its final word (SPEC 5): settled by the time the page answers.
+    const row = await orderRow(api.app, order.order_no);
+    expect(row).toMatchObject({ status: 'completed', late_payment: false, channel_trade_no: `SBX${order.order_no}` });
     expect(row.paid_at).not.toBeNull();
-    let events = await eventsOf(api.app, order.order_no);
-    expect(events.map((e) => e.type)).toEqual(['order.paid']);
-    expect(events[0].deliveries).toBe(1);
+    const events = await eventsOf(api.app, order.order_no);
+    expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+    expect(events.map((e) => e.deliveries)).toEqual([1, 1]);
     expect(Object.keys(events[0].payload).sort()).toEqual(
       [
         'cny_amount',
@@ -169,21 +170,20 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     });
     expect(typeof events[0].payload.paid_at).toBe('number');
 
-    // The delivery is due and has its callback job (job id = delivery id); the confirm job was queued after commit.
+    // order.paid's delivery has its callback job (job id = delivery id); order.completed's waits for
+    // order.paid's to end (SPEC 7 Order); no confirm job was queued.
     const jobs = api.app.get(JobQueue);
-    const [delivery] = await sql(api.app).query(
-      `SELECT d."id", d."status", d."next_attempt_at" <= now() AS "due" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."order_id" = $1`,
+    const deliveries = await sql(api.app).query(
+      `SELECT d."id", d."status", d."next_attempt_at" <= now() AS "due" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."order_id" = $1 ORDER BY e."seq"`,
       [order.id],
     );
-    expect(delivery).toEqual({ id: expect.any(String), status: 'pending', due: true });
-    expect(await jobs.queue(QUEUE.callbacks).getJob(delivery.id)).toBeDefined();
-    expect(await jobs.queue(QUEUE.orders).getJob(`confirm-${order.id}`)).toBeDefined();
-
-    await lifecycle.confirm(order.id);
-    row = await orderRow(api.app, order.order_no);
-    expect(row.status).toBe('completed');
-    events = await eventsOf(api.app, order.order_no);
-    expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+    expect(deliveries).toEqual([
+      { id: expect.any(String), status: 'pending', due: true },
+      { id: expect.any(String), status: 'pending', due: true },
+    ]);
+    expect(await jobs.queue(QUEUE.callbacks).getJob(deliveries[0].id)).toBeDefined();
+    expect(await jobs.queue(QUEUE.callbacks).getJob(deliveries[1].id)).toBeUndefined();
+    expect(await jobs.queue(QUEUE.orders).getJob(`confirm-${order.id}`)).toBeUndefined();
     expect(events[1].payload).toMatchObject({ status: 'completed', event: 'order.completed' });
     expect((await orderDetail(api.app, merchant, order.order_no)).body.data.status).toBe('completed');
 
@@ -218,18 +218,28 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(events.map((e) => [e.type, e.payload.status, e.deliveries])).toEqual([['order.cancelled', 'cancelled', 1]]);
   });
 
-  it('ten concurrent notifications, and ten concurrent confirms: paid once, credited once', async () => {
+  it('ten concurrent Pay presses and notifications, repeats, and stray confirms: paid once, credited once, order.paid before order.completed', async () => {
     const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('50.00');
     const secret = await secretKey();
-    const answers = await Promise.all(Array.from({ length: 10 }, () => notify(signSandboxNotification(secret, order.order_no, 5000, 'paid'))));
+    const [presses, answers] = await Promise.all([
+      Promise.all(Array.from({ length: 5 }, () => press(order.order_no, 'pay', order.token))),
+      Promise.all(Array.from({ length: 10 }, () => notify(signSandboxNotification(secret, order.order_no, 5000, 'paid')))),
+      Promise.all(Array.from({ length: 3 }, () => lifecycle.confirm(order.id))),
+    ]);
     expect(answers.map((a) => [a.statusCode, a.body])).toEqual(Array(10).fill([200, 'success']));
-    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.paid']);
-    await Promise.all(Array.from({ length: 10 }, () => lifecycle.confirm(order.id)));
-    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
+    // A press that finds the order settled already is told so (409); none is refused.
+    expect(presses.every((p) => p.statusCode === 200 || p.statusCode === 409)).toBe(true);
+    expect((await notify(signSandboxNotification(secret, order.order_no, 5000, 'paid'))).body).toBe('success');
+    await lifecycle.confirm(order.id);
+    const events = await sql(api.app).query(`SELECT "type", "seq" FROM "order_events" WHERE "order_id" = $1 ORDER BY "seq"`, [order.id]);
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['order.paid', 'order.completed']);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('completed');
     const after = await api.operator.ledger.balance(merchant.id);
     // 5000 - 30 service = 4970; deposit 497; actual 4473.
     expect([after.available_fen - before.available_fen, after.deposit_fen - before.deposit_fen]).toEqual([4473, 497]);
+    const ledger = await sql(api.app).query(`SELECT count(*)::int AS n FROM "ledger_entries" WHERE "order_id" = $1`, [order.id]);
+    expect(ledger).toEqual([{ n: 2 }]);
   });
 
   it('refuses a forged or altered notification and a wrong amount, changing nothing', async () => {
@@ -286,9 +296,9 @@ describe('sandbox checkout, notifications and the order state machine (real Post
 
     // The right amount still pays it; the mismatch stays on record beside order.paid.
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1200, 'paid'))).body).toBe('success');
-    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['payment.amount_mismatch', 'order.paid']);
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['payment.amount_mismatch', 'order.paid', 'order.completed']);
     const latest = await post<{ event: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.order_no }));
-    expect(latest.body.data.event).toBe('order.paid');
+    expect(latest.body.data.event).toBe('order.completed');
   });
 
   it('a notification for an unknown order is 40400', async () => {
@@ -345,7 +355,8 @@ describe('sandbox checkout, notifications and the order state machine (real Post
           await lifecycle.expireOverdue();
         },
       ],
-      ['paid', async () => notify(signSandboxNotification(await secretKey(), order.order_no, 900, 'paid'))],
+      // Paid as a channel whose word is not final (epay) leaves it, so each later step is a transition of its own.
+      ['paid', () => lifecycle.markPaid(order.id, { amountFen: 900, channelTradeNo: `SBX${order.order_no}` }, { final: false })],
       // confirm() takes both steps at once: the first is made alone here, as confirm() makes it.
       ['confirmed', () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transitionBy(em, order.id, ORDER_TRANSITIONS.between('paid', 'confirmed')))],
       ['completed', () => lifecycle.confirm(order.id)],
@@ -368,7 +379,8 @@ describe('sandbox checkout, notifications and the order state machine (real Post
 
   it('updatetime strictly increases on payment by notification and on cancellation by the channel', async () => {
     for (const [outcome, status] of [
-      ['paid', 'paid'],
+      // The sandbox's payment settles in its notification's transaction: paid and completed share one updatetime.
+      ['paid', 'completed'],
       ['failed', 'cancelled'],
     ] as const) {
       const order = await newOrder('9.50');
@@ -388,28 +400,31 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 1100, 'failed'))).json().code).toBe(40400);
     await lifecycle.expireOverdue();
     // Whatever calls them, the top-up's moves never match a sell order.
-    expect(await lifecycle.markPaid(order.id, { amountFen: 1100, channelTradeNo: 'X' })).toBe('unchanged');
+    expect(await lifecycle.markPaid(order.id, { amountFen: 1100, channelTradeNo: 'X' }, { final: true })).toBe('unchanged');
     expect(await lifecycle.markFailed(order.id)).toBe(false);
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     expect(await eventsOf(api.app, order.order_no)).toEqual([]);
   });
 
-  it('a success notification after expiry counts as a late payment, flagged', async () => {
+  it('a success notification after expiry counts as a late payment, flagged, and settles like any other', async () => {
+    const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('4.00');
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [order.id]);
     await lifecycle.expireOverdue();
     const res = await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'paid'));
     expect(res.body).toBe('success');
-    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'paid', late_payment: true });
-    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid']);
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'completed', late_payment: true });
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
+    expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(358);
     // A failure notification after payment changes nothing.
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'failed'))).body).toBe('success');
-    expect((await orderRow(api.app, order.order_no)).status).toBe('paid');
+    expect((await orderRow(api.app, order.order_no)).status).toBe('completed');
   });
 
   it('sweep: re-queues confirmation of orders stuck in paid', async () => {
     const stuck = await newOrder('7.00');
-    await notify(signSandboxNotification(await secretKey(), stuck.order_no, 700, 'paid'));
+    // Left paid as a channel whose word is not final (epay) leaves it, and then its confirm job lost.
+    await lifecycle.markPaid(stuck.id, { amountFen: 700, channelTradeNo: `SBX${stuck.order_no}` }, { final: false });
     await sql(api.app).query(`UPDATE "orders" SET "updated_at" = now() - interval '1 hour' WHERE "id" = $1`, [stuck.id]);
     const result = await lifecycle.sweep(new WorkerTuning().stuckPaidSeconds);
     expect(result.confirmsQueued).toBeGreaterThanOrEqual(1);

@@ -94,12 +94,11 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const order = await newOrder(amount);
     const delivery = wechat.pay(order.orderNo)!;
     await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
-    await lifecycle().confirm(order.id);
     expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
     return order;
   }
 
-  it('native pay -> QR page -> the payer pays -> encrypted notification -> paid -> completed, credited once', async () => {
+  it('native pay -> QR page -> the payer pays -> encrypted notification -> paid -> completed in its transaction, credited once', async () => {
     const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('12.34');
     const native = wechat.calls.find((c) => c.path === '/v3/pay/transactions/native' && c.body?.out_trade_no === order.orderNo)!;
@@ -131,10 +130,9 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const delivery = wechat.deliveries.at(-1)!;
     await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
     expect(delivery.answers).toEqual([{ status: 204, body: '' }]);
-    expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'paid', channel_trade_no: trade.transactionId });
-
-    await lifecycle().confirm(order.id);
-    expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
+    // Signed by WeChat Pay's platform key, the notification is its final word (SPEC 5): settled at once, no query.
+    expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'completed', channel_trade_no: trade.transactionId });
+    expect(wechat.calls.filter((c) => c.path.startsWith(`/v3/pay/transactions/out-trade-no/${order.orderNo}?`))).toHaveLength(0);
     expect((await eventsOf(api.app, order.orderNo)).map((e) => [e.type, e.deliveries])).toEqual([
       ['order.paid', 1],
       ['order.completed', 1],
@@ -217,7 +215,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const delivery = wechat.pay(order.orderNo)!;
     await waitFor(() => delivery.answers[0], 10_000, 'answered');
     expect(delivery.answers[0].status).toBe(204);
-    expect((await orderRow(api.app, order.orderNo)).status).toBe('paid');
+    expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
 
     // Configured with the public key only: an answer or a notification signed by the certificate is not trusted.
     const refused = await createOrder(api.app, merchant, { cny_amount: '3.00', paychannel_id: keyOnlyChannel, paychannel_paymethod: 'wxpay' });
@@ -270,7 +268,8 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     await loop.pass();
     await loop.pass();
     expect(queries()).toBe(1);
-    expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'paid', channel_trade_no: wechat.trades.get(order.orderNo)!.transactionId });
+    // WeChat Pay's signed query answer is as final as its notification: settled at once.
+    expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'completed', channel_trade_no: wechat.trades.get(order.orderNo)!.transactionId });
   });
 
   it('orderClose closes the payment at WeChat Pay', async () => {

@@ -1,15 +1,18 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig, parseNotifyUrl } from '@app/common';
 import { deliveryAddressSql, runMigrations } from '@app/db';
-import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
-import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
+import { JobsAfterCommit } from '@app/orders';
+import { type Credentials, ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { JobQueue } from '@app/queue';
+import { createApiApp } from '../../apps/api/src/create-api-app';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
+import { type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, forkServer, profileWhile, signedBody } from '../support';
 
 /**
  * `npm run bench:callbacks`, three measures against one local node:http receiver, at the same
@@ -18,19 +21,30 @@ import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
  *  - bare: a loop of undici POSTs of a callback-sized body, no database;
  *  - deliveries alone: N due delivery rows written in one transaction and announced, then
  *    claimed, signed, sent and recorded by an in-process worker until the last arrives;
- *  - pipeline: N orders marked paid through OrderLifecycle (transition, outbox rows, callback
- *    job, confirm job, order.completed), until every order.paid and order.completed arrived;
+ *  - pipeline: the real payment path with the API and the worker each in a process of its own.
+ *    N orders made by createOrder over HTTP (not timed); then, CONCURRENCY customers at a time,
+ *    each GETs its pay_url's checkout page and submits the page's Pay form as a browser would
+ *    (its action, its hidden fields, form-encoded): the sandbox notifies the channel route, the
+ *    order is paid (and, where the channel's word is final, settled), callbacks go out. Measured
+ *    until every order.paid and order.completed arrived: order.paid per second, and Pay pressed
+ *    -> order.paid received per order. For one merchant and for BENCH_MERCHANTS merchants;
+ *    with each process's CPU, PostgreSQL queries and Redis commands per order;
  *  - the same pipeline with BENCH_BACKLOGS other destinations (each its own host) waiting in the
  *    retry schedule with their delayed jobs: its rate and p50 against the clean run (SPEC 7 Cost).
- * Prints the ratios. Env: BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_BACKLOGS
- * (10000,100000), BENCH_POSTGRES_URL, REDIS_URL.
+ * BENCH_PROFILE=1 adds a run of BENCH_PROFILE_ORDERS per merchant count with the API and the
+ * worker CPU-profiled (node:inspector, as --cpu-prof): the functions with the most self time.
+ * Prints the ratios. Env: BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
+ * BENCH_BACKLOGS (10000,100000; empty for none), BENCH_POSTGRES_URL, REDIS_URL.
  */
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const POSTGRES = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Other destinations waiting in the retry schedule while the pipeline is measured again (cumulative). */
-const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '10000,100000').split(',').map(Number);
+const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '10000,100000').split(',').filter(Boolean).map(Number);
+const MERCHANTS = Number(process.env.BENCH_MERCHANTS ?? 20);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const PROFILE_ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 600);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -46,6 +60,7 @@ async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise
 }
 
 async function main(): Promise<void> {
+  const startLoad = loadavg().map((l) => +l.toFixed(2));
   const dbName = `mp_bench_callbacks_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: `${POSTGRES}/postgres` });
   await admin.connect();
@@ -71,7 +86,8 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const notifyUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/notify`;
 
-  const config = loadConfig({
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
     DATABASE_URL: databaseUrl,
     REDIS_URL: REDIS,
     MASTER_KEY: randomBytes(32).toString('base64'),
@@ -80,13 +96,20 @@ async function main(): Promise<void> {
     CALLBACK_DESTINATION_CONCURRENCY: String(CONCURRENCY),
     SANDBOX_ENABLED: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-  });
+    // Every customer comes from 127.0.0.1 and the load signs as few merchants: no 42900s.
+    RATE_LIMIT_MERCHANT_PER_SECOND: '1000000',
+    RATE_LIMIT_MERCHANT_BURST: '1000000',
+    RATE_LIMIT_IP_PER_SECOND: '1000000',
+  };
+  const config = loadConfig(env);
   const cli = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-  const merchants = cli.get(MerchantAccountService);
+  const merchantAccounts = cli.get(MerchantAccountService);
   const channels = cli.get(ChannelSetupService);
-  const merchant = await merchants.create({ name: 'bench', mode: 'test', notifyUrl });
+  const merchants: Credentials[] = [];
+  for (let i = 0; i < Math.max(1, MERCHANTS); i++) merchants.push(await merchantAccounts.create({ name: `bench-${i}`, mode: 'test', notifyUrl }));
+  const merchant = merchants[0];
   const { id: channelId } = await channels.create({ category: 'remotepay', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' });
-  await channels.link(merchant.id, channelId);
+  for (const m of merchants) await channels.link(m.id, channelId);
   await cli.close();
 
   const db = new Client({ connectionString: databaseUrl });
@@ -106,7 +129,7 @@ async function main(): Promise<void> {
     return made;
   };
   const waitUntil = async (done: () => boolean, what: string): Promise<void> => {
-    const deadline = Date.now() + 180_000;
+    const deadline = Date.now() + 300_000;
     while (!done()) {
       if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 5));
@@ -133,11 +156,9 @@ async function main(): Promise<void> {
   await agent.close();
   const bare = ORDERS / bareS;
 
+  // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once, to an in-process worker.
   const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
-  const lifecycle = worker.get(OrderLifecycle);
   const afterCommit = worker.get(JobsAfterCommit);
-
-  // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once.
   const alone = await insertOrders(ORDERS);
   received = 0;
   await db.query('BEGIN');
@@ -163,37 +184,136 @@ async function main(): Promise<void> {
   await waitUntil(() => received >= alone.length, 'the deliveries alone');
   const aloneS = (lastArrival - aloneStarted) / 1000;
   const aloneRate = alone.length / aloneS;
+  await worker.close();
 
-  // The pipeline: notification -> order.paid and order.completed received.
-  const pipeline = async (): Promise<{ paidRate: number; allRate: number; latencies: number[] }> => {
-    const orders = await insertOrders(ORDERS);
+  // The pipeline's processes: the API the customers press Pay on, the worker that sends the callbacks.
+  const api = await forkServer(__filename, 'api', env);
+  const workerProcess = await forkServer(__filename, 'worker', env);
+  const apiUrl = `http://127.0.0.1:${api.port}`;
+  const customers = new Agent({ keepAliveTimeout: 4000, connections: CONCURRENCY });
+
+  /** createOrder over HTTP, as the merchants' servers call it: the pay_urls to open. */
+  const createOrders = async (n: number, payers: Credentials[]): Promise<{ orderNo: string; payPath: string }[]> => {
+    const made: { orderNo: string; payPath: string }[] = [];
+    let turn = 0;
+    await pool(
+      Array.from({ length: n }, (_, i) => i),
+      CONCURRENCY,
+      async () => {
+        const payer = payers[turn++ % payers.length];
+        // Setup, not measured: on a machine this loaded the API's pool can time out, so ask again.
+        let answer: { code: number; data?: { order_no: string; pay_url: string } } = { code: 0 };
+        for (let attempt = 0; attempt < 5 && answer.code !== 1; attempt++) {
+          const res = await request(`${apiUrl}/api/merchant/createOrder`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: signedBody(payer, { order_type: 1, cny_amount: '100.00', paychannel_id: channelId, paychannel_paymethod: 'alipay' }),
+            dispatcher: customers,
+          });
+          answer = (await res.body.json()) as typeof answer;
+        }
+        if (answer.code !== 1 || !answer.data) throw new Error(`bench: createOrder answered ${JSON.stringify(answer)}`);
+        const url = new URL(answer.data.pay_url);
+        made.push({ orderNo: answer.data.order_no, payPath: `${url.pathname}${url.search}` });
+      },
+    );
+    return made;
+  };
+
+  /** A customer: opens the checkout page, then submits its Pay form exactly as the page says. Answers when Pay was pressed. */
+  const pressPay = async (payPath: string): Promise<{ pressed: number; answered: number }> => {
+    const page = await request(`${apiUrl}${payPath}`, { method: 'GET', headers: { accept: 'text/html', 'accept-language': 'en' }, dispatcher: customers });
+    const html = await page.body.text();
+    if (page.statusCode !== 200) throw new Error(`bench: checkout page answered ${page.statusCode}`);
+    const form = /<form method="post" action="([^"]*\/pay[^"]*)">([\s\S]*?)<\/form>/.exec(html);
+    if (!form) throw new Error('bench: the checkout page has no Pay form');
+    const unescape = (t: string): string => t.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    const fields = new URLSearchParams();
+    for (const input of form[2].matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields.append(unescape(input[1]), unescape(input[2]));
+    const pressed = performance.now();
+    const res = await request(new URL(unescape(form[1]), apiUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', 'accept-language': 'en', origin: apiUrl },
+      body: fields.toString(),
+      dispatcher: customers,
+    });
+    const answer = await res.body.text();
+    if (res.statusCode !== 200 || !answer.includes('Payment succeeded')) throw new Error(`bench: Pay answered ${res.statusCode}`);
+    return { pressed, answered: performance.now() };
+  };
+
+  interface PipelineRun {
+    paidRate: number;
+    allRate: number;
+    latencies: number[];
+    /** Pay pressed -> the page's answer (the API's part: the notification handled, the job added). */
+    answerLatencies: number[];
+    perOrder: { api: ServerCost; worker: ServerCost };
+    loadAverage: number[];
+    profile?: { api: ProfileRow[]; worker: ProfileRow[] };
+  }
+  const costDelta = (after: ServerCost, before: ServerCost, n: number): ServerCost => ({
+    requests: +((after.requests - before.requests) / n).toFixed(2),
+    cpuMs: +((after.cpuMs - before.cpuMs) / n).toFixed(2),
+    pgQueries: +((after.pgQueries - before.pgQueries) / n).toFixed(2),
+    redisCommands: +((after.redisCommands - before.redisCommands) / n).toFixed(2),
+  });
+  /** Pay pressed on every order -> order.paid and order.completed received; `profile` samples both processes meanwhile. */
+  const pipeline = async (n: number, payers: Credentials[], profile = false): Promise<PipelineRun> => {
+    const orders = await createOrders(n, payers);
     received = 0;
     paidArrival.clear();
     const paidAt = new Map<string, number>();
+    const answerLatencies: number[] = [];
+    const before = { api: await askCost(api.child), worker: await askCost(workerProcess.child) };
     const started = performance.now();
-    await pool(orders, CONCURRENCY, async (o) => {
-      paidAt.set(o.orderNo, performance.now());
-      await lifecycle.markPaid(o.id, { amountFen: 10000, channelTradeNo: `T${o.orderNo}` });
-    });
-    await waitUntil(() => paidArrival.size >= orders.length, 'every order.paid');
+    const run = async (): Promise<void> => {
+      await pool(orders, CONCURRENCY, async (o) => {
+        const { pressed, answered } = await pressPay(o.payPath);
+        paidAt.set(o.orderNo, pressed);
+        answerLatencies.push(answered - pressed);
+      });
+      await waitUntil(() => paidArrival.size >= orders.length, 'every order.paid');
+      // order.completed follows each order.paid delivery's success (SPEC 7 Order).
+      await waitUntil(() => received >= orders.length * 2, 'every order.completed');
+    };
+    let profiled: PipelineRun['profile'];
+    if (profile) {
+      let workerRows: ProfileRow[] = [];
+      const apiRows = await profileWhile(api.child, async () => {
+        workerRows = await profileWhile(workerProcess.child, run);
+      });
+      profiled = { api: apiRows, worker: workerRows };
+    } else {
+      await run();
+    }
+    const finished = performance.now();
+    const after = { api: await askCost(api.child), worker: await askCost(workerProcess.child) };
     const lastPaid = Math.max(...paidArrival.values());
     const latencies = orders.filter((o) => paidArrival.has(o.orderNo)).map((o) => paidArrival.get(o.orderNo)! - paidAt.get(o.orderNo)!).sort((a, b) => a - b);
-    // order.completed callbacks (the confirm job, then the delivery once order.paid's succeeded) follow.
-    await waitUntil(() => received >= orders.length * 2, 'every order.completed');
-    return { paidRate: paidArrival.size / ((lastPaid - started) / 1000), allRate: received / ((performance.now() - started) / 1000), latencies };
+    return {
+      paidRate: paidArrival.size / ((lastPaid - started) / 1000),
+      allRate: received / ((finished - started) / 1000),
+      latencies,
+      answerLatencies: answerLatencies.sort((a, b) => a - b),
+      perOrder: { api: costDelta(after.api, before.api, orders.length), worker: costDelta(after.worker, before.worker, orders.length) },
+      loadAverage: loadavg().map((l) => +l.toFixed(2)),
+      profile: profiled,
+    };
   };
-  const clean = await pipeline();
+  const clean = await pipeline(ORDERS, [merchant]);
+  const many = await pipeline(ORDERS, merchants);
+  const profiles = PROFILE ? { one_merchant: (await pipeline(PROFILE_ORDERS, [merchant], true)).profile, many_merchants: (await pipeline(PROFILE_ORDERS, merchants, true)).profile } : undefined;
 
   // The realistic condition: other merchants' endpoints failing, each delivery to its own host,
   // waiting in the retry schedule (due in an hour) with its delayed job, as a failed attempt leaves it.
+  const queues = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: true }), { logger: false });
   const backlogMerchant = await (async () => {
-    const ctx = await NestFactory.createApplicationContext(OperatorModule.forRoot(config), { logger: false });
-    const m = await ctx.get(MerchantAccountService).create({ name: 'failing', mode: 'test', notifyUrl: 'http://failing.invalid/n' });
-    await ctx.get(ChannelSetupService).link(m.id, channelId);
-    await ctx.close();
+    const m = await queues.get(MerchantAccountService).create({ name: 'failing', mode: 'test', notifyUrl: 'http://failing.invalid/n' });
+    await queues.get(ChannelSetupService).link(m.id, channelId);
     return m.id;
   })();
-  const jobs = worker.get(JobQueue);
+  const jobs = queues.get(JobQueue);
   let backlog = 0;
   const growBacklog = async (to: number): Promise<void> => {
     for (; backlog < to; backlog += Math.min(5_000, to - backlog)) {
@@ -223,30 +343,41 @@ async function main(): Promise<void> {
       }
     }
   };
-  const withBacklog: Record<string, { paidRate: number; allRate: number; latencies: number[] }> = {};
+  const withBacklog: Record<string, PipelineRun> = {};
   for (const size of BACKLOGS) {
     await growBacklog(size);
-    withBacklog[size] = await pipeline();
+    withBacklog[size] = await pipeline(ORDERS, [merchant]);
   }
-  await worker.close();
+  await queues.close();
+  await customers.close();
+  await Promise.all([api.stop(), workerProcess.stop()]);
   const { rows: counts } = await db.query<{ events: string; deliveries: string; attempts: string }>(
     `SELECT (SELECT count(*) FROM order_events) AS events, (SELECT count(*) FROM callback_deliveries) AS deliveries, (SELECT count(*) FROM callback_attempts) AS attempts`,
   );
 
   const bareP50 = percentile(bareLatencies, 50);
   const cleanP50 = percentile(clean.latencies, 50);
+  const summary = (r: PipelineRun) => ({
+    paid_deliveries_per_s: Math.round(r.paidRate),
+    all_callbacks_per_s: Math.round(r.allRate),
+    ratio_to_bare: +(r.paidRate / bare).toFixed(3),
+    pay_pressed_to_paid_received_ms: { p50: Math.round(percentile(r.latencies, 50)), p99: Math.round(percentile(r.latencies, 99)) },
+    ratio_p50_to_bare_post_p50: +(percentile(r.latencies, 50) / bareP50).toFixed(1),
+    pay_pressed_to_page_answer_ms: { p50: Math.round(percentile(r.answerLatencies, 50)), p99: Math.round(percentile(r.answerLatencies, 99)) },
+    per_order: r.perOrder,
+    load_average_after: r.loadAverage,
+  });
   const result = {
     orders: ORDERS,
     concurrency: CONCURRENCY,
+    load_average_at_start: startLoad,
     bare_undici_posts_per_s: Math.round(bare),
     bare_post_ms: { p50: +bareP50.toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
     deliveries_alone_per_s: Math.round(aloneRate),
     ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
-    pipeline_paid_deliveries_per_s: Math.round(clean.paidRate),
-    pipeline_all_callbacks_per_s: Math.round(clean.allRate),
-    ratio_pipeline_to_bare: +(clean.paidRate / bare).toFixed(3),
-    paid_to_received_ms: { p50: Math.round(cleanP50), p99: Math.round(percentile(clean.latencies, 99)) },
-    ratio_paid_to_received_p50_to_bare_post_p50: +(cleanP50 / bareP50).toFixed(1),
+    // Customers pressing Pay on the sandbox checkout page, the API and the worker in processes of their own.
+    pipeline_one_merchant: summary(clean),
+    [`pipeline_${merchants.length}_merchants`]: summary(many),
     // The same pipeline while other destinations wait in the retry schedule: rate and p50 against the clean run.
     with_backlog: Object.fromEntries(
       Object.entries(withBacklog).map(([size, r]) => [
@@ -260,6 +391,7 @@ async function main(): Promise<void> {
       ]),
     ),
     rows: counts[0],
+    ...(profiles ? { profiles } : {}),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 
@@ -269,7 +401,32 @@ async function main(): Promise<void> {
   await admin.end();
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
-});
+/** The API in a process of its own, profiled and counted on the parent's asking. */
+async function serveApi(): Promise<void> {
+  // A parent that failed leaves no server behind.
+  process.once('disconnect', () => process.exit(0));
+  answerProfile(20);
+  const counter = countCosts();
+  const app = await createApiApp(loadConfig(process.env));
+  app.getHttpAdapter().getInstance().addHook('onRequest', async () => counter.request());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.send!({ port: (app.getHttpServer().address() as AddressInfo).port });
+}
+
+/** The worker likewise: its BullMQ workers send the callbacks and run the confirm jobs. */
+async function serveWorker(): Promise<void> {
+  process.once('disconnect', () => process.exit(0));
+  answerProfile(20);
+  countCosts();
+  await createWorkerApp(loadConfig(process.env), { tuning: { callbackConcurrency: CONCURRENCY } });
+  process.send!({ port: 0 });
+}
+
+const role = process.argv[2];
+if (role === 'api') void serveApi();
+else if (role === 'worker') void serveWorker();
+else
+  main().catch((err) => {
+    process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(1);
+  });

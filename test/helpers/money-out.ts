@@ -23,15 +23,14 @@ export interface SellOrderAnswer extends CreatedOrder {
   payee_account: string;
 }
 
-/** A top-up paid and confirmed through the real lifecycle: completed, its merchant credited. */
+/** A top-up paid through the real lifecycle as a final notification settles it: completed, its merchant credited. */
 export async function completedOrder(app: NestFastifyApplication, merchant: Credentials, params: Record<string, unknown>): Promise<CreatedOrder & { id: string }> {
   const res = await createOrder(app, merchant, params);
   if (res.body.code !== 1) throw new Error(`createOrder answered ${JSON.stringify(res.body)}`);
   const row = await orderRow(app, res.body.data.order_no);
   const lifecycle = app.get(OrderLifecycle);
   const id = row.id as string;
-  if ((await lifecycle.markPaid(id, { amountFen: Number(row.cny_fen), channelTradeNo: `T${res.body.data.order_no}` })) !== 'paid') throw new Error('not paid');
-  await lifecycle.confirm(id);
+  if ((await lifecycle.markPaid(id, { amountFen: Number(row.cny_fen), channelTradeNo: `T${res.body.data.order_no}` }, { final: true })) !== 'paid') throw new Error('not paid');
   return { ...res.body.data, id };
 }
 

@@ -95,6 +95,7 @@ const PAID_STATES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
  */
 export class AlipayAdapter implements ChannelAdapter {
   readonly acknowledgement = 'success';
+  readonly paidIsFinal = true;
   /** Alipay reads only the body: `success` stops its retries, anything else (we say `fail`) asks for another. */
   readonly notificationAnswers: NotificationAnswers = {
     accepted: () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: 'success' }),

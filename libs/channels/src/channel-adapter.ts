@@ -162,6 +162,13 @@ export interface ChannelAdapter {
   /** Set when the protocol answers notifications its own way (alipay: `fail`; wechatpay: 204 or a JSON FAIL). */
   readonly notificationAnswers?: NotificationAnswers;
   queryPayment(query: PaymentQuery, signal: AbortSignal): Promise<PaymentStatus>;
+  /**
+   * A verified paid notification, or a paid query answer, is the provider's final word (signed
+   * with the provider's own key; the sandbox is its own provider): the order is confirmed and
+   * credited in the transaction that marks it paid (SPEC 5). False: the worker re-queries the
+   * channel before confirming (epay, whose md5 key is a secret the merchant shares).
+   */
+  readonly paidIsFinal: boolean;
   /** The text body the channel expects once a notification is accepted. */
   readonly acknowledgement: string;
   /** Tells the channel an unpaid payment is closed (orderClose); absent when the protocol has no such call. */

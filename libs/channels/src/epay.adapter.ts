@@ -73,6 +73,8 @@ function codeOf(answer: EpayQueryAnswer): number | null {
  */
 export class EpayAdapter implements ChannelAdapter {
   readonly acknowledgement = 'success';
+  // Anyone holding the shared md5 key can sign a notification: the worker asks the gateway first.
+  readonly paidIsFinal = false;
 
   constructor(
     private readonly config: ChannelConfig,

@@ -85,6 +85,7 @@ export function signSandboxNotification(secretKey: string, orderNo: string, amou
  */
 export class SandboxAdapter implements ChannelAdapter {
   readonly acknowledgement = 'success';
+  readonly paidIsFinal = true;
 
   constructor(
     private readonly secretKey: string | undefined,

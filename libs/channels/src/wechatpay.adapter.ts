@@ -114,6 +114,7 @@ function refusal(answer: ChannelAnswer): string {
  */
 export class WechatpayAdapter implements ChannelAdapter {
   readonly acknowledgement = '';
+  readonly paidIsFinal = true;
   readonly notificationIsJsonDocument = true;
   /** WeChat Pay: 204 once handled; anything else, with {"code":"FAIL"}, makes it send again. */
   readonly notificationAnswers: NotificationAnswers = {

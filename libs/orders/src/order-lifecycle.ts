@@ -102,11 +102,16 @@ export class OrderLifecycle {
   }
 
   /**
-   * A verified success notification: pending -> paid, or cancelled -> paid flagged as a late
-   * payment (the money was taken). Only when the amount equals the order's.
+   * A verified success notification (or a channel's paid answer to a query): pending -> paid, or
+   * cancelled -> paid flagged as a late payment (the money was taken). Only when the amount
+   * equals the order's. `final` (the adapter's paidIsFinal): the provider's word needs no
+   * re-query, so paid -> confirmed -> completed and the credit share paid's transaction, with
+   * order.paid and order.completed recorded in that order (SPEC 5); otherwise the confirm job
+   * re-queries the channel first. `target`: the order's id, or the order as the caller has just
+   * read it (its amount never changes, and the transition checks its state again).
    */
-  async markPaid(orderId: string, notification: { amountFen: number; channelTradeNo: string | null }): Promise<MarkPaidResult> {
-    const order = await this.orders.findById(orderId);
+  async markPaid(target: string | Order, notification: { amountFen: number; channelTradeNo: string | null }, { final }: { final: boolean }): Promise<MarkPaidResult> {
+    const order = typeof target === 'string' ? await this.orders.findById(target) : target;
     if (!order) return 'not_found';
     if (notification.amountFen !== order.cnyFen) {
       this.logger.warn({ order_no: order.orderNo, notified_fen: notification.amountFen, order_fen: order.cnyFen }, 'notification amount differs from the order; refused');
@@ -115,10 +120,19 @@ export class OrderLifecycle {
       );
       return 'amount_mismatch';
     }
-    const recorded = await this.transit(order.id, PAY, 'order.paid', { paid: true, channelTradeNo: notification.channelTradeNo });
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const paid = await this.orders.transitionBy(em, order.id, PAY, { paid: true, channelTradeNo: notification.channelTradeNo });
+      if (!paid) return null;
+      const paidEvent = await this.record(em, paid, 'order.paid');
+      if (!final) return { paid, deliveryIds: [paidEvent.deliveryId] };
+      const completedEvent = await this.settle(em, paid);
+      return { paid, deliveryIds: completedEvent ? [paidEvent.deliveryId, completedEvent.deliveryId] : [paidEvent.deliveryId] };
+    });
     if (!recorded) return 'unchanged';
-    await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
-    return recorded.order.latePayment ? 'late_paid' : 'paid';
+    // One call: order.paid's delivery gets its job, order.completed's waits for it to end (SPEC 7 Order).
+    await this.afterCommit.deliver(recorded.deliveryIds);
+    if (!final) await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
+    return recorded.paid.latePayment ? 'late_paid' : 'paid';
   }
 
   /** The channel reports the payment failed: pending -> cancelled. */
@@ -170,16 +184,23 @@ export class OrderLifecycle {
       return;
     }
     // One commit instead of two per order. A concurrent confirm finds the order moved and changes nothing.
-    const recorded = await this.dataSource.transaction(async (em) => {
-      if (confirmation) await this.orders.transitionBy(em, order.id, CONFIRM, confirmation);
-      const completed = await this.orders.transitionBy(em, order.id, CREDIT);
-      if (!completed) return null;
-      const event = await this.record(em, completed, 'order.completed');
-      // Last, so the merchant's balance row stays locked only until the commit that follows.
-      await this.ledger.creditOrder(em, completed);
-      return event;
-    });
+    const recorded = await this.dataSource.transaction((em) => this.settle(em, order, confirmation ?? {}));
     if (recorded) await this.afterCommit.deliver(recorded.deliveryId);
+  }
+
+  /**
+   * Inside the caller's transaction: paid -> confirmed (when `order` was read paid) -> completed,
+   * its order.completed event, then the credit, last, so the merchant's balance row stays locked
+   * only until the commit that follows. Null when the order had moved on (a concurrent
+   * settlement did it): one credit whichever comes first.
+   */
+  private async settle(em: EntityManager, order: Order, confirmation: { channelTradeNo?: string | null } = {}): Promise<RecordedEvent | null> {
+    if (CONFIRM.from.includes(order.status)) await this.orders.transitionBy(em, order.id, CONFIRM, confirmation);
+    const completed = await this.orders.transitionBy(em, order.id, CREDIT);
+    if (!completed) return null;
+    const event = await this.record(em, completed, 'order.completed');
+    await this.ledger.creditOrder(em, completed);
+    return event;
   }
 
   /**

@@ -79,6 +79,7 @@ export const ORDER_TRANSITIONS = new TransitionTable<OrderStatus, OrderTransitio
   { from: 'pending', to: 'cancelled', orderTypes: [BUY_ORDER], by: 'channel_failure' },
   // The money was taken after all: a late success notification counts (the order is flagged).
   { from: 'cancelled', to: 'paid', orderTypes: [BUY_ORDER], by: 'late_notification' },
+  // The channel's re-query answers paid; or, where paid came from the provider's final word, that word itself.
   { from: 'paid', to: 'confirmed', orderTypes: [BUY_ORDER], by: 'confirmation' },
   { from: 'confirmed', to: 'completed', orderTypes: [BUY_ORDER], by: 'credit' },
   // The merchant closes an unpaid top-up (orderClose); a late success still counts, as after expiry.

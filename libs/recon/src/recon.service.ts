@@ -174,13 +174,17 @@ export class ReconService {
         adapter.queryPayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt }, signal),
       );
       if (status.state !== 'paid') return `channel_says_${status.state}`;
-      const result = await this.lifecycle.markPaid(order.id, { amountFen: status.amountFen ?? line.billAmountFen ?? order.cnyFen, channelTradeNo: status.channelTradeNo });
+      const result = await this.lifecycle.markPaid(
+        order,
+        { amountFen: status.amountFen ?? line.billAmountFen ?? order.cnyFen, channelTradeNo: status.channelTradeNo },
+        { final: adapter.paidIsFinal },
+      );
       const resolution = result === 'paid' ? 'moved_paid' : result === 'late_paid' ? 'moved_late_paid' : result === 'unchanged' ? 'already_moved' : result;
-      this.logger.warn(`reconciliation picked up a payment: channel_id=${channel.id} order_no=${order.orderNo} resolution=${resolution}`);
+      this.logger.warn({ channel_id: channel.id, order_no: order.orderNo, resolution }, 'reconciliation picked up a payment');
       return resolution;
     } catch (err) {
       if (!(err instanceof ChannelError)) throw err;
-      this.logger.warn(`reconciliation: channel_id=${channel.id} order_no=${order.orderNo}: the query failed, a re-run asks again: ${err.message}`);
+      this.logger.warn({ channel_id: channel.id, order_no: order.orderNo, reason: err.message }, 'reconciliation: the query failed, a re-run asks again');
       return 'query_failed';
     }
   }

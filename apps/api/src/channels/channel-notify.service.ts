@@ -67,7 +67,7 @@ export class ChannelNotifyService {
       this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports failure');
       return;
     }
-    const result = await this.lifecycle.markPaid(order.id, notification);
+    const result = await this.lifecycle.markPaid(order, notification, { final: adapter.paidIsFinal });
     if (result === 'amount_mismatch') {
       this.metrics.paymentAmountMismatches.inc();
       throw DomainError.invalid('amount', 'does not equal the order amount');

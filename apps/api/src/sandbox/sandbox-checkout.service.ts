@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
-import { ChannelRepository, MerchantRepository, type Order, OrderRepository, SandboxBillRepository } from '@app/db';
+import { type Order, OrderRepository, SandboxBillRepository } from '@app/db';
 import type { Lang } from '../portal/i18n/i18n';
 import { checkoutPage, resultPage } from './checkout-page';
 
@@ -28,8 +28,6 @@ export class SandboxCheckoutService {
   constructor(
     private readonly config: AppConfig,
     private readonly orders: OrderRepository,
-    private readonly channels: ChannelRepository,
-    private readonly merchants: MerchantRepository,
     private readonly adapters: ChannelAdapters,
     private readonly adapterHost: HttpAdapterHost,
     private readonly sandboxBook: SandboxBillRepository,
@@ -85,15 +83,15 @@ export class SandboxCheckoutService {
    */
   private async resolve(orderNo: string, token: unknown): Promise<{ order: Order; secretKey: string; merchantName: string } | null> {
     if (!this.config.sandboxEnabled || !/^\d{22}$/.test(orderNo)) return null;
-    const order = await this.orders.findForCheckout(orderNo);
+    // The order, its channel and its merchant in one round trip: the page and Pay each need them.
+    const found = await this.orders.findCheckout(orderNo);
     // A sell order is paid out by the channel, never on a checkout page.
-    if (!order || order.orderType !== BUY_ORDER) return null;
-    const channel = await this.channels.findById(order.channelId);
-    if (!channel || channel.adapter !== 'sandbox') return null;
+    if (!found || found.order.orderType !== BUY_ORDER) return null;
+    const { order, channel } = found;
+    if (channel.adapter !== 'sandbox') return null;
     const secretKey = this.adapters.channelConfig(channel).secret_key;
     if (!secretKey || !verifySandboxCheckoutToken(secretKey, order.orderNo, token)) return null;
-    const merchant = await this.merchants.findById(order.merchantId);
-    if (merchant?.mode !== 'test') return null;
-    return { order, secretKey, merchantName: merchant.name };
+    if (found.merchantMode !== 'test') return null;
+    return { order, secretKey, merchantName: found.merchantName };
   }
 }

@@ -11,7 +11,8 @@ const BATCH = 100;
  * SPEC 6, lost notifications: a pending top-up on a live channel is queried at the channel about
  * 1 min and 5 min after creation and just before it expires. A paid answer goes through
  * OrderLifecycle.markPaid exactly as the notification would (one conditional transition, so one
- * credit whichever comes first; another amount is recorded as payment.amount_mismatch).
+ * credit whichever comes first; settled at once where the channel's word is final, else after
+ * the confirm job's re-query; another amount is recorded as payment.amount_mismatch).
  */
 @Injectable()
 export class LostNotificationLoop implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -57,7 +58,7 @@ export class LostNotificationLoop implements OnApplicationBootstrap, BeforeAppli
         adapter.queryPayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: null }, signal),
       );
       if (status.state !== 'paid' || status.amountFen === null) return false;
-      const result = await this.lifecycle.markPaid(order.id, { amountFen: status.amountFen, channelTradeNo: status.channelTradeNo });
+      const result = await this.lifecycle.markPaid(order.id, { amountFen: status.amountFen, channelTradeNo: status.channelTradeNo }, { final: adapter.paidIsFinal });
       this.logger.log({ order_no: order.orderNo, checkpoint: order.checkpoint, result }, 'lost notification: the channel reports the order paid');
       return result === 'paid' || result === 'late_paid';
     } catch (err) {

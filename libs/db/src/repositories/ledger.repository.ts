@@ -80,10 +80,23 @@ export class LedgerRepository {
    * inserts nothing and moves no money. Returns whether this call credited.
    */
   async creditOrder(em: EntityManager, order: Order): Promise<boolean> {
-    const subject = { merchantId: order.merchantId, orderId: order.id };
-    const credited = await this.credit(em, 'order_credit', subject, order.merchantActualFen);
-    const deposited = await this.credit(em, 'order_deposit', subject, order.depositFen);
-    return credited || deposited;
+    // Both entries and the balance in one statement: the balance row, locked until the commit, is taken by its last step.
+    const credited = await em.query<unknown[]>(
+      `WITH "entries" AS (
+         INSERT INTO "ledger_entries" ("merchant_id", "order_id", "refund_id", "kind", "amount_fen")
+         VALUES ($1, $2, NULL, 'order_credit', $3), ($1, $2, NULL, 'order_deposit', $4)
+         ON CONFLICT DO NOTHING RETURNING "kind", "amount_fen")
+       INSERT INTO "balances" ("merchant_id", "available_fen", "deposit_fen", "updated_at")
+       SELECT $1, coalesce(sum("amount_fen") FILTER (WHERE "kind" = 'order_credit'), 0), coalesce(sum("amount_fen") FILTER (WHERE "kind" = 'order_deposit'), 0), now()
+         FROM "entries" HAVING count(*) > 0
+       ON CONFLICT ("merchant_id") DO UPDATE SET
+         "available_fen" = "balances"."available_fen" + EXCLUDED."available_fen",
+         "deposit_fen" = "balances"."deposit_fen" + EXCLUDED."deposit_fen",
+         "updated_at" = now()
+       RETURNING 1`,
+      [order.merchantId, order.id, order.merchantActualFen, order.depositFen],
+    );
+    return credited.length > 0;
   }
 
   /** The merchant's balances; zero before its first credit. */

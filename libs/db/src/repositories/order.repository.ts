@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { Order, type OrderStatus } from '../entities';
+import type { EntityManager, EntityTarget, Repository, SelectQueryBuilder } from 'typeorm';
+import { Channel, type MerchantMode, Order, type OrderStatus } from '../entities';
 import type { Move } from '../state-move';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
 
@@ -17,14 +17,27 @@ export interface TransitionChanges {
   channelTradeNo?: string | null;
 }
 
+/** An entity from a raw row whose columns carry their database names after `prefix`, as TypeORM would hydrate it. */
+function hydrate<T>(em: EntityManager, entity: EntityTarget<T> & (new () => T), row: Record<string, unknown>, prefix = ''): T {
+  const made = new entity();
+  const { driver } = em.connection;
+  for (const column of em.connection.getMetadata(entity).columns) {
+    (made as Record<string, unknown>)[column.propertyName] = driver.prepareHydratedValue(row[`${prefix}${column.databaseName}`], column);
+  }
+  return made;
+}
+
 /** An orders row as RETURNING * gives it, turned into the entity as TypeORM would (bigint amounts as numbers, dates). */
 function hydrateOrder(em: EntityManager, row: Record<string, unknown>): Order {
-  const order = new Order();
-  const { driver } = em.connection;
-  for (const column of em.connection.getMetadata(Order).columns) {
-    (order as unknown as Record<string, unknown>)[column.propertyName] = driver.prepareHydratedValue(row[column.databaseName], column);
-  }
-  return order;
+  return hydrate(em, Order, row);
+}
+
+/** What the sandbox checkout page checks before it shows or pays an order. */
+export interface CheckoutOrder {
+  order: Order;
+  channel: Channel;
+  merchantName: string;
+  merchantMode: MerchantMode;
 }
 
 /** createOrder's row in one statement; plain SQL, as the query builder cost more CPU than the insert. */
@@ -87,9 +100,29 @@ export class OrderRepository {
     return this.orders.findOneBy({ channelId, orderNo });
   }
 
-  /** For the sandbox checkout page, whose HMAC token stands in for the merchant. */
+  /** For the checkout pages, whose HMAC token stands in for the merchant. */
   findForCheckout(orderNo: string): Promise<Order | null> {
     return this.orders.findOneBy({ orderNo });
+  }
+
+  /**
+   * The sandbox checkout's order with its channel and its merchant's name and mode, in one round
+   * trip: the page and its Pay each need all three before anything else.
+   */
+  async findCheckout(orderNo: string): Promise<CheckoutOrder | null> {
+    const em = this.orders.manager;
+    const channelColumns = em.connection
+      .getMetadata(Channel)
+      .columns.map((c) => `c."${c.databaseName}" AS "channel.${c.databaseName}"`)
+      .join(', ');
+    const [row]: Record<string, unknown>[] = await em.query(
+      `SELECT o.*, ${channelColumns}, m."name" AS "merchant.name", m."mode" AS "merchant.mode"
+         FROM "orders" o JOIN "channels" c ON c."id" = o."channel_id" JOIN "merchants" m ON m."id" = o."merchant_id"
+        WHERE o."order_no" = $1`,
+      [orderNo],
+    );
+    if (!row) return null;
+    return { order: hydrateOrder(em, row), channel: hydrate(em, Channel, row, 'channel.'), merchantName: row['merchant.name'] as string, merchantMode: row['merchant.mode'] as MerchantMode };
   }
 
   /** For the worker's jobs, which carry order ids only. */
