@@ -4,6 +4,7 @@ export * from './db.module';
 export * from './entities';
 export * from './nonce.store';
 export * from './notification-listener';
+export * from './notified-cache';
 export * from './repositories/callback-delivery.repository';
 export * from './repositories/callback-tools.repository';
 export * from './repositories/channel.repository';

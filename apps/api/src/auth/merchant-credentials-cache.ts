@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppConfig, SecretBox, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
-import { type Merchant, MerchantRepository, NotificationListener, type NotificationListenerTimings } from '@app/db';
+import { type Merchant, MerchantRepository, NotifiedCache, type NotificationListenerTimings } from '@app/db';
 
 /** The channel the merchants trigger notifies (migration 1764150000000). */
 export const MERCHANT_CHANGED_CHANNEL = 'merchant_changed';
@@ -39,7 +39,6 @@ export class MerchantCredentials {
 
   constructor(
     readonly merchant: Merchant,
-    readonly loadedAt: number,
     private readonly open: (merchant: Merchant) => readonly VerifyingSecret[],
   ) {}
 
@@ -53,101 +52,67 @@ export class MerchantCredentials {
 /**
  * Merchants by api_key, cached in this API process and dropped when PostgreSQL announces a
  * change (`merchant_changed`, NOTIFY from a trigger, delivered on commit), so a disable or a
- * rotation reaches every instance within moments. While the listening connection is down the
- * cache is empty and bypassed: a change it could not hear about is never served stale.
+ * rotation reaches every instance within moments; bypassed while that listener is down.
  */
 @Injectable()
 export class MerchantCredentialsCache implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger(MerchantCredentialsCache.name);
-  private readonly entries = new Map<string, MerchantCredentials>();
-  /** Bumped by every notification and listener state change: a lookup that overlapped one does not store its row. */
-  private generation = 0;
-  private listener: NotificationListener | null = null;
+  private readonly cache: NotifiedCache<MerchantCredentials | null>;
   /** Writable before start so a test can shorten the reconnect and check intervals. */
   listenerTimings: Partial<NotificationListenerTimings> = {};
 
   constructor(
-    private readonly config: AppConfig,
+    config: AppConfig,
     private readonly merchants: MerchantRepository,
     private readonly secretBox: SecretBox,
-  ) {}
+  ) {
+    this.cache = new NotifiedCache<MerchantCredentials | null>({
+      databaseUrl: config.databaseUrl,
+      channel: MERCHANT_CHANGED_CHANNEL,
+      maxEntries: MERCHANT_CACHE_MAX_ENTRIES,
+      maxAgeMs: MERCHANT_CACHE_MAX_AGE_MS,
+      changed: (payload) => this.changed(payload),
+      logger: new Logger(MerchantCredentialsCache.name),
+    });
+  }
 
   async onModuleInit(): Promise<void> {
-    const listener = new NotificationListener(
-      this.config.databaseUrl,
-      MERCHANT_CHANGED_CHANNEL,
-      {
-        notification: (payload) => this.changed(payload),
-        listening: () => this.forgetAll(),
-        lost: (reason) => {
-          this.forgetAll();
-          this.logger.warn(`merchant cache bypassed until the ${MERCHANT_CHANGED_CHANNEL} listener reconnects: ${reason.message}`);
-        },
-      },
-      this.listenerTimings,
-    );
-    this.listener = listener;
-    await listener.start();
+    await this.cache.start(this.listenerTimings);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.listener?.stop();
+    await this.cache.stop();
   }
 
   /** True while changes are being heard, so cached rows are trusted. */
   get listening(): boolean {
-    return this.listener?.listening ?? false;
+    return this.cache.listening;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.cache.size;
   }
 
-  /** The merchant with that api_key and its secrets, null when there is none. */
+  /** The merchant with that api_key and its secrets, null when there is none (an unknown key is not cached). */
   async find(apiKey: string): Promise<MerchantCredentials | null> {
-    const cached = this.entries.get(apiKey);
-    if (cached && Date.now() - cached.loadedAt < MERCHANT_CACHE_MAX_AGE_MS) return cached;
-    const generation = this.generation;
-    const merchant = await this.merchants.findByApiKey(apiKey);
-    if (!merchant) {
-      this.entries.delete(apiKey);
-      return null;
-    }
-    const credentials = new MerchantCredentials(merchant, Date.now(), (m) => this.openSecrets(m));
-    if (this.listening && generation === this.generation) this.store(apiKey, credentials);
-    return credentials;
+    return this.cache.get(
+      apiKey,
+      async () => {
+        const merchant = await this.merchants.findByApiKey(apiKey);
+        return merchant ? new MerchantCredentials(merchant, (m) => merchantSecrets(this.secretBox, m)) : null;
+      },
+      (credentials) => credentials !== null,
+    );
   }
 
-  private openSecrets(merchant: Merchant): readonly VerifyingSecret[] {
-    return merchantSecrets(this.secretBox, merchant);
-  }
-
-  private store(apiKey: string, credentials: MerchantCredentials): void {
-    this.entries.delete(apiKey);
-    if (this.entries.size >= MERCHANT_CACHE_MAX_ENTRIES) {
-      // Insertion order: the first key is the oldest entry.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(apiKey, credentials);
-  }
-
+  /** `{id, api_key}`: that merchant's entry, whatever key it is under; anything else empties the cache. */
   private changed(payload: string): void {
-    this.generation++;
     let change: { id?: unknown; api_key?: unknown };
     try {
       change = JSON.parse(payload) as { id?: unknown; api_key?: unknown };
     } catch {
-      this.forgetAll();
-      return;
+      return this.cache.forgetAll();
     }
-    if (typeof change.api_key === 'string') this.entries.delete(change.api_key);
-    // Also by id, whatever key the entry is under.
-    for (const [apiKey, entry] of this.entries) if (entry.merchant.id === change.id) this.entries.delete(apiKey);
-  }
-
-  private forgetAll(): void {
-    this.generation++;
-    this.entries.clear();
+    if (typeof change.api_key === 'string') this.cache.forget(change.api_key);
+    this.cache.forgetWhere((entry) => entry?.merchant.id === change.id);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@app/common';
 import { adaptersForMode } from '@app/channels';
-import { ChannelRepository, type LinkedChannel, type Merchant, NotificationListener, type NotificationListenerTimings } from '@app/db';
+import { ChannelRepository, type LinkedChannel, type Merchant, NotifiedCache, type NotificationListenerTimings } from '@app/db';
 
 /** The channel the channels and merchant_channels triggers notify (migration 1764491100000). */
 export const CHANNEL_LINK_CHANGED_CHANNEL = 'channel_link_changed';
@@ -15,104 +15,74 @@ interface Entry {
   channelId: number;
   /** null: not linked, disabled or of the other mode, as createOrder answers 40010 for. */
   linked: LinkedChannel | null;
-  loadedAt: number;
 }
 
 /**
  * createOrder's channel lookup (ChannelRepository.findLinkedEnabled) cached in this API process
  * by merchant, mode and channel, and dropped when PostgreSQL announces a change to the channel
- * or the link (`channel_link_changed`, NOTIFY from triggers, delivered on commit), so a disabled
- * or unlinked channel reaches every instance within moments, as the merchant cache does for
- * merchants. The merchant's mode is part of the key: a mode change comes with a new merchant
- * row from the merchant cache, so it reads a new entry. While the listening connection is down
- * the cache is empty and bypassed: a change it could not hear about is never served stale.
+ * or the link (`channel_link_changed`, from triggers), as the merchant cache does for merchants.
+ * The merchant's mode is part of the key: a mode change comes with a new merchant row from the
+ * merchant cache, so it reads a new entry.
  */
 @Injectable()
 export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger(ChannelLinkCache.name);
-  private readonly entries = new Map<string, Entry>();
-  /** Bumped by every notification and listener state change: a lookup that overlapped one does not store its row. */
-  private generation = 0;
-  private listener: NotificationListener | null = null;
+  private readonly cache: NotifiedCache<Entry>;
   /** Writable before start so a test can shorten the reconnect and check intervals. */
   listenerTimings: Partial<NotificationListenerTimings> = {};
 
   constructor(
     private readonly config: AppConfig,
     private readonly channels: ChannelRepository,
-  ) {}
+  ) {
+    this.cache = new NotifiedCache<Entry>({
+      databaseUrl: config.databaseUrl,
+      channel: CHANNEL_LINK_CHANGED_CHANNEL,
+      maxEntries: CHANNEL_LINK_CACHE_MAX_ENTRIES,
+      maxAgeMs: CHANNEL_LINK_CACHE_MAX_AGE_MS,
+      changed: (payload) => this.changed(payload),
+      logger: new Logger(ChannelLinkCache.name),
+    });
+  }
 
   async onModuleInit(): Promise<void> {
-    const listener = new NotificationListener(
-      this.config.databaseUrl,
-      CHANNEL_LINK_CHANGED_CHANNEL,
-      {
-        notification: (payload) => this.changed(payload),
-        listening: () => this.forgetAll(),
-        lost: (reason) => {
-          this.forgetAll();
-          this.logger.warn(`channel link cache bypassed until the ${CHANNEL_LINK_CHANGED_CHANNEL} listener reconnects: ${reason.message}`);
-        },
-      },
-      this.listenerTimings,
-    );
-    this.listener = listener;
-    await listener.start();
+    await this.cache.start(this.listenerTimings);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.listener?.stop();
+    await this.cache.stop();
   }
 
   /** True while changes are being heard, so cached links are trusted. */
   get listening(): boolean {
-    return this.listener?.listening ?? false;
+    return this.cache.listening;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.cache.size;
   }
 
   /** The channel when it is linked to the merchant, enabled and of the merchant's mode, with the rate that applies; else null. */
   async find(merchant: Pick<Merchant, 'id' | 'mode'>, channelId: number): Promise<LinkedChannel | null> {
-    const key = `${merchant.id}:${merchant.mode}:${channelId}`;
-    const cached = this.entries.get(key);
-    if (cached && this.listening && Date.now() - cached.loadedAt < CHANNEL_LINK_CACHE_MAX_AGE_MS) return cached.linked;
-    const generation = this.generation;
-    // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
-    const linked = await this.channels.findLinkedEnabled(merchant.id, channelId, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
-    if (this.listening && generation === this.generation) this.store(key, { merchantId: merchant.id, channelId, linked, loadedAt: Date.now() });
-    return linked;
+    const entry = await this.cache.get(`${merchant.id}:${merchant.mode}:${channelId}`, async () => ({
+      merchantId: merchant.id,
+      channelId,
+      // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
+      linked: await this.channels.findLinkedEnabled(merchant.id, channelId, adaptersForMode(merchant.mode, this.config.sandboxEnabled)),
+    }));
+    return entry.linked;
   }
 
-  private store(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    if (this.entries.size >= CHANNEL_LINK_CACHE_MAX_ENTRIES) {
-      // Insertion order: the first key is the oldest entry.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(key, entry);
-  }
-
+  /** `{channel_id, merchant_id?}`: that channel's entries (of that merchant only, when named); anything else empties the cache. */
   private changed(payload: string): void {
-    this.generation++;
     let change: { merchant_id?: unknown; channel_id?: unknown };
     try {
       change = JSON.parse(payload) as { merchant_id?: unknown; channel_id?: unknown };
     } catch {
-      this.forgetAll();
-      return;
+      return this.cache.forgetAll();
     }
-    if (typeof change.channel_id !== 'number') return this.forgetAll();
+    const { channel_id: channelId } = change;
+    if (typeof channelId !== 'number') return this.cache.forgetAll();
     const merchantId = typeof change.merchant_id === 'number' ? change.merchant_id : null;
-    for (const [key, entry] of this.entries) {
-      if (entry.channelId === change.channel_id && (merchantId === null || entry.merchantId === merchantId)) this.entries.delete(key);
-    }
-  }
-
-  private forgetAll(): void {
-    this.generation++;
-    this.entries.clear();
+    this.cache.forgetWhere((entry) => entry.channelId === channelId && (merchantId === null || entry.merchantId === merchantId));
   }
 }
