@@ -144,7 +144,7 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
 
     // 5. Every event of the merchant delivered, in order per order, both signatures valid.
     const { rows: events } = await db.query<{ id: string; type: string; order_no: string }>(
-      `SELECT e.id, e.type, o.order_no FROM order_events e JOIN orders o ON o.id = e.order_id WHERE e.merchant_id = $1 ORDER BY e.created_at, e.id`,
+      `SELECT e.id, e.type, o.order_no FROM order_events e JOIN orders o ON o.id = e.order_id WHERE e.merchant_id = $1 ORDER BY e.seq`,
       [merchant.id],
     );
     const typesOf = (no: string): string[] => events.filter((e) => e.order_no === no).map((e) => e.type);

@@ -194,7 +194,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     const { rows: balance } = await db.query(`SELECT available_fen::int AS available FROM balances WHERE merchant_id = $1`, [merchant.id]);
     expect(balance).toEqual([{ available: created.data.merchant_actual_amount }]);
     const { rows: events } = await db.query<{ id: string; type: string }>(
-      `SELECT e.id, e.type FROM order_events e JOIN orders o ON o.id = e.order_id WHERE o.order_no = $1 ORDER BY e.created_at`,
+      `SELECT e.id, e.type FROM order_events e JOIN orders o ON o.id = e.order_id WHERE o.order_no = $1 ORDER BY e.seq`,
       [orderNo],
     );
     expect(events.map((e) => e.type)).toEqual(['order.paid', 'order.completed']);

@@ -213,7 +213,7 @@ export class CallbackFixtures {
 
   async deliveriesOfOrder(orderId: string): Promise<(DeliveryRow & { type: string })[]> {
     const { rows } = await this.db.query<DeliveryRow & { type: string }>(
-      `SELECT d.*, e.type FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id WHERE d.order_id = $1 ORDER BY d.created_at`,
+      `SELECT d.*, e.type FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id WHERE d.order_id = $1 ORDER BY d.event_seq, d.created_at`,
       [orderId],
     );
     return rows;

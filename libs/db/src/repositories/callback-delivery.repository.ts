@@ -273,7 +273,7 @@ export class CallbackDeliveryRepository {
                           FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS "attempts"
          FROM callback_deliveries d JOIN order_events e ON e.id = d.event_id
         WHERE d.merchant_id = $1 AND d.order_id = $2
-        ORDER BY d.created_at DESC, d.id DESC`,
+        ORDER BY d.created_at DESC, d.event_seq DESC, d.id DESC`,
       [merchantId, orderId],
     );
     // json_agg carries times as text.

@@ -57,7 +57,7 @@ export class CallbackToolsRepository {
          FROM callback_deliveries d
          JOIN order_events e ON e.id = d.event_id
         WHERE d.order_id = $1
-        ORDER BY d.created_at DESC, d.id DESC`,
+        ORDER BY d.created_at DESC, d.event_seq DESC, d.id DESC`,
       [orderId],
     );
     // json_agg carries times as text.

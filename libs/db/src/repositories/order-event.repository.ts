@@ -25,7 +25,7 @@ export class OrderEventRepository {
   /** The order's events, oldest first, when the order is this merchant's. */
   listForOrder(merchantId: number, orderId: string): Promise<OrderEventSummary[]> {
     return this.dataSource.query(
-      `SELECT "id", "type", "created_at" AS "createdAt" FROM "order_events" WHERE "merchant_id" = $1 AND "order_id" = $2 ORDER BY "created_at", "id"`,
+      `SELECT "id", "type", "created_at" AS "createdAt" FROM "order_events" WHERE "merchant_id" = $1 AND "order_id" = $2 ORDER BY "seq"`,
       [merchantId, orderId],
     );
   }
