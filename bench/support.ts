@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
 import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
@@ -272,7 +272,12 @@ export function answerProfile(top = 15): void {
         .then(() => post('Profiler.start'))
         .then(() => process.send!({ profiling: true }));
     } else if (message === 'profile-stop') {
-      void post('Profiler.stop').then((result) => process.send!({ profile: summarizeProfile((result as { profile: CpuProfile }).profile, top) }));
+      void post('Profiler.stop').then((result) => {
+        const { profile } = result as { profile: CpuProfile };
+        // BENCH_CPUPROFILE=<file>: the whole profile too, for Chrome DevTools or a per-package sum.
+        if (process.env.BENCH_CPUPROFILE) writeFileSync(process.env.BENCH_CPUPROFILE, JSON.stringify(profile));
+        process.send!({ profile: summarizeProfile(profile, top) });
+      });
     }
   });
 }
