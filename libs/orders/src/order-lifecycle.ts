@@ -35,6 +35,15 @@ const EXPIRE = ORDER_TRANSITIONS.move('expiry');
 const CONFIRM = ORDER_TRANSITIONS.move('confirmation');
 const CREDIT = ORDER_TRANSITIONS.move('credit');
 const CLOSE = ORDER_TRANSITIONS.move('close');
+/**
+ * confirmation then credit as one conditional UPDATE (paid -> completed): no one else sees the
+ * confirmed state between them in one transaction, so the second UPDATE's round trip is saved.
+ */
+const CONFIRM_THEN_CREDIT: Move<OrderStatus> = {
+  from: CONFIRM.from,
+  to: CREDIT.to,
+  pairs: CONFIRM.pairs.filter((p) => CREDIT.pairs.some((c) => c.from === CONFIRM.to && c.orderType === p.orderType)),
+};
 
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
@@ -124,13 +133,16 @@ export class OrderLifecycle {
       const paid = await this.orders.transitionBy(em, order.id, PAY, { paid: true, channelTradeNo: notification.channelTradeNo });
       if (!paid) return null;
       const paidEvent = await this.record(em, paid, 'order.paid');
-      if (!final) return { paid, deliveryIds: [paidEvent.deliveryId] };
+      if (!final) return { paid, paidHead: paidEvent.head, deliveryIds: [paidEvent.deliveryId] };
       const completedEvent = await this.settle(em, paid);
-      return { paid, deliveryIds: completedEvent ? [paidEvent.deliveryId, completedEvent.deliveryId] : [paidEvent.deliveryId] };
+      return { paid, paidHead: paidEvent.head, deliveryIds: completedEvent ? [paidEvent.deliveryId, completedEvent.deliveryId] : [paidEvent.deliveryId] };
     });
     if (!recorded) return 'unchanged';
-    // One call: order.paid's delivery gets its job, order.completed's waits for it to end (SPEC 7 Order).
-    await this.afterCommit.deliver(recorded.deliveryIds);
+    // order.paid's delivery gets its job, order.completed's waits for it to end (SPEC 7 Order). When
+    // order.paid was its order's head in the transaction it still is: its job without a read back.
+    // Else (a late payment's order.cancelled still pending) the heads are read after the commit.
+    if (recorded.paidHead) await this.afterCommit.deliverHeads([recorded.paidHead]);
+    else await this.afterCommit.deliver(recorded.deliveryIds);
     if (!final) await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
     return recorded.paid.latePayment ? 'late_paid' : 'paid';
   }
@@ -195,8 +207,10 @@ export class OrderLifecycle {
    * settlement did it): one credit whichever comes first.
    */
   private async settle(em: EntityManager, order: Order, confirmation: { channelTradeNo?: string | null } = {}): Promise<RecordedEvent | null> {
-    if (CONFIRM.from.includes(order.status)) await this.orders.transitionBy(em, order.id, CONFIRM, confirmation);
-    const completed = await this.orders.transitionBy(em, order.id, CREDIT);
+    // Read paid: both moves in one UPDATE; should the row be confirmed already, the credit alone, as before.
+    const completed =
+      (CONFIRM.from.includes(order.status) ? await this.orders.transitionBy(em, order.id, CONFIRM_THEN_CREDIT, confirmation) : null) ??
+      (await this.orders.transitionBy(em, order.id, CREDIT));
     if (!completed) return null;
     const event = await this.record(em, completed, 'order.completed');
     await this.ledger.creditOrder(em, completed);
