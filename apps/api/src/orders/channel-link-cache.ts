@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '@app/common';
 import { adaptersForMode } from '@app/channels';
-import { ChannelRepository, type LinkedChannel, type Merchant, NotificationListener, type NotificationListenerTimings } from '@app/db';
+import { type Channel, ChannelRepository, type LinkedChannel, type Merchant, NotificationListener, type NotificationListenerTimings } from '@app/db';
 
 /** The channel the channels and merchant_channels triggers notify (migration 1764491100000). */
 export const CHANNEL_LINK_CHANGED_CHANNEL = 'channel_link_changed';
@@ -31,6 +31,8 @@ interface Entry {
 export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ChannelLinkCache.name);
   private readonly entries = new Map<string, Entry>();
+  /** Channel rows by id (the notification route's lookup), dropped by any change announced for the channel. */
+  private readonly channelRows = new Map<number, { channel: Channel; loadedAt: number }>();
   /** Bumped by every notification and listener state change: a lookup that overlapped one does not store its row. */
   private generation = 0;
   private listener: NotificationListener | null = null;
@@ -85,6 +87,26 @@ export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
     return linked;
   }
 
+  /**
+   * The channel row by id, as ChannelRepository.findById reads it, from this process's copy while
+   * changes are heard. A missing channel is not kept: a new channel row is not announced.
+   */
+  async findChannel(channelId: number): Promise<Channel | null> {
+    const cached = this.channelRows.get(channelId);
+    if (cached && this.listening && Date.now() - cached.loadedAt < CHANNEL_LINK_CACHE_MAX_AGE_MS) return cached.channel;
+    const generation = this.generation;
+    const channel = await this.channels.findById(channelId);
+    if (channel && this.listening && generation === this.generation) {
+      this.channelRows.delete(channelId);
+      if (this.channelRows.size >= CHANNEL_LINK_CACHE_MAX_ENTRIES) {
+        const oldest = this.channelRows.keys().next().value;
+        if (oldest !== undefined) this.channelRows.delete(oldest);
+      }
+      this.channelRows.set(channelId, { channel, loadedAt: Date.now() });
+    }
+    return channel;
+  }
+
   private store(key: string, entry: Entry): void {
     this.entries.delete(key);
     if (this.entries.size >= CHANNEL_LINK_CACHE_MAX_ENTRIES) {
@@ -106,6 +128,7 @@ export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
     }
     if (typeof change.channel_id !== 'number') return this.forgetAll();
     const merchantId = typeof change.merchant_id === 'number' ? change.merchant_id : null;
+    if (merchantId === null) this.channelRows.delete(change.channel_id);
     for (const [key, entry] of this.entries) {
       if (entry.channelId === change.channel_id && (merchantId === null || entry.merchantId === merchantId)) this.entries.delete(key);
     }
@@ -114,5 +137,6 @@ export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
   private forgetAll(): void {
     this.generation++;
     this.entries.clear();
+    this.channelRows.clear();
   }
 }
