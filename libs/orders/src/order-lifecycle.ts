@@ -6,10 +6,9 @@ import { ChannelAdapters, ChannelError, type PaymentCreated } from '@app/channel
 import {
   type Channel,
   ChannelRepository,
-  LedgerRepository,
   type Move,
   type NewOrder,
-  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
+  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent, orderCreditCtes } from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
 import { ORDER_TRANSITIONS } from './order-transitions';
@@ -59,7 +58,6 @@ export class OrderLifecycle {
     private readonly config: AppConfig,
     private readonly orders: OrderRepository,
     private readonly events: OrderEventRepository,
-    private readonly ledger: LedgerRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly afterCommit: JobsAfterCommit,
@@ -202,8 +200,8 @@ export class OrderLifecycle {
 
   /**
    * Inside the caller's transaction: paid -> confirmed (when `order` was read paid) -> completed,
-   * its order.completed event, then the credit, last, so the merchant's balance row stays locked
-   * only until the commit that follows. Null when the order had moved on (a concurrent
+   * its order.completed event with the credit in one statement, the credit's balance upsert last,
+   * so the merchant's balance row stays locked only until the commit that follows. Null when the order had moved on (a concurrent
    * settlement did it): one credit whichever comes first.
    */
   private async settle(em: EntityManager, order: Order, confirmation: { channelTradeNo?: string | null } = {}): Promise<RecordedEvent | null> {
@@ -212,9 +210,8 @@ export class OrderLifecycle {
       (CONFIRM.from.includes(order.status) ? await this.orders.transitionBy(em, order.id, CONFIRM_THEN_CREDIT, confirmation) : null) ??
       (await this.orders.transitionBy(em, order.id, CREDIT));
     if (!completed) return null;
-    const event = await this.record(em, completed, 'order.completed');
-    await this.ledger.creditOrder(em, completed);
-    return event;
+    // The event, its delivery and the credit in one statement, the credit's balance upsert last.
+    return this.events.record(em, completed, 'order.completed', (eventId) => orderEventPayload(eventId, 'order.completed', completed), null, orderCreditCtes(completed));
   }
 
   /**
