@@ -43,6 +43,17 @@ const CONFIRM_THEN_CREDIT: Move<OrderStatus> = {
   to: CREDIT.to,
   pairs: CONFIRM.pairs.filter((p) => CREDIT.pairs.some((c) => c.from === CONFIRM.to && c.orderType === p.orderType)),
 };
+/** A final payment's whole settlement as one conditional UPDATE: pending (or cancelled) -> paid -> confirmed -> completed. */
+const PAY_THEN_SETTLE: Move<OrderStatus> = {
+  from: PAY.from,
+  to: CREDIT.to,
+  pairs: PAY.pairs.filter((p) => CONFIRM_THEN_CREDIT.pairs.some((c) => c.from === PAY.to && c.orderType === p.orderType)),
+};
+
+/** The row as the transaction's earlier move left it: only the status differs (updated_at is now(), the transaction's time, in both). */
+function asStatus(order: Order, status: OrderStatus): Order {
+  return Object.assign(Object.create(Object.getPrototypeOf(order) as object) as Order, order, { status });
+}
 
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
@@ -128,6 +139,17 @@ export class OrderLifecycle {
       return 'amount_mismatch';
     }
     const recorded = await this.dataSource.transaction(async (em) => {
+      if (final) {
+        // One UPDATE for the four states; order.paid is recorded from the row as paid left it.
+        const completed = await this.orders.transitionBy(em, order.id, PAY_THEN_SETTLE, { paid: true, channelTradeNo: notification.channelTradeNo });
+        if (completed) {
+          const paid = asStatus(completed, PAY.to);
+          const paidEvent = await this.record(em, paid, 'order.paid');
+          const completedEvent = await this.recordCompletedWithCredit(em, completed);
+          return { paid, paidHead: paidEvent.head, deliveryIds: [paidEvent.deliveryId, completedEvent.deliveryId] };
+        }
+        // Not pending or cancelled any more (a repeat), or an order type settled in steps: as below.
+      }
       const paid = await this.orders.transitionBy(em, order.id, PAY, { paid: true, channelTradeNo: notification.channelTradeNo });
       if (!paid) return null;
       const paidEvent = await this.record(em, paid, 'order.paid');
@@ -210,7 +232,11 @@ export class OrderLifecycle {
       (CONFIRM.from.includes(order.status) ? await this.orders.transitionBy(em, order.id, CONFIRM_THEN_CREDIT, confirmation) : null) ??
       (await this.orders.transitionBy(em, order.id, CREDIT));
     if (!completed) return null;
-    // The event, its delivery and the credit in one statement, the credit's balance upsert last.
+    return this.recordCompletedWithCredit(em, completed);
+  }
+
+  /** order.completed, its delivery and the credit in one statement, the credit's balance upsert last. */
+  private recordCompletedWithCredit(em: EntityManager, completed: Order): Promise<RecordedEvent> {
     return this.events.record(em, completed, 'order.completed', (eventId) => orderEventPayload(eventId, 'order.completed', completed), null, orderCreditCtes(completed));
   }
 
