@@ -73,6 +73,19 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
     expect(Date.now() - since).toBeLessThan(1000);
   });
 
+  it("the notification route's channel row is cached by id, dropped on both instances when the channel changes; a missing one is not kept", async () => {
+    for (const app of apps) expect((await app.get(ChannelLinkCache).findChannel(channel))?.enabled).toBe(true);
+    await api.operator.channels.setEnabled(channel, false);
+    await Promise.all(
+      apps.map((app, i) => waitFor(async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === false, 1000, `instance ${i} reads the disabled channel within 1 s`)),
+    );
+    await api.operator.channels.setEnabled(channel, true);
+    await Promise.all(
+      apps.map((app, i) => waitFor(async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === true, 1000, `instance ${i} reads the enabled channel within 1 s`)),
+    );
+    expect(await api.app.get(ChannelLinkCache).findChannel(999_999_999)).toBeNull();
+  });
+
   it('while its listener is down an instance caches nothing and reads every change at once', async () => {
     const cache = second.get(ChannelLinkCache);
     await cache.onApplicationShutdown();

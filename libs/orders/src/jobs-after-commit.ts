@@ -46,6 +46,20 @@ export class JobsAfterCommit {
     }
   }
 
+  /**
+   * deliver() for deliveries whose heads the transaction returned (RecordedEvent.head): no read
+   * after the commit. Logged and left to the sweep on failure, like deliver().
+   */
+  async deliverHeads(heads: DeliveryHead[]): Promise<boolean> {
+    try {
+      await this.addDeliveryJobs(heads);
+      return true;
+    } catch (err) {
+      this.logger.warn(`callback jobs for ${heads.length} deliveries not added, the sweep adds them: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
   /** Adds a job per delivery (a live job of the same id is left alone), keyed by the one URL parser's destination. */
   async addDeliveryJobs(heads: DeliveryHead[]): Promise<void> {
     if (heads.length === 0) return;

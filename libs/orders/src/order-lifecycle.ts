@@ -6,10 +6,9 @@ import { ChannelAdapters, ChannelError, type PaymentCreated } from '@app/channel
 import {
   type Channel,
   ChannelRepository,
-  LedgerRepository,
   type Move,
   type NewOrder,
-  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent } from '@app/db';
+  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent, orderCreditCtes } from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
 import { ORDER_TRANSITIONS } from './order-transitions';
@@ -35,6 +34,26 @@ const EXPIRE = ORDER_TRANSITIONS.move('expiry');
 const CONFIRM = ORDER_TRANSITIONS.move('confirmation');
 const CREDIT = ORDER_TRANSITIONS.move('credit');
 const CLOSE = ORDER_TRANSITIONS.move('close');
+/**
+ * confirmation then credit as one conditional UPDATE (paid -> completed): no one else sees the
+ * confirmed state between them in one transaction, so the second UPDATE's round trip is saved.
+ */
+const CONFIRM_THEN_CREDIT: Move<OrderStatus> = {
+  from: CONFIRM.from,
+  to: CREDIT.to,
+  pairs: CONFIRM.pairs.filter((p) => CREDIT.pairs.some((c) => c.from === CONFIRM.to && c.orderType === p.orderType)),
+};
+/** A final payment's whole settlement as one conditional UPDATE: pending (or cancelled) -> paid -> confirmed -> completed. */
+const PAY_THEN_SETTLE: Move<OrderStatus> = {
+  from: PAY.from,
+  to: CREDIT.to,
+  pairs: PAY.pairs.filter((p) => CONFIRM_THEN_CREDIT.pairs.some((c) => c.from === PAY.to && c.orderType === p.orderType)),
+};
+
+/** The row as the transaction's earlier move left it: only the status differs (updated_at is now(), the transaction's time, in both). */
+function asStatus(order: Order, status: OrderStatus): Order {
+  return Object.assign(Object.create(Object.getPrototypeOf(order) as object) as Order, order, { status });
+}
 
 /**
  * The order state machine of SPEC 5, shared by the API (notifications, creation) and the
@@ -50,7 +69,6 @@ export class OrderLifecycle {
     private readonly config: AppConfig,
     private readonly orders: OrderRepository,
     private readonly events: OrderEventRepository,
-    private readonly ledger: LedgerRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly afterCommit: JobsAfterCommit,
@@ -121,16 +139,30 @@ export class OrderLifecycle {
       return 'amount_mismatch';
     }
     const recorded = await this.dataSource.transaction(async (em) => {
+      if (final) {
+        // One UPDATE for the four states; order.paid is recorded from the row as paid left it.
+        const completed = await this.orders.transitionBy(em, order.id, PAY_THEN_SETTLE, { paid: true, channelTradeNo: notification.channelTradeNo });
+        if (completed) {
+          const paid = asStatus(completed, PAY.to);
+          const paidEvent = await this.record(em, paid, 'order.paid');
+          const completedEvent = await this.recordCompletedWithCredit(em, completed);
+          return { paid, paidHead: paidEvent.head, deliveryIds: [paidEvent.deliveryId, completedEvent.deliveryId] };
+        }
+        // Not pending or cancelled any more (a repeat), or an order type settled in steps: as below.
+      }
       const paid = await this.orders.transitionBy(em, order.id, PAY, { paid: true, channelTradeNo: notification.channelTradeNo });
       if (!paid) return null;
       const paidEvent = await this.record(em, paid, 'order.paid');
-      if (!final) return { paid, deliveryIds: [paidEvent.deliveryId] };
+      if (!final) return { paid, paidHead: paidEvent.head, deliveryIds: [paidEvent.deliveryId] };
       const completedEvent = await this.settle(em, paid);
-      return { paid, deliveryIds: completedEvent ? [paidEvent.deliveryId, completedEvent.deliveryId] : [paidEvent.deliveryId] };
+      return { paid, paidHead: paidEvent.head, deliveryIds: completedEvent ? [paidEvent.deliveryId, completedEvent.deliveryId] : [paidEvent.deliveryId] };
     });
     if (!recorded) return 'unchanged';
-    // One call: order.paid's delivery gets its job, order.completed's waits for it to end (SPEC 7 Order).
-    await this.afterCommit.deliver(recorded.deliveryIds);
+    // order.paid's delivery gets its job, order.completed's waits for it to end (SPEC 7 Order). When
+    // order.paid was its order's head in the transaction it still is: its job without a read back.
+    // Else (a late payment's order.cancelled still pending) the heads are read after the commit.
+    if (recorded.paidHead) await this.afterCommit.deliverHeads([recorded.paidHead]);
+    else await this.afterCommit.deliver(recorded.deliveryIds);
     if (!final) await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
     return recorded.paid.latePayment ? 'late_paid' : 'paid';
   }
@@ -190,17 +222,22 @@ export class OrderLifecycle {
 
   /**
    * Inside the caller's transaction: paid -> confirmed (when `order` was read paid) -> completed,
-   * its order.completed event, then the credit, last, so the merchant's balance row stays locked
-   * only until the commit that follows. Null when the order had moved on (a concurrent
+   * its order.completed event with the credit in one statement, the credit's balance upsert last,
+   * so the merchant's balance row stays locked only until the commit that follows. Null when the order had moved on (a concurrent
    * settlement did it): one credit whichever comes first.
    */
   private async settle(em: EntityManager, order: Order, confirmation: { channelTradeNo?: string | null } = {}): Promise<RecordedEvent | null> {
-    if (CONFIRM.from.includes(order.status)) await this.orders.transitionBy(em, order.id, CONFIRM, confirmation);
-    const completed = await this.orders.transitionBy(em, order.id, CREDIT);
+    // Read paid: both moves in one UPDATE; should the row be confirmed already, the credit alone, as before.
+    const completed =
+      (CONFIRM.from.includes(order.status) ? await this.orders.transitionBy(em, order.id, CONFIRM_THEN_CREDIT, confirmation) : null) ??
+      (await this.orders.transitionBy(em, order.id, CREDIT));
     if (!completed) return null;
-    const event = await this.record(em, completed, 'order.completed');
-    await this.ledger.creditOrder(em, completed);
-    return event;
+    return this.recordCompletedWithCredit(em, completed);
+  }
+
+  /** order.completed, its delivery and the credit in one statement, the credit's balance upsert last. */
+  private recordCompletedWithCredit(em: EntityManager, completed: Order): Promise<RecordedEvent> {
+    return this.events.record(em, completed, 'order.completed', (eventId) => orderEventPayload(eventId, 'order.completed', completed), null, orderCreditCtes(completed));
   }
 
   /**

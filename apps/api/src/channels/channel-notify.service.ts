@@ -2,10 +2,11 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode } from '@app/common';
 import { type ChannelAdapter, ChannelAdapters, type NotificationAnswer, type NotificationContext } from '@app/channels';
-import { type Channel, ChannelRepository, type Order, OrderRepository, RefundRepository } from '@app/db';
+import { type Channel, type Order, OrderRepository, RefundRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import { mergeRequestParams } from '../http/request-params';
 import { MetricsService } from '../metrics/metrics.service';
+import { ChannelLinkCache } from '../orders/channel-link-cache';
 
 /** A notification as it arrived: the request (its parameters are read only for protocols that use them) and its headers and exact body. */
 export interface NotificationArrival {
@@ -23,7 +24,7 @@ export class ChannelNotifyService {
   private readonly logger = new Logger(ChannelNotifyService.name);
 
   constructor(
-    private readonly channels: ChannelRepository,
+    private readonly channelRows: ChannelLinkCache,
     private readonly orders: OrderRepository,
     private readonly adapters: ChannelAdapters,
     private readonly lifecycle: OrderLifecycle,
@@ -36,7 +37,8 @@ export class ChannelNotifyService {
   /** The answer the channel expects: its acknowledgement once handled, else its protocol's failure (or our envelope, for sandbox and epay). */
   async handle(channelIdParam: string, arrival: NotificationArrival): Promise<NotificationAnswer> {
     const channelId = /^\d{1,9}$/.test(channelIdParam) ? Number(channelIdParam) : null;
-    const channel = channelId === null ? null : await this.channels.findById(channelId);
+    // From this process's copy, which a change to the channel empties (ChannelLinkCache).
+    const channel = channelId === null ? null : await this.channelRows.findChannel(channelId);
     // With SANDBOX_ENABLED off the sandbox does not exist, not even for orders made before.
     if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', 'unknown payment channel');
     const adapter = this.adapters.forChannel(channel);
