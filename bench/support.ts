@@ -36,6 +36,23 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
+/** Deletes every Redis key under `prefix:` (a bench's queues and limits), so a run leaves nothing behind. */
+export async function removeRedisPrefix(prefix: string): Promise<number> {
+  const redis = new Redis(REDIS);
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return deleted;
+}
+
 /** A migrated database of its own, with `merchantCount` merchants linked to one sandbox channel. */
 export async function benchDatabase(tag: string, merchantCount = 1): Promise<BenchDatabase> {
   const name = `mp_bench_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -65,7 +82,11 @@ export async function benchDatabase(tag: string, merchantCount = 1): Promise<Ben
       await channels.link(merchant.id, channelId);
       merchants.push(merchant);
     }
-    return { name, url, env, merchant: merchants[0], merchants, channelId, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+    return { name, url, env, merchant: merchants[0], merchants, channelId, drop: async () => {
+        await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await removeRedisPrefix(name);
+      },
+    };
   } finally {
     await cli.close();
   }

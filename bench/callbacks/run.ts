@@ -12,7 +12,7 @@ import { type Credentials, ChannelSetupService, MerchantAccountService, Operator
 import { JobQueue } from '@app/queue';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
-import { type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, forkServer, profileWhile, signedBody } from '../support';
+import { type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, forkServer, profileWhile, removeRedisPrefix, signedBody } from '../support';
 
 /**
  * `npm run bench:callbacks`, three measures against one local node:http receiver, at the same
@@ -399,6 +399,7 @@ async function main(): Promise<void> {
   await new Promise((r) => receiver.close(r));
   await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
   await admin.end();
+  await removeRedisPrefix(env.QUEUE_PREFIX!);
 }
 
 /** The API in a process of its own, profiled and counted on the parent's asking. */
