@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { randomBytes } from 'node:crypto';
 import { type TestApi, merchantWithChannels, signed, startTestApi } from './helpers/api';
 import { TEST_REDIS_URL } from './helpers/config';
+import { testQueuePrefix } from './helpers/redis-keys';
 import { freePort } from './helpers/free-port';
 import { PortalClient, inviteAndAccept } from './helpers/portal';
 import { type Running, launch, stopProcess } from './helpers/processes';
@@ -26,7 +27,7 @@ describe('X-Request-Id: one id a shop can quote, on every answer and in the acce
       DATABASE_URL: api.databaseUrl,
       REDIS_URL: TEST_REDIS_URL,
       MASTER_KEY: api.config.masterKey.toString('base64'),
-      QUEUE_PREFIX: `mp-test-${randomBytes(4).toString('hex')}`,
+      QUEUE_PREFIX: testQueuePrefix(),
       LOG_LEVEL: 'info',
     });
     await waitFor(async () => (await fetch(`${base}/ready`).catch(() => null))?.ok === true, 30_000);

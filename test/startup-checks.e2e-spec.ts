@@ -7,6 +7,7 @@ import { createEmptyTestDatabase, createTestDatabase } from './helpers/database'
 import { freePort } from './helpers/free-port';
 import { launch, stopProcess } from './helpers/processes';
 import { TEST_REDIS_URL, testConfig } from './helpers/config';
+import { testQueuePrefix } from './helpers/redis-keys';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
@@ -16,7 +17,7 @@ const newKey = (): string => randomBytes(32).toString('base64');
 /** Starts a compiled app that must refuse: its exit code and its output, line by line. */
 async function refusedStart(main: string, env: Record<string, string>): Promise<{ code: number | null; lines: string[] }> {
   const port = await freePort();
-  const running = launch('app', main, { PORT: String(port), REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `mp-test-${randomBytes(4).toString('hex')}`, WORKER_HEALTH_FILE: `/tmp/mp-test-health-${port}`, ...env });
+  const running = launch('app', main, { PORT: String(port), REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: testQueuePrefix(), WORKER_HEALTH_FILE: `/tmp/mp-test-health-${port}`, ...env });
   const timer = setTimeout(() => void stopProcess(running), 30_000);
   const exit = await running.exited;
   clearTimeout(timer);
