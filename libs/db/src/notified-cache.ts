@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { NotificationListener, type NotificationListenerTimings } from './notification-listener';
 
 export interface NotifiedCacheOptions {
@@ -99,5 +99,36 @@ export class NotifiedCache<V> {
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.set(key, { value, loadedAt: Date.now() });
+  }
+}
+
+/** A provider around one NotifiedCache: listening from module init, stopped at shutdown. */
+export abstract class NotifiedCacheProvider<V> implements OnModuleInit, OnApplicationShutdown {
+  protected readonly cache: NotifiedCache<V>;
+  /** Writable before start so a test can shorten the reconnect and check intervals. */
+  listenerTimings: Partial<NotificationListenerTimings> = {};
+
+  protected constructor(options: Omit<NotifiedCacheOptions, 'changed' | 'logger'> & { name: string }) {
+    this.cache = new NotifiedCache<V>({ ...options, changed: (payload) => this.changed(payload), logger: new Logger(options.name) });
+  }
+
+  /** What one notification's payload drops. */
+  protected abstract changed(payload: string): void;
+
+  async onModuleInit(): Promise<void> {
+    await this.cache.start(this.listenerTimings);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.cache.stop();
+  }
+
+  /** True while changes are being heard, so cached values are trusted. */
+  get listening(): boolean {
+    return this.cache.listening;
+  }
+
+  get size(): number {
+    return this.cache.size;
   }
 }

@@ -1,6 +1,6 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig, SecretBox, merchantSecretContext, previousMerchantSecretContext } from '@app/common';
-import { type Merchant, MerchantRepository, NotifiedCache, type NotificationListenerTimings } from '@app/db';
+import { type Merchant, MerchantRepository, NotifiedCacheProvider } from '@app/db';
 
 /** The channel the merchants trigger notifies (migration 1764150000000). */
 export const MERCHANT_CHANGED_CHANNEL = 'merchant_changed';
@@ -55,41 +55,13 @@ export class MerchantCredentials {
  * rotation reaches every instance within moments; bypassed while that listener is down.
  */
 @Injectable()
-export class MerchantCredentialsCache implements OnModuleInit, OnApplicationShutdown {
-  private readonly cache: NotifiedCache<MerchantCredentials | null>;
-  /** Writable before start so a test can shorten the reconnect and check intervals. */
-  listenerTimings: Partial<NotificationListenerTimings> = {};
-
+export class MerchantCredentialsCache extends NotifiedCacheProvider<MerchantCredentials | null> {
   constructor(
     config: AppConfig,
     private readonly merchants: MerchantRepository,
     private readonly secretBox: SecretBox,
   ) {
-    this.cache = new NotifiedCache<MerchantCredentials | null>({
-      databaseUrl: config.databaseUrl,
-      channel: MERCHANT_CHANGED_CHANNEL,
-      maxEntries: MERCHANT_CACHE_MAX_ENTRIES,
-      maxAgeMs: MERCHANT_CACHE_MAX_AGE_MS,
-      changed: (payload) => this.changed(payload),
-      logger: new Logger(MerchantCredentialsCache.name),
-    });
-  }
-
-  async onModuleInit(): Promise<void> {
-    await this.cache.start(this.listenerTimings);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.cache.stop();
-  }
-
-  /** True while changes are being heard, so cached rows are trusted. */
-  get listening(): boolean {
-    return this.cache.listening;
-  }
-
-  get size(): number {
-    return this.cache.size;
+    super({ databaseUrl: config.databaseUrl, channel: MERCHANT_CHANGED_CHANNEL, maxEntries: MERCHANT_CACHE_MAX_ENTRIES, maxAgeMs: MERCHANT_CACHE_MAX_AGE_MS, name: MerchantCredentialsCache.name });
   }
 
   /** The merchant with that api_key and its secrets, null when there is none (an unknown key is not cached). */
@@ -105,7 +77,7 @@ export class MerchantCredentialsCache implements OnModuleInit, OnApplicationShut
   }
 
   /** `{id, api_key}`: that merchant's entry, whatever key it is under; anything else empties the cache. */
-  private changed(payload: string): void {
+  protected changed(payload: string): void {
     let change: { id?: unknown; api_key?: unknown };
     try {
       change = JSON.parse(payload) as { id?: unknown; api_key?: unknown };

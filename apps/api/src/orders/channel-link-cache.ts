@@ -1,7 +1,7 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/common';
 import { adaptersForMode } from '@app/channels';
-import { type Channel, ChannelRepository, type LinkedChannel, type Merchant, NotifiedCache, type NotificationListenerTimings } from '@app/db';
+import { type Channel, ChannelRepository, type LinkedChannel, type Merchant, NotifiedCacheProvider } from '@app/db';
 
 /** The channel the channels and merchant_channels triggers notify (migration 1764491100000). */
 export const CHANNEL_LINK_CHANGED_CHANNEL = 'channel_link_changed';
@@ -29,40 +29,12 @@ type Entry =
  * merchant cache, so it reads a new entry.
  */
 @Injectable()
-export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
-  private readonly cache: NotifiedCache<Entry>;
-  /** Writable before start so a test can shorten the reconnect and check intervals. */
-  listenerTimings: Partial<NotificationListenerTimings> = {};
-
+export class ChannelLinkCache extends NotifiedCacheProvider<Entry> {
   constructor(
     private readonly config: AppConfig,
     private readonly channels: ChannelRepository,
   ) {
-    this.cache = new NotifiedCache<Entry>({
-      databaseUrl: config.databaseUrl,
-      channel: CHANNEL_LINK_CHANGED_CHANNEL,
-      maxEntries: CHANNEL_LINK_CACHE_MAX_ENTRIES,
-      maxAgeMs: CHANNEL_LINK_CACHE_MAX_AGE_MS,
-      changed: (payload) => this.changed(payload),
-      logger: new Logger(ChannelLinkCache.name),
-    });
-  }
-
-  async onModuleInit(): Promise<void> {
-    await this.cache.start(this.listenerTimings);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.cache.stop();
-  }
-
-  /** True while changes are being heard, so cached links are trusted. */
-  get listening(): boolean {
-    return this.cache.listening;
-  }
-
-  get size(): number {
-    return this.cache.size;
+    super({ databaseUrl: config.databaseUrl, channel: CHANNEL_LINK_CHANGED_CHANNEL, maxEntries: CHANNEL_LINK_CACHE_MAX_ENTRIES, maxAgeMs: CHANNEL_LINK_CACHE_MAX_AGE_MS, name: ChannelLinkCache.name });
   }
 
   /** The channel when it is linked to the merchant, enabled and of the merchant's mode, with the rate that applies; else null. */
@@ -91,7 +63,7 @@ export class ChannelLinkCache implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** `{channel_id, merchant_id?}`: that channel's row and links (only that merchant's link, when named); anything else empties the cache. */
-  private changed(payload: string): void {
+  protected changed(payload: string): void {
     let change: { merchant_id?: unknown; channel_id?: unknown };
     try {
       change = JSON.parse(payload) as { merchant_id?: unknown; channel_id?: unknown };
