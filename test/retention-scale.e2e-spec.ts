@@ -10,6 +10,7 @@ import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@ap
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { RetentionSweep } from '../apps/worker/src/retention/retention-sweep';
 import { WorkerTuning } from '../apps/worker/src/worker-tuning';
+import { insertAgedOrders } from './helpers/aged-orders';
 import { TEST_REDIS_URL, testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { removeTestKeys } from './helpers/redis-keys';
@@ -128,18 +129,9 @@ describe('retention at a million old rows', () => {
 
   /** `count` orders `ageDays` old, paid then, on `channel`. Answers their ids. */
   async function orders(count: number, ageDays: number, options: { channel?: number; orderType?: 1 | 2; orderStatus?: string } = {}): Promise<string[]> {
-    const first = nextOrderNo;
+    const firstNo = nextOrderNo;
     nextOrderNo += count;
-    const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen, merchant_actual_fen,
-                           request_hash, paid_at, expires_at, created_at, updated_at)
-       SELECT lpad((9000000000 + g)::text, 22, '0'), $1, $2, $6, $7, 1000, 0, 0, 0, 0, 1000, 'h',
-              now() - make_interval(days => $3), now() - make_interval(days => $3), now() - make_interval(days => $3), now() - make_interval(days => $3)
-         FROM generate_series($4::int, $5::int) g
-       RETURNING id`,
-      [merchantId, options.channel ?? channelId, ageDays, first, first + count - 1, options.orderType ?? 1, options.orderStatus ?? 'completed'],
-    );
-    return rows.map((r) => r.id);
+    return insertAgedOrders(db, { merchantId, channelId: options.channel ?? channelId, firstNo, count, ageDays, orderType: options.orderType, orderStatus: options.orderStatus });
   }
 
   /**

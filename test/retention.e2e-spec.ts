@@ -7,6 +7,7 @@ import { OperatorModule } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { QueueWorkers } from '../apps/worker/src/jobs/queue-workers';
 import type { RetentionResult } from '../apps/worker/src/retention/retention-sweep';
+import { insertAgedOrders } from './helpers/aged-orders';
 import { TEST_REDIS_URL, testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { removeTestKeys } from './helpers/redis-keys';
@@ -59,18 +60,9 @@ describe('retention of callback history', () => {
    * with two attempts, all written at that age, generated in a few statements. Answers the order ids.
    */
   async function history(count: number, ageDays: number, options: { deliveryStatus?: string; channel?: number; orderType?: 1 | 2; orderStatus?: string } = {}): Promise<string[]> {
-    const first = nextOrderNo;
+    const firstNo = nextOrderNo;
     nextOrderNo += count;
-    const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen, merchant_actual_fen,
-                           request_hash, paid_at, expires_at, created_at, updated_at)
-       SELECT lpad((9000000000 + g)::text, 22, '0'), $1, $2, $6, $7, 1000, 0, 0, 0, 0, 1000, 'h',
-              now() - make_interval(days => $3), now() - make_interval(days => $3), now() - make_interval(days => $3), now() - make_interval(days => $3)
-         FROM generate_series($4::int, $5::int) g
-       RETURNING id`,
-      [merchantId, options.channel ?? channelId, ageDays, first, first + count - 1, options.orderType ?? 1, options.orderStatus ?? 'completed'],
-    );
-    const ids = rows.map((r) => r.id);
+    const ids = await insertAgedOrders(db, { merchantId, channelId: options.channel ?? channelId, firstNo, count, ageDays, orderType: options.orderType, orderStatus: options.orderStatus });
     await db.query(
       `INSERT INTO order_events (id, order_id, merchant_id, type, payload, created_at)
        SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.paid', '{}', o.created_at FROM orders o WHERE o.id = ANY($1::bigint[])`,
