@@ -1,21 +1,21 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Slots per status, as ORDER_COUNT_SLOTS: a writer adds to its session's slot, so writers rarely share a counter row. */
-const SLOTS = 32;
-
-/** Rows upserted sorted by status, so writers sharing a slot lock its rows in one order. */
-const upsert = (changes: string) => `
-        INSERT INTO callback_delivery_counts (status, slot, n)
-        SELECT status, my_slot, sum(d) FROM (${changes}) changes GROUP BY status HAVING sum(d) <> 0 ORDER BY status
-        ON CONFLICT (status, slot) DO UPDATE SET n = callback_delivery_counts.n + EXCLUDED.n;`;
+/** One row of changes per status: appended, never updated, so no writer ever waits on another here. */
+const append = (changes: string) => `
+        INSERT INTO callback_delivery_counts (status, n)
+        SELECT status, sum(d) FROM (${changes}) changes GROUP BY status HAVING sum(d) <> 0;`;
 
 /**
  * merchant_pay_callback_deliveries{status} read a count(*) ... GROUP BY status over every
  * delivery: a whole-table scan every 10 s that grows with the history retention keeps (issue 29
- * item 8, "the gauges never scan a whole table"). callback_delivery_counts holds the counts,
- * kept by triggers: inserts and deletes per statement (one upsert per statement and status: a
- * retention batch of 1,000 deletes is one update), a status change per row, so the gauge sums at
- * most 3 x 32 rows. The counts start from one count of today's rows, taken while writers wait.
+ * item 8, "the gauges never scan a whole table"). callback_delivery_counts holds the counts as
+ * appended changes: inserts and deletes per statement (a retention batch of 1,000 deletes is one
+ * row), a status change per row; the worker's sweep folds them to one row per status, so the
+ * gauge sums what came since the last sweep. Appending rather than upserting counter rows: a
+ * counter row shared by every merchant (even split in slots) is a lock that the settlement,
+ * refund and sell-order transactions took in different orders, and PostgreSQL broke the
+ * resulting deadlocks (seen in the chaos run). The counts start from one count of today's rows,
+ * taken while writers wait.
  */
 export class DeliveryStatusCounts1764500000000 implements MigrationInterface {
   name = 'DeliveryStatusCounts1764500000000';
@@ -23,18 +23,15 @@ export class DeliveryStatusCounts1764500000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`LOCK TABLE "callback_deliveries" IN SHARE ROW EXCLUSIVE MODE`);
     await q.query(`CREATE TABLE "callback_delivery_counts" (
+      "id" BIGSERIAL PRIMARY KEY,
       "status" varchar(16) NOT NULL,
-      "slot" smallint NOT NULL,
-      "n" bigint NOT NULL,
-      PRIMARY KEY ("status", "slot"))`);
-    await q.query(`INSERT INTO "callback_delivery_counts" ("status", "slot", "n") SELECT "status", 0, count(*) FROM "callback_deliveries" GROUP BY "status"`);
+      "n" bigint NOT NULL)`);
+    await q.query(`INSERT INTO "callback_delivery_counts" ("status", "n") SELECT "status", count(*) FROM "callback_deliveries" GROUP BY "status"`);
     await q.query(`CREATE FUNCTION "callback_delivery_counts_apply"() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        my_slot smallint := pg_backend_pid() % ${SLOTS};
       BEGIN
-        IF TG_OP = 'INSERT' THEN${upsert('SELECT status, 1 AS d FROM new_rows')}
-        ELSIF TG_OP = 'DELETE' THEN${upsert('SELECT status, -1 AS d FROM old_rows')}
-        ELSE${upsert('SELECT OLD.status, -1 AS d UNION ALL SELECT NEW.status, 1 AS d')}
+        IF TG_OP = 'INSERT' THEN${append('SELECT status, 1 AS d FROM new_rows')}
+        ELSIF TG_OP = 'DELETE' THEN${append('SELECT status, -1 AS d FROM old_rows')}
+        ELSE${append('SELECT OLD.status, -1 AS d UNION ALL SELECT NEW.status, 1 AS d')}
         END IF;
         RETURN NULL;
       END $$`);

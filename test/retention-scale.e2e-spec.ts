@@ -328,6 +328,11 @@ describe('retention at a million old rows', () => {
     await expectStatusCountsExact();
     await db.query(`UPDATE callback_deliveries SET status = 'pending' WHERE order_id = ANY($1::bigint[])`, [pending]);
     await expectStatusCountsExact();
+    // The sweep's fold leaves one row per status, and the same figures.
+    expect(await worker.get(CallbackDeliveryRepository).foldStatusCounts()).toBeGreaterThan(3);
+    await expectStatusCountsExact();
+    const { rows: folded } = await db.query<{ rows: number; statuses: number }>('SELECT count(*)::int AS rows, count(DISTINCT status)::int AS statuses FROM callback_delivery_counts');
+    expect(folded[0].rows).toBe(folded[0].statuses);
     expect(await left(old)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
     expect(await left(reconciledDay)).toEqual({ events: 0, deliveries: 0, attempts: 0 });
     expect(await left(kept)).toEqual(keptBefore);

@@ -15,6 +15,13 @@ describe('isDependencyDown', () => {
     }
   });
 
+  it('answers a deadlock PostgreSQL broke, or a serialization failure, as retry later rather than 50000', () => {
+    for (const code of ['40P01', '40001']) {
+      const err = new QueryFailedError('INSERT INTO order_events ...', [], Object.assign(new Error('deadlock detected'), { code }));
+      expect([code, isDependencyDown(err)]).toEqual([code, true]);
+    }
+  });
+
   it('leaves programming errors as 50000', () => {
     expect(isDependencyDown(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
     expect(isDependencyDown('text')).toBe(false);

@@ -25,13 +25,16 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   429: ErrorCode.RateLimited,
 };
 
-/** Connection-level failures of PostgreSQL or Redis: the client should retry later (50300). */
+/**
+ * Connection-level failures of PostgreSQL or Redis, and the transient conflicts PostgreSQL asks
+ * to retry (a deadlock it broke, a serialization failure): the client should retry later (50300).
+ */
 export function isDependencyDown(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   // TypeORM, when PostgreSQL dropped the connection under a transaction it was running.
   if (err instanceof QueryRunnerProviderAlreadyReleasedError || err instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = (err as { code?: string }).code ?? '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003'].includes(code)) {
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(code)) {
     return true;
   }
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up/i.test(

@@ -43,7 +43,9 @@ export class CallbackSweeper {
       lost.push(due);
     }
     await this.afterCommit.addDeliveryJobs(lost);
-    if (lost.length > 0) this.logger.log(`re-added the jobs of ${lost.length} callback deliveries`);
+    if (lost.length > 0) this.logger.log({ deliveries: lost.length }, 're-added the jobs of lost callback deliveries');
+    // The deliveries-by-status gauge sums what was appended since this fold.
+    await this.deliveries.foldStatusCounts();
     return { callbacksRequeued: lost.length };
   }
 }

@@ -1,18 +1,18 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintNumber } from './transformers';
 
 /**
- * Deliveries by status, one row per (status, slot), kept by triggers on
- * callback_deliveries (migration 1764500000000); a status's count is the sum of its slots.
+ * Changes to the number of deliveries by status, appended by triggers on callback_deliveries
+ * (migration 1764500000000) and folded to one row per status by the worker's sweep; a status's
+ * count is the sum of its rows.
  */
 @Entity('callback_delivery_counts')
 export class CallbackDeliveryCount {
-  @PrimaryColumn({ type: 'varchar', length: 16 })
-  status: string;
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
 
-  /** The writer's session slot (backend pid modulo 32), so writers rarely share a row. */
-  @PrimaryColumn({ type: 'smallint' })
-  slot: number;
+  @Column({ type: 'varchar', length: 16 })
+  status: string;
 
   @Column({ type: 'bigint', transformer: bigintNumber })
   n: number;

@@ -242,11 +242,25 @@ export class CallbackDeliveryRepository {
 
   /**
    * Deliveries by status, for the merchant_pay_callback_deliveries gauge: a sum over the slots of
-   * callback_delivery_counts (at most 3 x 32 rows, kept by triggers), never a count over the deliveries.
+   * callback_delivery_counts (the changes appended since the sweep last folded them), never a count over the deliveries.
    */
   async statusCounts(): Promise<Record<string, number>> {
     const rows: { status: string; count: string }[] = await this.dataSource.query('SELECT status, sum(n) AS count FROM callback_delivery_counts GROUP BY status');
     return Object.fromEntries(rows.map((r) => [r.status, Number(r.count)]));
+  }
+
+  /**
+   * The sweep's fold of callback_delivery_counts: the rows it can see become one per status (a
+   * status whose changes cancel out leaves none). Rows appended meanwhile are left for the next
+   * fold; two folds at once delete each row once. Answers how many rows it folded.
+   */
+  async foldStatusCounts(): Promise<number> {
+    const [row]: { folded: number }[] = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM callback_delivery_counts RETURNING status, n),
+            kept AS (INSERT INTO callback_delivery_counts (status, n) SELECT status, sum(n) FROM gone GROUP BY status HAVING sum(n) <> 0)
+       SELECT count(*)::int AS folded FROM gone`,
+    );
+    return row.folded;
   }
 
   /** Circuits open now: one row per destination, counted at each scrape so the figure is never stale. */
