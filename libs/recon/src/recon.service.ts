@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { BUY_ORDER, formatYuan } from '@app/common';
-import { type BillFormat, ChannelAdapters, ChannelError, type ChannelAdapter, type FetchedBill } from '@app/channels';
+import { ChannelAdapters, ChannelError, type ChannelAdapter, type FetchedBill } from '@app/channels';
 import { type Channel, ChannelRepository, OrderRepository, ReconRepository, type ReconRunRow, type StoredReconLine } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import { type BillLine, BillRefusedError } from './bill-line';
@@ -12,12 +12,8 @@ import { shanghaiDayBounds } from './recon-day';
 /** A mistake in what the operator asked (unknown channel, a day that does not exist): no run is made. */
 export class ReconInputError extends Error {}
 
-/** A bill supplied by hand (recon:run --file), for a channel whose adapter cannot download one. */
-export interface SuppliedBill {
-  format: BillFormat;
-  raw: Buffer;
-  digest?: { type: string; value: string };
-}
+/** A bill supplied by hand (recon:run --file), for a channel whose adapter cannot download one: bytes, never "no bill". */
+export type SuppliedBill = Omit<FetchedBill, 'noBill'>;
 
 /** recon:run's answer and the daily job's result: a run with its totals and every line that did not match. */
 export interface ReconReport {
