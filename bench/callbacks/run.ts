@@ -33,7 +33,8 @@ import { type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, f
  *    retry schedule with their delayed jobs: its rate and p50 against the clean run (SPEC 7 Cost).
  * BENCH_PROFILE=1 adds a run of BENCH_PROFILE_ORDERS per merchant count with the API and the
  * worker CPU-profiled (node:inspector, as --cpu-prof): the functions with the most self time.
- * Prints the ratios. Env: BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
+ * Prints the ratios. Env: BENCH_ONLY=alone (stop after the deliveries alone, with this process's
+ * CPU per delivery: the worker and the receiver), BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
  * BENCH_BACKLOGS (10000,100000; empty for none), BENCH_POSTGRES_URL, REDIS_URL.
  */
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 2000);
@@ -45,6 +46,8 @@ const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '10000,100000').split(',').filte
 const MERCHANTS = Number(process.env.BENCH_MERCHANTS ?? 20);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILE_ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 600);
+/** BENCH_ONLY=alone: the bare loop and the deliveries alone, nothing else (a quick check of the worker's own path). */
+const ALONE_ONLY = process.env.BENCH_ONLY === 'alone';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -179,12 +182,26 @@ async function main(): Promise<void> {
     alone.map((o) => o.id),
   ]);
   const aloneStarted = performance.now();
+  const aloneCpu = process.cpuUsage();
   await db.query('COMMIT');
   await afterCommit.deliver(aloneDeliveries.map((d) => d.id));
   await waitUntil(() => received >= alone.length, 'the deliveries alone');
   const aloneS = (lastArrival - aloneStarted) / 1000;
+  const aloneCpuUsed = process.cpuUsage(aloneCpu);
+  const aloneCpuMs = (aloneCpuUsed.user + aloneCpuUsed.system) / 1000;
   const aloneRate = alone.length / aloneS;
   await worker.close();
+  if (ALONE_ONLY) {
+    process.stdout.write(
+      `${JSON.stringify({ orders: ORDERS, concurrency: CONCURRENCY, bare_undici_posts_per_s: Math.round(bare), deliveries_alone_per_s: Math.round(aloneRate), ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3), bench_process_cpu_ms_per_delivery: +(aloneCpuMs / alone.length).toFixed(3) }, null, 2)}\n`,
+    );
+    await db.end();
+    await new Promise((r) => receiver.close(r));
+    await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
+    await admin.end();
+    await removeRedisPrefix(env.QUEUE_PREFIX!);
+    return;
+  }
 
   // The pipeline's processes: the API the customers press Pay on, the worker that sends the callbacks.
   const api = await forkServer(__filename, 'api', env);
