@@ -12,10 +12,11 @@ import { type Credentials, ChannelSetupService, MerchantAccountService, Operator
 import { JobQueue } from '@app/queue';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
-import { type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, forkServer, profileWhile, removeRedisPrefix, signedBody } from '../support';
+import { type Child, type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, forkServer, profileWhile, removeRedisPrefix, signedBody } from '../support';
 
 /**
- * `npm run bench:callbacks`, three measures against one local node:http receiver, at the same
+ * `npm run bench:callbacks`, three measures against one local node:http receiver in a process of
+ * its own (as a merchant's server is: never sharing the worker's or the load's event loop), at the same
  * concurrency (the worker's callbackConcurrency and CALLBACK_DESTINATION_CONCURRENCY are set
  * to it, the receiver being one destination):
  *  - bare: a loop of undici POSTs of a callback-sized body, no database;
@@ -33,8 +34,8 @@ import { type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, f
  *    retry schedule with their delayed jobs: its rate and p50 against the clean run (SPEC 7 Cost).
  * BENCH_PROFILE=1 adds a run of BENCH_PROFILE_ORDERS per merchant count with the API and the
  * worker CPU-profiled (node:inspector, as --cpu-prof): the functions with the most self time.
- * Prints the ratios. Env: BENCH_ONLY=alone (stop after the deliveries alone, with this process's
- * CPU per delivery: the worker and the receiver), BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
+ * Prints the ratios. Env: BENCH_ONLY=alone (stop after the deliveries alone, with the worker's
+ * CPU per delivery: the worker runs in this process), BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
  * BENCH_BACKLOGS (10000,100000; empty for none), BENCH_POSTGRES_URL, REDIS_URL.
  */
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 2000);
@@ -48,6 +49,11 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILE_ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 600);
 /** BENCH_ONLY=alone: the bare loop and the deliveries alone, nothing else (a quick check of the worker's own path). */
 const ALONE_ONLY = process.env.BENCH_ONLY === 'alone';
+
+/** Milliseconds on a clock every process of the bench shares (the receiver stamps arrivals in its own process). */
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -71,23 +77,9 @@ async function main(): Promise<void> {
   const databaseUrl = `${POSTGRES}/${dbName}`;
   await runMigrations(databaseUrl);
 
-  // The receiver: a merchant endpoint that accepts everything; arrival times of order.paid by order_no.
-  const paidArrival = new Map<string, number>();
-  let received = 0;
-  let lastArrival = 0;
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received++;
-      lastArrival = performance.now();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event?: string; order_no?: string };
-      if (body.event === 'order.paid' && body.order_no) paidArrival.set(body.order_no, lastArrival);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('success');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const notifyUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/notify`;
+  // The receiver: a merchant endpoint that accepts everything, in a process of its own as a merchant's server is.
+  const receiver = await Receiver.start();
+  const notifyUrl = `http://127.0.0.1:${receiver.port}/notify`;
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -131,9 +123,9 @@ async function main(): Promise<void> {
     }
     return made;
   };
-  const waitUntil = async (done: () => boolean, what: string): Promise<void> => {
+  const waitUntil = async (done: () => Promise<boolean>, what: string): Promise<void> => {
     const deadline = Date.now() + 300_000;
-    while (!done()) {
+    while (!(await done())) {
       if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -143,18 +135,18 @@ async function main(): Promise<void> {
   const body = JSON.stringify({ event_id: 'x'.repeat(36), event: 'bench.bare', order_no: '0'.repeat(22), pad: 'x'.repeat(400) });
   const agent = new Agent({ keepAliveTimeout: 4000 });
   const bareLatencies: number[] = [];
-  const bareStarted = performance.now();
+  const bareStarted = now();
   await pool(
     Array.from({ length: ORDERS }, (_, i) => i),
     CONCURRENCY,
     async () => {
-      const t = performance.now();
+      const t = now();
       const res = await request(notifyUrl, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
       await res.body.text();
-      bareLatencies.push(performance.now() - t);
+      bareLatencies.push(now() - t);
     },
   );
-  const bareS = (performance.now() - bareStarted) / 1000;
+  const bareS = (now() - bareStarted) / 1000;
   bareLatencies.sort((a, b) => a - b);
   await agent.close();
   const bare = ORDERS / bareS;
@@ -163,7 +155,7 @@ async function main(): Promise<void> {
   const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
   const afterCommit = worker.get(JobsAfterCommit);
   const alone = await insertOrders(ORDERS);
-  received = 0;
+  await receiver.reset();
   await db.query('BEGIN');
   await db.query(
     `WITH e AS (
@@ -181,22 +173,22 @@ async function main(): Promise<void> {
   const { rows: aloneDeliveries } = await db.query<{ id: string }>(`SELECT d.id FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.id = ANY($1::bigint[])`, [
     alone.map((o) => o.id),
   ]);
-  const aloneStarted = performance.now();
+  const aloneStarted = now();
   const aloneCpu = process.cpuUsage();
   await db.query('COMMIT');
   await afterCommit.deliver(aloneDeliveries.map((d) => d.id));
-  await waitUntil(() => received >= alone.length, 'the deliveries alone');
-  const aloneS = (lastArrival - aloneStarted) / 1000;
+  await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
+  const aloneS = ((await receiver.status()).lastArrival - aloneStarted) / 1000;
   const aloneCpuUsed = process.cpuUsage(aloneCpu);
   const aloneCpuMs = (aloneCpuUsed.user + aloneCpuUsed.system) / 1000;
   const aloneRate = alone.length / aloneS;
   await worker.close();
   if (ALONE_ONLY) {
     process.stdout.write(
-      `${JSON.stringify({ orders: ORDERS, concurrency: CONCURRENCY, bare_undici_posts_per_s: Math.round(bare), deliveries_alone_per_s: Math.round(aloneRate), ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3), bench_process_cpu_ms_per_delivery: +(aloneCpuMs / alone.length).toFixed(3) }, null, 2)}\n`,
+      `${JSON.stringify({ orders: ORDERS, concurrency: CONCURRENCY, bare_undici_posts_per_s: Math.round(bare), deliveries_alone_per_s: Math.round(aloneRate), ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3), worker_cpu_ms_per_delivery: +(aloneCpuMs / alone.length).toFixed(3) }, null, 2)}\n`,
     );
     await db.end();
-    await new Promise((r) => receiver.close(r));
+    await receiver.stop();
     await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
     await admin.end();
     await removeRedisPrefix(env.QUEUE_PREFIX!);
@@ -247,7 +239,7 @@ async function main(): Promise<void> {
     const unescape = (t: string): string => t.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
     const fields = new URLSearchParams();
     for (const input of form[2].matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields.append(unescape(input[1]), unescape(input[2]));
-    const pressed = performance.now();
+    const pressed = now();
     const res = await request(new URL(unescape(form[1]), apiUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', 'accept-language': 'en', origin: apiUrl },
@@ -256,7 +248,7 @@ async function main(): Promise<void> {
     });
     const answer = await res.body.text();
     if (res.statusCode !== 200 || !answer.includes('Payment succeeded')) throw new Error(`bench: Pay answered ${res.statusCode}`);
-    return { pressed, answered: performance.now() };
+    return { pressed, answered: now() };
   };
 
   interface PipelineRun {
@@ -278,21 +270,20 @@ async function main(): Promise<void> {
   /** Pay pressed on every order -> order.paid and order.completed received; `profile` samples both processes meanwhile. */
   const pipeline = async (n: number, payers: Credentials[], profile = false): Promise<PipelineRun> => {
     const orders = await createOrders(n, payers);
-    received = 0;
-    paidArrival.clear();
+    await receiver.reset();
     const paidAt = new Map<string, number>();
     const answerLatencies: number[] = [];
     const before = { api: await askCost(api.child), worker: await askCost(workerProcess.child) };
-    const started = performance.now();
+    const started = now();
     const run = async (): Promise<void> => {
       await pool(orders, CONCURRENCY, async (o) => {
         const { pressed, answered } = await pressPay(o.payPath);
         paidAt.set(o.orderNo, pressed);
         answerLatencies.push(answered - pressed);
       });
-      await waitUntil(() => paidArrival.size >= orders.length, 'every order.paid');
+      await waitUntil(async () => (await receiver.status()).paid >= orders.length, 'every order.paid');
       // order.completed follows each order.paid delivery's success (SPEC 7 Order).
-      await waitUntil(() => received >= orders.length * 2, 'every order.completed');
+      await waitUntil(async () => (await receiver.status()).received >= orders.length * 2, 'every order.completed');
     };
     let profiled: PipelineRun['profile'];
     if (profile) {
@@ -304,8 +295,10 @@ async function main(): Promise<void> {
     } else {
       await run();
     }
-    const finished = performance.now();
+    const finished = now();
     const after = { api: await askCost(api.child), worker: await askCost(workerProcess.child) };
+    const { received } = await receiver.status();
+    const paidArrival = await receiver.paidArrivals();
     const lastPaid = Math.max(...paidArrival.values());
     const latencies = orders.filter((o) => paidArrival.has(o.orderNo)).map((o) => paidArrival.get(o.orderNo)! - paidAt.get(o.orderNo)!).sort((a, b) => a - b);
     return {
@@ -413,7 +406,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 
   await db.end();
-  await new Promise((r) => receiver.close(r));
+  await receiver.stop();
   await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
   await admin.end();
   await removeRedisPrefix(env.QUEUE_PREFIX!);
@@ -440,8 +433,83 @@ async function serveWorker(): Promise<void> {
   process.send!({ port: 0 });
 }
 
+type ReceiverQuestion = 'reset' | 'status' | 'paid';
+interface ReceiverStatus {
+  received: number;
+  lastArrival: number;
+  paid: number;
+}
+
+/**
+ * The merchants' endpoint in its own process (a merchant's server is never in our worker's):
+ * answers every POST 200 `success`, counts arrivals and stamps each order.paid by order_no.
+ */
+class Receiver {
+  private constructor(private readonly server: Child) {}
+
+  static async start(): Promise<Receiver> {
+    return new Receiver(await forkServer(__filename, 'receiver', process.env));
+  }
+
+  get port(): number {
+    return this.server.port;
+  }
+
+  async reset(): Promise<void> {
+    await this.ask('reset');
+  }
+
+  status(): Promise<ReceiverStatus> {
+    return this.ask('status') as Promise<ReceiverStatus>;
+  }
+
+  async paidArrivals(): Promise<Map<string, number>> {
+    return new Map((await this.ask('paid')) as [string, number][]);
+  }
+
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+
+  private ask(question: ReceiverQuestion): Promise<unknown> {
+    return new Promise((resolve) => {
+      this.server.child.once('message', (m: { answer: unknown }) => resolve(m.answer));
+      this.server.child.send({ question });
+    });
+  }
+}
+
+function serveReceiver(): void {
+  process.once('disconnect', () => process.exit(0));
+  const paid = new Map<string, number>();
+  let received = 0;
+  let lastArrival = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received++;
+      lastArrival = now();
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event?: string; order_no?: string };
+      if (body.event === 'order.paid' && body.order_no) paid.set(body.order_no, lastArrival);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('success');
+    });
+  });
+  process.on('message', ({ question }: { question: ReceiverQuestion }) => {
+    if (question === 'reset') {
+      received = 0;
+      lastArrival = 0;
+      paid.clear();
+      process.send!({ answer: null });
+    } else if (question === 'status') process.send!({ answer: { received, lastArrival, paid: paid.size } satisfies ReceiverStatus });
+    else process.send!({ answer: [...paid] });
+  });
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+}
+
 const role = process.argv[2];
-if (role === 'api') void serveApi();
+if (role === 'receiver') serveReceiver();
+else if (role === 'api') void serveApi();
 else if (role === 'worker') void serveWorker();
 else
   main().catch((err) => {
