@@ -56,6 +56,10 @@ export function uniqueViolation(err: unknown): string | null {
 
 @Injectable()
 export class OrderRepository {
+  /** The prepared statements' texts, made from the entity metadata once. */
+  private forChannelSql: string | undefined;
+  private checkoutSql: string | undefined;
+
   constructor(@InjectRepository(Order) private readonly orders: Repository<Order>) {}
 
   /**
@@ -96,12 +100,8 @@ export class OrderRepository {
   /** For a channel's notification: the channel, not a merchant, vouches for the order number. A prepared statement: every paid order passes here. */
   async findForChannel(channelId: number, orderNo: string): Promise<Order | null> {
     const em = this.orders.manager;
-    const [row] = await preparedQuery<Record<string, unknown>>(
-      em.connection,
-      'orders_for_channel',
-      `SELECT ${this.columns(Order, 'o')} FROM "orders" o WHERE o."order_no" = $1 AND o."channel_id" = $2`,
-      [orderNo, channelId],
-    );
+    this.forChannelSql ??= `SELECT ${this.columns(Order, 'o')} FROM "orders" o WHERE o."order_no" = $1 AND o."channel_id" = $2`;
+    const [row] = await preparedQuery<Record<string, unknown>>(em.connection, 'orders_for_channel', this.forChannelSql, [orderNo, channelId]);
     return row ? hydrateOrder(em, row) : null;
   }
 
@@ -117,14 +117,10 @@ export class OrderRepository {
   async findCheckout(orderNo: string): Promise<CheckoutOrder | null> {
     const em = this.orders.manager;
     // Prepared: the page and its Pay each run it, and planning the join cost more than running it.
-    const [row] = await preparedQuery<Record<string, unknown>>(
-      em.connection,
-      'orders_checkout',
-      `SELECT ${this.columns(Order, 'o')}, ${this.columns(Channel, 'c', 'channel.')}, m."name" AS "merchant.name", m."mode" AS "merchant.mode"
+    this.checkoutSql ??= `SELECT ${this.columns(Order, 'o')}, ${this.columns(Channel, 'c', 'channel.')}, m."name" AS "merchant.name", m."mode" AS "merchant.mode"
          FROM "orders" o JOIN "channels" c ON c."id" = o."channel_id" JOIN "merchants" m ON m."id" = o."merchant_id"
-        WHERE o."order_no" = $1`,
-      [orderNo],
-    );
+        WHERE o."order_no" = $1`;
+    const [row] = await preparedQuery<Record<string, unknown>>(em.connection, 'orders_checkout', this.checkoutSql, [orderNo]);
     if (!row) return null;
     return { order: hydrateOrder(em, row), channel: hydrate(em, Channel, row, 'channel.'), merchantName: row['merchant.name'] as string, merchantMode: row['merchant.mode'] as MerchantMode };
   }
