@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { Client as PgClient } from 'pg';
 import { canonicalString } from '@app/signature';
 import { ChannelAdapters, signSandboxNotification } from '@app/channels';
 import { ChannelRepository, OrderRepository } from '@app/db';
-import { QUEUE } from '@app/common';
+import { QUEUE, unixSeconds } from '@app/common';
 import { ORDER_TRANSITIONS, OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import type { Credentials } from '@app/operator';
@@ -206,6 +208,50 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     const done = await page(order.order_no, order.token);
     expect(done.body).not.toContain('<form');
     expect((await press(order.order_no, 'pay', order.token)).statusCode).toBe(409);
+  });
+
+  it('a Pay makes four PostgreSQL round trips and one Redis command: the settlement is one statement, no BEGIN or COMMIT (issue 20)', async () => {
+    // The first Pay of the channel fills this process's channel row cache; the second is measured.
+    const warm = await newOrder('1.00');
+    expect((await press(warm.order_no, 'pay', warm.token)).statusCode).toBe(200);
+    const order = await newOrder('2.00');
+    const statements: string[] = [];
+    let redisCommands = 0;
+    const pgQuery = PgClient.prototype.query as (...args: unknown[]) => unknown;
+    const sendCommand = Redis.prototype.sendCommand;
+    (PgClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: PgClient, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text;
+      // The notification listener's liveness check runs on its own connection, on its own clock.
+      if (text !== 'SELECT 1') statements.push(text.replace(/\s+/g, ' ').trim());
+      return pgQuery.apply(this, args);
+    };
+    Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+      redisCommands++;
+      return sendCommand.apply(this, args);
+    };
+    try {
+      expect((await press(order.order_no, 'pay', order.token)).statusCode).toBe(200);
+    } finally {
+      (PgClient.prototype as unknown as { query: unknown }).query = pgQuery;
+      Redis.prototype.sendCommand = sendCommand;
+    }
+    // The checkout read, the sandbox's bill line, the notification route's order read, the settlement; then order.paid's job.
+    expect(statements.map((t) => /^(SELECT|INSERT) .*?(?:FROM|INTO) "(\w+)"/.exec(t)?.slice(1).join(' ') ?? t)).toEqual([
+      'SELECT orders',
+      'INSERT sandbox_bill_lines',
+      'SELECT orders',
+      'SELECT settle_order',
+    ]);
+    expect(redisCommands).toBe(1);
+    // The statement's payloads carry the settled row's times (set in SQL) and the rest as orderEventPayload made it.
+    const row = await orderRow(api.app, order.order_no);
+    expect(row.status).toBe('completed');
+    const times = { updatetime: unixSeconds(row.updated_at as Date), paid_at: unixSeconds(row.paid_at as Date) };
+    const events = await eventsOf(api.app, order.order_no);
+    expect(events.map((e) => [e.type, e.payload.status, e.payload.updatetime, e.payload.paid_at, e.payload.order_no, e.payload.cny_amount])).toEqual([
+      ['order.paid', 'paid', times.updatetime, times.paid_at, order.order_no, '2.00'],
+      ['order.completed', 'completed', times.updatetime, times.paid_at, order.order_no, '2.00'],
+    ]);
   });
 
   it('fail -> cancelled with order.cancelled', async () => {

@@ -25,6 +25,7 @@ import { SandboxBillRepository } from './repositories/sandbox-bill.repository';
 import { StatementRepository } from './repositories/statement.repository';
 import { OperationsRepository } from './repositories/operations.repository';
 import { RetentionRepository } from './repositories/retention.repository';
+import { SettlementRepository } from './repositories/settlement.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -47,6 +48,7 @@ const REPOSITORIES = [
   LostNotificationRepository,
   OperationsRepository,
   RetentionRepository,
+  SettlementRepository,
 ];
 
 let instances = 0;

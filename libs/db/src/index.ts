@@ -19,6 +19,7 @@ export * from './repositories/portal-session.repository';
 export * from './repositories/recon.repository';
 export * from './repositories/refund.repository';
 export * from './repositories/sandbox-bill.repository';
+export * from './repositories/settlement.repository';
 export * from './repositories/sign-in-throttle.repository';
 export * from './repositories/statement.repository';
 export * from './run-migrations';

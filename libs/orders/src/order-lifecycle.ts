@@ -8,7 +8,7 @@ import {
   ChannelRepository,
   type Move,
   type NewOrder,
-  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent, orderCreditCtes } from '@app/db';
+  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent, type SettlementEvent, SettlementRepository } from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
 import { ORDER_TRANSITIONS } from './order-transitions';
@@ -50,9 +50,15 @@ const PAY_THEN_SETTLE: Move<OrderStatus> = {
   pairs: PAY.pairs.filter((p) => CONFIRM_THEN_CREDIT.pairs.some((c) => c.from === PAY.to && c.orderType === p.orderType)),
 };
 
-/** The row as the transaction's earlier move left it: only the status differs (updated_at is now(), the transaction's time, in both). */
+/** The order with another status: what an event of the settlement says (its updatetime and paid_at are the settled row's, set in SQL). */
 function asStatus(order: Order, status: OrderStatus): Order {
   return Object.assign(Object.create(Object.getPrototypeOf(order) as object) as Order, order, { status });
+}
+
+/** An event of a settlement (settle_order), its payload from the order as read with the status the event reports. */
+function settlementEvent(order: Order, type: 'order.paid' | 'order.completed'): SettlementEvent {
+  const reported = asStatus(order, type === 'order.paid' ? PAY.to : CREDIT.to);
+  return { type, payload: (eventId) => orderEventPayload(eventId, type, reported) };
 }
 
 /**
@@ -69,6 +75,7 @@ export class OrderLifecycle {
     private readonly config: AppConfig,
     private readonly orders: OrderRepository,
     private readonly events: OrderEventRepository,
+    private readonly settlement: SettlementRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly afterCommit: JobsAfterCommit,
@@ -138,33 +145,42 @@ export class OrderLifecycle {
       );
       return 'amount_mismatch';
     }
-    const recorded = await this.dataSource.transaction(async (em) => {
-      if (final) {
-        // One UPDATE for the four states; order.paid is recorded from the row as paid left it.
-        const completed = await this.orders.transitionBy(em, order.id, PAY_THEN_SETTLE, { paid: true, channelTradeNo: notification.channelTradeNo });
-        if (completed) {
-          const paid = asStatus(completed, PAY.to);
-          const paidEvent = await this.record(em, paid, 'order.paid');
-          const completedEvent = await this.recordCompletedWithCredit(em, completed);
-          return { paid, paidHead: paidEvent.head, deliveryIds: [paidEvent.deliveryId, completedEvent.deliveryId] };
-        }
-        // Not pending or cancelled any more (a repeat), or an order type settled in steps: as below.
+    const paidChange = { paid: true, channelTradeNo: notification.channelTradeNo };
+    if (final) {
+      // The four states, order.paid then order.completed with their deliveries, and the credit: one statement, its own transaction.
+      const settled = await this.settlement.settle(this.dataSource.manager, order.id, PAY_THEN_SETTLE, paidChange, [
+        settlementEvent(order, 'order.paid'),
+        settlementEvent(order, 'order.completed'),
+      ]);
+      if (settled) {
+        await this.deliverAfterCommit(settled.events);
+        return settled.latePayment ? 'late_paid' : 'paid';
       }
-      const paid = await this.orders.transitionBy(em, order.id, PAY, { paid: true, channelTradeNo: notification.channelTradeNo });
+      // Not pending or cancelled any more (a repeat), or an order type settled in steps: as below.
+    }
+    const recorded = await this.dataSource.transaction(async (em) => {
+      const paid = await this.orders.transitionBy(em, order.id, PAY, paidChange);
       if (!paid) return null;
       const paidEvent = await this.record(em, paid, 'order.paid');
-      if (!final) return { paid, paidHead: paidEvent.head, deliveryIds: [paidEvent.deliveryId] };
-      const completedEvent = await this.settle(em, paid);
-      return { paid, paidHead: paidEvent.head, deliveryIds: completedEvent ? [paidEvent.deliveryId, completedEvent.deliveryId] : [paidEvent.deliveryId] };
+      const completedEvent = final ? await this.settle(em, paid) : null;
+      return { paid, events: completedEvent ? [paidEvent, completedEvent] : [paidEvent] };
     });
     if (!recorded) return 'unchanged';
-    // order.paid's delivery gets its job, order.completed's waits for it to end (SPEC 7 Order). When
-    // order.paid was its order's head in the transaction it still is: its job without a read back.
-    // Else (a late payment's order.cancelled still pending) the heads are read after the commit.
-    if (recorded.paidHead) await this.afterCommit.deliverHeads([recorded.paidHead]);
-    else await this.afterCommit.deliver(recorded.deliveryIds);
+    await this.deliverAfterCommit(recorded.events);
     if (!final) await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
     return recorded.paid.latePayment ? 'late_paid' : 'paid';
+  }
+
+  /**
+   * After the commit of one order's events (in seq order): the first one's delivery gets its job,
+   * the later ones wait for it to end (SPEC 7 Order). When it was its order's head as it was
+   * written it still is: its job without a read back. Else (an earlier event still pending, such
+   * as a late payment's order.cancelled, which may end meanwhile) the heads are read after the commit.
+   */
+  private async deliverAfterCommit(events: RecordedEvent[]): Promise<void> {
+    const first = events[0]?.head;
+    if (first) await this.afterCommit.deliverHeads([first]);
+    else await this.afterCommit.deliver(events.map((e) => e.deliveryId));
   }
 
   /** The channel reports the payment failed: pending -> cancelled. */
@@ -215,29 +231,24 @@ export class OrderLifecycle {
       // Not paid yet, cancelled, or completed already: nothing to confirm.
       return;
     }
-    // One commit instead of two per order. A concurrent confirm finds the order moved and changes nothing.
-    const recorded = await this.dataSource.transaction((em) => this.settle(em, order, confirmation ?? {}));
-    if (recorded) await this.afterCommit.deliver(recorded.deliveryId);
+    // Each settle_order statement is its own transaction. A concurrent confirm finds the order moved and changes nothing.
+    const recorded = await this.settle(this.dataSource.manager, order, confirmation ?? {});
+    if (recorded) await this.deliverAfterCommit([recorded]);
   }
 
   /**
-   * Inside the caller's transaction: paid -> confirmed (when `order` was read paid) -> completed,
-   * its order.completed event with the credit in one statement, the credit's balance upsert last,
-   * so the merchant's balance row stays locked only until the commit that follows. Null when the order had moved on (a concurrent
+   * paid -> confirmed (when `order` was read paid) -> completed, with order.completed, its delivery
+   * and the credit, in one statement (settle_order), the balance row locked last: in the caller's
+   * transaction if `em` is one, else its own. Null when the order had moved on (a concurrent
    * settlement did it): one credit whichever comes first.
    */
   private async settle(em: EntityManager, order: Order, confirmation: { channelTradeNo?: string | null } = {}): Promise<RecordedEvent | null> {
+    const completed = [settlementEvent(order, 'order.completed')];
     // Read paid: both moves in one UPDATE; should the row be confirmed already, the credit alone, as before.
-    const completed =
-      (CONFIRM.from.includes(order.status) ? await this.orders.transitionBy(em, order.id, CONFIRM_THEN_CREDIT, confirmation) : null) ??
-      (await this.orders.transitionBy(em, order.id, CREDIT));
-    if (!completed) return null;
-    return this.recordCompletedWithCredit(em, completed);
-  }
-
-  /** order.completed, its delivery and the credit in one statement, the credit's balance upsert last. */
-  private recordCompletedWithCredit(em: EntityManager, completed: Order): Promise<RecordedEvent> {
-    return this.events.record(em, completed, 'order.completed', (eventId) => orderEventPayload(eventId, 'order.completed', completed), null, orderCreditCtes(completed));
+    const settled =
+      (CONFIRM.from.includes(order.status) ? await this.settlement.settle(em, order.id, CONFIRM_THEN_CREDIT, confirmation, completed) : null) ??
+      (await this.settlement.settle(em, order.id, CREDIT, {}, completed));
+    return settled?.events[0] ?? null;
   }
 
   /**

@@ -80,10 +80,9 @@ export class LedgerRepository {
    * inserts nothing and moves no money. Returns whether this call credited.
    */
   async creditOrder(em: EntityManager, order: Order): Promise<boolean> {
-    const credit = orderCreditCtes(order);
-    // Both entries and the balance in one statement: the balance row, locked until the commit, is taken by its last step.
-    const credited = await em.query<unknown[]>(`WITH ${credit.sql(1)} SELECT 1 FROM "order_credit"`, credit.params);
-    return credited.length > 0;
+    // credit_order (libs/db/src/sql/settlement-functions.ts), as settle_order ends: the balance row is taken by its last step.
+    const [row] = await em.query<{ credited: boolean }[]>(`SELECT "credit_order"($1, $2, $3, $4) AS "credited"`, [order.merchantId, order.id, order.merchantActualFen, order.depositFen]);
+    return row.credited;
   }
 
   /** The merchant's balances; zero before its first credit. */
@@ -185,34 +184,4 @@ export class LedgerRepository {
       throw err;
     }
   }
-}
-
-/** Data-modifying CTEs for another statement, numbering their parameters from `first`. */
-export interface StatementCtes {
-  sql: (first: number) => string;
-  params: unknown[];
-}
-
-/**
- * creditOrder as CTEs ("order_credit_entries", then "order_credit", one row when this statement
- * credited), so a statement that writes something else with the credit (the order.completed
- * event) makes one round trip. The balance upsert stays its last step.
- */
-export function orderCreditCtes(order: Order): StatementCtes {
-  return {
-    sql: (f) => `"order_credit_entries" AS (
-         INSERT INTO "ledger_entries" ("merchant_id", "order_id", "refund_id", "kind", "amount_fen")
-         VALUES ($${f}, $${f + 1}, NULL, 'order_credit', $${f + 2}), ($${f}, $${f + 1}, NULL, 'order_deposit', $${f + 3})
-         ON CONFLICT DO NOTHING RETURNING "kind", "amount_fen"),
-       "order_credit" AS (
-       INSERT INTO "balances" ("merchant_id", "available_fen", "deposit_fen", "updated_at")
-       SELECT $${f}, coalesce(sum("amount_fen") FILTER (WHERE "kind" = 'order_credit'), 0), coalesce(sum("amount_fen") FILTER (WHERE "kind" = 'order_deposit'), 0), now()
-         FROM "order_credit_entries" HAVING count(*) > 0
-       ON CONFLICT ("merchant_id") DO UPDATE SET
-         "available_fen" = "balances"."available_fen" + EXCLUDED."available_fen",
-         "deposit_fen" = "balances"."deposit_fen" + EXCLUDED."deposit_fen",
-         "updated_at" = now()
-       RETURNING 1)`,
-    params: [order.merchantId, order.id, order.merchantActualFen, order.depositFen],
-  };
 }

@@ -5,7 +5,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CallbackEventType, Order, OrderEventType } from '../entities';
 import type { DeliveryHead } from './callback-delivery.repository';
 import { deliveryAddressSql } from './delivery-address';
-import type { StatementCtes } from './ledger.repository';
 
 export interface RecordedEvent {
   eventId: string;
@@ -45,8 +44,6 @@ export class OrderEventRepository {
     type: CallbackEventType,
     payload: (eventId: string) => Record<string, unknown>,
     refundId: string | null = null,
-    /** Further writes in the same statement (orderCreditCtes): one round trip. */
-    also: StatementCtes | null = null,
   ): Promise<RecordedEvent> {
     const eventId = randomUUID();
     const deliveryId = randomUUID();
@@ -54,11 +51,11 @@ export class OrderEventRepository {
     const rows = await em.query<{ head: boolean; merchant_id: number; notify_url: string | null }[]>(
       `WITH "event" AS (
          INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload", "refund_id") VALUES ($1, $2, $3, $4, $5::jsonb, $6)
-         RETURNING "id", "order_id", "refund_id", "seq")${also ? `, ${also.sql(8)}` : ''}
+         RETURNING "id", "order_id", "refund_id", "seq")
        INSERT INTO "callback_deliveries" AS "d" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at", "notify_url", "event_seq")
        SELECT $7, "event"."id", $2, $3, 'pending', 0, now(), ${deliveryAddressSql('"event"')}, "event"."seq" FROM "event"
        RETURNING "d"."merchant_id", "d"."notify_url", NOT EXISTS (SELECT 1 FROM "callback_deliveries" "e" WHERE "e"."order_id" = "d"."order_id" AND "e"."status" = 'pending' AND "e"."event_seq" < "d"."event_seq") AS "head"`,
-      [eventId, order.id, order.merchantId, type, JSON.stringify(payload(eventId)), refundId, deliveryId, ...(also?.params ?? [])],
+      [eventId, order.id, order.merchantId, type, JSON.stringify(payload(eventId)), refundId, deliveryId],
     );
     const row = rows[0];
     return { eventId, deliveryId, head: row?.head === true ? { id: deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null };

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
 import type { EntityManager, EntityTarget, Repository, SelectQueryBuilder } from 'typeorm';
 import { Channel, type MerchantMode, Order, type OrderStatus } from '../entities';
+import { preparedQuery } from '../prepared-query';
 import type { Move } from '../state-move';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
 
@@ -56,6 +56,10 @@ export function uniqueViolation(err: unknown): string | null {
 
 @Injectable()
 export class OrderRepository {
+  /** The prepared statements' texts, made from the entity metadata once. */
+  private forChannelSql: string | undefined;
+  private checkoutSql: string | undefined;
+
   constructor(@InjectRepository(Order) private readonly orders: Repository<Order>) {}
 
   /**
@@ -81,9 +85,7 @@ export class OrderRepository {
     // createOrder's hot path, outside a transaction: a named prepared statement straight on the
     // pool, so each connection parses and plans it once and TypeORM's query runner is skipped.
     // In a transaction (the channel-failure path), on the transaction's connection.
-    const rows: { id: string }[] = em.queryRunner
-      ? await em.query(INSERT_ORDER, params)
-      : (await (em.connection.driver as unknown as { master: Pool }).master.query<{ id: string }>({ name: 'orders_insert', text: INSERT_ORDER, values: params })).rows;
+    const rows: { id: string }[] = em.queryRunner ? await em.query(INSERT_ORDER, params) : await preparedQuery<{ id: string }>(em.connection, 'orders_insert', INSERT_ORDER, params);
     return { ...order, id: String(rows[0].id) };
   }
 
@@ -95,9 +97,12 @@ export class OrderRepository {
     return this.orders.findOneBy({ merchantId, merchantOrderNo });
   }
 
-  /** For a channel's notification: the channel, not a merchant, vouches for the order number. */
-  findForChannel(channelId: number, orderNo: string): Promise<Order | null> {
-    return this.orders.findOneBy({ channelId, orderNo });
+  /** For a channel's notification: the channel, not a merchant, vouches for the order number. A prepared statement: every paid order passes here. */
+  async findForChannel(channelId: number, orderNo: string): Promise<Order | null> {
+    const em = this.orders.manager;
+    this.forChannelSql ??= `SELECT ${this.columns(Order, 'o')} FROM "orders" o WHERE o."order_no" = $1 AND o."channel_id" = $2`;
+    const [row] = await preparedQuery<Record<string, unknown>>(em.connection, 'orders_for_channel', this.forChannelSql, [orderNo, channelId]);
+    return row ? hydrateOrder(em, row) : null;
   }
 
   /** For the checkout pages, whose HMAC token stands in for the merchant. */
@@ -111,18 +116,21 @@ export class OrderRepository {
    */
   async findCheckout(orderNo: string): Promise<CheckoutOrder | null> {
     const em = this.orders.manager;
-    const channelColumns = em.connection
-      .getMetadata(Channel)
-      .columns.map((c) => `c."${c.databaseName}" AS "channel.${c.databaseName}"`)
-      .join(', ');
-    const [row]: Record<string, unknown>[] = await em.query(
-      `SELECT o.*, ${channelColumns}, m."name" AS "merchant.name", m."mode" AS "merchant.mode"
+    // Prepared: the page and its Pay each run it, and planning the join cost more than running it.
+    this.checkoutSql ??= `SELECT ${this.columns(Order, 'o')}, ${this.columns(Channel, 'c', 'channel.')}, m."name" AS "merchant.name", m."mode" AS "merchant.mode"
          FROM "orders" o JOIN "channels" c ON c."id" = o."channel_id" JOIN "merchants" m ON m."id" = o."merchant_id"
-        WHERE o."order_no" = $1`,
-      [orderNo],
-    );
+        WHERE o."order_no" = $1`;
+    const [row] = await preparedQuery<Record<string, unknown>>(em.connection, 'orders_checkout', this.checkoutSql, [orderNo]);
     if (!row) return null;
     return { order: hydrateOrder(em, row), channel: hydrate(em, Channel, row, 'channel.'), merchantName: row['merchant.name'] as string, merchantMode: row['merchant.mode'] as MerchantMode };
+  }
+
+  /** An entity's columns, named (a prepared statement's result type never changes with the table), as `prefix` + database name. */
+  private columns(entity: typeof Order | typeof Channel, alias: string, prefix = ''): string {
+    return this.orders.manager.connection
+      .getMetadata(entity)
+      .columns.map((c) => `${alias}."${c.databaseName}"${prefix ? ` AS "${prefix}${c.databaseName}"` : ''}`)
+      .join(', ');
   }
 
   /** For the worker's jobs, which carry order ids only. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { SandboxBillLine } from '../entities/sandbox-bill-line.entity';
+import { preparedQuery } from '../prepared-query';
 
 /** A line as the sandbox's bill shows it. */
 export type SandboxBillEntry = Omit<SandboxBillLine, 'id' | 'channelId'>;
@@ -16,7 +17,10 @@ export class SandboxBillRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async record(channelId: number, line: Omit<SandboxBillEntry, 'occurredAt' | 'feeFen'>): Promise<void> {
-    await this.dataSource.query(
+    // Prepared: every Pay writes one.
+    await preparedQuery(
+      this.dataSource,
+      'sandbox_bill_record',
       `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "refund_no", "amount_fen")
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
       [channelId, line.kind, line.tradeNo, line.orderNo, line.refundNo, line.amountFen],
