@@ -80,6 +80,26 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     expect(await db.attempts(id)).toHaveLength(1);
   });
 
+  it('claims and records asked at once (one statement each): every one its own answer; one that fails fails alone', async () => {
+    const dest = 'http://g.example:80';
+    const merchantId = await merchantAt('http://g.example/n');
+    const ids = await deliveries(merchantId, 4);
+    const { orderId } = await db.insertOrder(merchantId, channelId);
+    const paid = await db.insertEvent(orderId, 'order.paid');
+    const completed = await db.insertEvent(orderId, 'order.completed');
+    ids.push(paid.deliveryId);
+    const attempts = await Promise.all(ids.map((id) => claimed(id, dest)));
+    expect(attempts.map((a) => [a.deliveryId, a.number])).toEqual(ids.map((id) => [id, 1]));
+    // A duration that is not an integer: PostgreSQL refuses that record, so its batch; the others are recorded one by one.
+    const recorded = await Promise.allSettled(attempts.map((a, i) => repo.record(outcome(a, dest, true, i === 1 ? { durationMs: 1.5 } : {}), CIRCUIT)));
+    expect(recorded.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect((recorded[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringMatching(/invalid input syntax for type integer/) });
+    expect((recorded[0] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, next: null });
+    expect((recorded[4] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, next: { id: completed.deliveryId, merchantId, notifyUrl: 'http://g.example/n' } });
+    expect((await Promise.all(ids.map((id) => db.delivery(id)))).map((d) => d.status)).toEqual(['succeeded', 'pending', 'succeeded', 'succeeded', 'succeeded']);
+    expect((await db.attempts(ids[1])).map((a) => a.error)).toEqual([expect.stringMatching(/no outcome recorded/)]);
+  });
+
   it('an expired lease is claimable again (the worker died): the next attempt, the lost one still logged', async () => {
     const [id] = await deliveries(await merchantAt('http://d.example/n'), 1);
     expect(await claimed(id, 'http://d.example:80')).toMatchObject({ deliveryId: id, number: 1, probe: false });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CALLBACK_EVENT_TYPES, type OrderEventType } from '../entities';
+import { StatementBatcher } from '../statement-batcher';
 import { deliveryAddressSql } from './delivery-address';
 
 /** A pending delivery that may have a job now: no earlier event of its order is pending. */
@@ -121,6 +122,43 @@ export interface DeliveryWithAttempts {
 
 const INTERRUPTED = 'no outcome recorded: the worker stopped during this attempt';
 
+type Row = Record<string, unknown>;
+interface ClaimRequest {
+  deliveryId: string;
+  destination: string;
+  rules: ClaimRules;
+}
+interface RecordRequest {
+  f: FinishedAttempt;
+  circuit: CircuitRules;
+}
+
+/**
+ * Claims and records made at once in a worker go as one statement (group commit): at
+ * concurrency 32, one round trip, one socket write and one WAL flush for several deliveries instead
+ * of one each. One batch in flight: the bigger batches cost PostgreSQL ~10% less per delivery
+ * than two (issue 20); a lone request still goes at once. They use 2 connections, so
+ * DATABASE_POOL_SIZE (4, 8, 38) changed nothing.
+ */
+const CALLBACK_BATCHES = { maxBatch: 64, maxInFlight: 1 };
+
+/**
+ * The order a batch calls its functions in, so two batches (two workers, or two in flight in one)
+ * lock their rows in the same order: by (merchant, destination, delivery), each call locking its
+ * delivery and then its circuit. A probe's or a failure's circuit lock between two deliveries
+ * of one key can still cross another batch's: PostgreSQL breaks that deadlock, the batch fails
+ * and its items go again one by one (StatementBatcher). The ORDER BY keeps the subquery from
+ * being pulled up, and a LATERAL call runs once per row in the order the rows come.
+ */
+const LOCK_ORDER = 'ORDER BY d.merchant_id, u.destination, u.id';
+
+/** A batch's rows back in the order of its items (ord is 1-based); an item without a row answers undefined. */
+function byOrdinal(rows: Row[], count: number): (Row | undefined)[] {
+  const answers: (Row | undefined)[] = new Array(count);
+  for (const row of rows) answers[Number(row.ord) - 1] = row;
+  return answers;
+}
+
 /**
  * callback_deliveries, callback_attempts and callback_circuits: the outbox (the truth each
  * callback job carries out), its log, and each (merchant, destination) circuit. Every statement
@@ -128,7 +166,26 @@ const INTERRUPTED = 'no outcome recorded: the worker stopped during this attempt
  */
 @Injectable()
 export class CallbackDeliveryRepository {
+  private readonly logger = new Logger('CallbackDeliveryRepository');
+  private readonly claims = new StatementBatcher<ClaimRequest, Row | undefined>(
+    (items) => this.claimMany(items),
+    (item) => this.claimOne(item),
+    CALLBACK_BATCHES,
+    (err, size) => this.batchFailed('claim', err, size),
+  );
+  private readonly records = new StatementBatcher<RecordRequest, Row | undefined>(
+    (items) => this.recordMany(items),
+    (item) => this.recordOne(item),
+    CALLBACK_BATCHES,
+    (err, size) => this.batchFailed('record', err, size),
+  );
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private batchFailed(statement: 'claim' | 'record', err: unknown, size: number): void {
+    const e = err as { code?: string; message?: string };
+    this.logger.warn({ statement, size, code: e?.code ?? null, err: e?.message ?? String(err) }, 'callback batch failed, its items go one by one');
+  }
 
   /** Of these deliveries, the pending ones that are first in their order (SPEC 7 Order): only they get a job. */
   async heads(ids: string[]): Promise<DeliveryHead[]> {
@@ -141,16 +198,13 @@ export class CallbackDeliveryRepository {
     );
   }
 
-  /** One call of claim_callback_attempt: the next attempt of this delivery, or why not now. */
+  /**
+   * One call of claim_callback_attempt: the next attempt of this delivery, or why not now. Claims
+   * made at once in this process go together in one statement (claimMany).
+   */
   async claim(deliveryId: string, destination: string, rules: ClaimRules): Promise<AttemptClaim> {
-    const [row]: Record<string, unknown>[] = await this.dataSource.query(`SELECT * FROM claim_callback_attempt($1, $2, $3, $4, $5, $6)`, [
-      deliveryId,
-      destination,
-      rules.leaseMs,
-      rules.probeMs,
-      rules.maxAttempts,
-      INTERRUPTED,
-    ]);
+    const row = await this.claims.submit({ deliveryId, destination, rules });
+    if (!row) throw new Error(`claim_callback_attempt answered nothing for delivery ${deliveryId}`);
     const kind = row.kind as AttemptClaim['kind'];
     if (kind === 'leased' || kind === 'held') return { kind, until: row.wait_until as Date };
     if (kind !== 'claimed') return { kind };
@@ -171,9 +225,48 @@ export class CallbackDeliveryRepository {
     };
   }
 
-  /** One call of record_callback_attempt: stores the outcome the policy judged, and says what it changed. */
+  /** One call of record_callback_attempt: stores the outcome the policy judged, and says what it changed. Batched like claim(). */
   async record(f: FinishedAttempt, circuit: CircuitRules): Promise<RecordedAttempt> {
-    const [row]: Record<string, unknown>[] = await this.dataSource.query(`SELECT * FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
+    const row = await this.records.submit({ f, circuit });
+    if (!row) throw new Error(`record_callback_attempt answered nothing for delivery ${f.deliveryId}`);
+    const next = row.next_delivery ? { id: row.next_delivery as string, merchantId: row.next_merchant_id as number, notifyUrl: (row.next_notify_url as string | null) ?? null } : null;
+    return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, next };
+  }
+
+  private async claimOne({ deliveryId, destination, rules }: ClaimRequest): Promise<Row | undefined> {
+    const [row]: Row[] = await this.dataSource.query(`SELECT * FROM claim_callback_attempt($1, $2, $3, $4, $5, $6)`, [
+      deliveryId,
+      destination,
+      rules.leaseMs,
+      rules.probeMs,
+      rules.maxAttempts,
+      INTERRUPTED,
+    ]);
+    return row;
+  }
+
+  /** Several claims in one statement, each claim_callback_attempt as claimOne calls it, in LOCK_ORDER. */
+  private async claimMany(items: ClaimRequest[]): Promise<(Row | undefined)[]> {
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT s.ord, c.* FROM (
+         SELECT u.* FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::int[]) WITH ORDINALITY AS u(id, destination, lease_ms, probe_ms, max_attempts, ord)
+           LEFT JOIN callback_deliveries d ON d.id = u.id
+          ${LOCK_ORDER}) s
+       CROSS JOIN LATERAL claim_callback_attempt(s.id, s.destination, s.lease_ms, s.probe_ms, s.max_attempts, $6) AS c`,
+      [
+        items.map((i) => i.deliveryId),
+        items.map((i) => i.destination),
+        items.map((i) => i.rules.leaseMs),
+        items.map((i) => i.rules.probeMs),
+        items.map((i) => i.rules.maxAttempts),
+        INTERRUPTED,
+      ],
+    );
+    return byOrdinal(rows, items.length);
+  }
+
+  private async recordOne({ f, circuit }: RecordRequest): Promise<Row | undefined> {
+    const [row]: Row[] = await this.dataSource.query(`SELECT * FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
       f.deliveryId,
       f.number,
       f.url,
@@ -188,8 +281,37 @@ export class CallbackDeliveryRepository {
       circuit.failures,
       circuit.probeMs,
     ]);
-    const next = row.next_delivery ? { id: row.next_delivery as string, merchantId: row.next_merchant_id as number, notifyUrl: (row.next_notify_url as string | null) ?? null } : null;
-    return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, next };
+    return row;
+  }
+
+  /** Several records in one statement, each record_callback_attempt as recordOne calls it, in LOCK_ORDER. */
+  private async recordMany(items: RecordRequest[]): Promise<(Row | undefined)[]> {
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT s.ord, r.* FROM (
+         SELECT u.* FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[],
+                                $10::text[], $11::text[], $12::int[], $13::int[])
+                 WITH ORDINALITY AS u(id, number, url, http_status, duration_ms, excerpt, error, status, next_attempt_at, circuit, destination, failures, probe_ms, ord)
+           LEFT JOIN callback_deliveries d ON d.id = u.id
+          ${LOCK_ORDER}) s
+       CROSS JOIN LATERAL record_callback_attempt(s.id, s.number, s.url, s.http_status, s.duration_ms, s.excerpt, s.error, s.status, s.next_attempt_at,
+                                                  s.circuit, s.destination, s.failures, s.probe_ms) AS r`,
+      [
+        items.map((i) => i.f.deliveryId),
+        items.map((i) => i.f.number),
+        items.map((i) => i.f.url),
+        items.map((i) => i.f.httpStatus),
+        items.map((i) => i.f.durationMs),
+        items.map((i) => i.f.responseExcerpt),
+        items.map((i) => i.f.error),
+        items.map((i) => i.f.status),
+        items.map((i) => i.f.nextAttemptAt),
+        items.map((i) => i.f.circuit),
+        items.map((i) => i.f.destination),
+        items.map((i) => i.circuit.failures),
+        items.map((i) => i.circuit.probeMs),
+      ],
+    );
+    return byOrdinal(rows, items.length);
   }
 
   /** The deliveries an open circuit of this key parked (their jobs wait for the probe time): a closed circuit releases them. */
