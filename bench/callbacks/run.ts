@@ -12,7 +12,7 @@ import { type Credentials, ChannelSetupService, MerchantAccountService, Operator
 import { JobQueue } from '@app/queue';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
-import { type Child, type ProfileRow, type ServerCost, answerProfile, askCost, countCosts, forkServer, profileWhile, removeRedisPrefix, signedBody } from '../support';
+import { type Child, type ProfileRow, type ServerCost, answerProfile, askCost, backendCpu, backendCpuSpent, busyPercent, countCosts, forkServer, machineCpu, profileWhile, removeRedisPrefix, signedBody } from '../support';
 
 /**
  * `npm run bench:callbacks`, three measures against one local node:http receiver in a process of
@@ -131,10 +131,35 @@ async function main(): Promise<void> {
     }
   };
 
+  /**
+   * CPU each process spends over a phase, per item: this process (the bare loop's client, or the
+   * in-process worker), the receiver, the bench database's PostgreSQL backends and Redis; and
+   * how busy the machine's cores were meanwhile (every process, the neighbours' too).
+   */
+  const phaseCost = async (): Promise<(items: number) => Promise<PhaseCost>> => {
+    const machine = machineCpu();
+    const backends = await backendCpu(dbName);
+    const receiverMs = (await receiver.status()).cpuMs;
+    return async (items) => {
+      const spent = backendCpuSpent(backends, await backendCpu(dbName));
+      const per = (ms: number): number => +(ms / items).toFixed(3);
+      const receiverSpent = (await receiver.status()).cpuMs - receiverMs;
+      return {
+        this_process: per(spent.loadMs),
+        receiver: per(receiverSpent),
+        postgres: per(spent.postgresMs),
+        redis: per(spent.redisMs),
+        total: per(spent.loadMs + receiverSpent + spent.postgresMs + spent.redisMs),
+        machine_busy: busyPercent(machine, machineCpu()),
+      };
+    };
+  };
+
   // The bare loop first: same receiver, a callback-sized body, same concurrency, no database or queue.
   const body = JSON.stringify({ event_id: 'x'.repeat(36), event: 'bench.bare', order_no: '0'.repeat(22), pad: 'x'.repeat(400) });
   const agent = new Agent({ keepAliveTimeout: 4000 });
   const bareLatencies: number[] = [];
+  const bareCost = await phaseCost();
   const bareStarted = now();
   await pool(
     Array.from({ length: ORDERS }, (_, i) => i),
@@ -147,6 +172,7 @@ async function main(): Promise<void> {
     },
   );
   const bareS = (now() - bareStarted) / 1000;
+  const bareCpu = await bareCost(ORDERS);
   bareLatencies.sort((a, b) => a - b);
   await agent.close();
   const bare = ORDERS / bareS;
@@ -173,19 +199,30 @@ async function main(): Promise<void> {
   const { rows: aloneDeliveries } = await db.query<{ id: string }>(`SELECT d.id FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.id = ANY($1::bigint[])`, [
     alone.map((o) => o.id),
   ]);
+  const aloneCost = await phaseCost();
   const aloneStarted = now();
-  const aloneCpu = process.cpuUsage();
   await db.query('COMMIT');
   await afterCommit.deliver(aloneDeliveries.map((d) => d.id));
   await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
   const aloneS = ((await receiver.status()).lastArrival - aloneStarted) / 1000;
-  const aloneCpuUsed = process.cpuUsage(aloneCpu);
-  const aloneCpuMs = (aloneCpuUsed.user + aloneCpuUsed.system) / 1000;
+  const aloneCpu = await aloneCost(alone.length);
   const aloneRate = alone.length / aloneS;
   await worker.close();
   if (ALONE_ONLY) {
     process.stdout.write(
-      `${JSON.stringify({ orders: ORDERS, concurrency: CONCURRENCY, bare_undici_posts_per_s: Math.round(bare), deliveries_alone_per_s: Math.round(aloneRate), ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3), worker_cpu_ms_per_delivery: +(aloneCpuMs / alone.length).toFixed(3) }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          orders: ORDERS,
+          concurrency: CONCURRENCY,
+          bare_undici_posts_per_s: Math.round(bare),
+          deliveries_alone_per_s: Math.round(aloneRate),
+          ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
+          bare_cpu_ms_per_post: bareCpu,
+          deliveries_alone_cpu_ms_per_delivery: aloneCpu,
+        },
+        null,
+        2,
+      )}\n`,
     );
     await db.end();
     await receiver.stop();
@@ -385,6 +422,9 @@ async function main(): Promise<void> {
     bare_post_ms: { p50: +bareP50.toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
     deliveries_alone_per_s: Math.round(aloneRate),
     ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
+    // Where each one's time goes: CPU per POST / per delivery of every process, and how busy both cores were.
+    bare_cpu_ms_per_post: bareCpu,
+    deliveries_alone_cpu_ms_per_delivery: aloneCpu,
     // Customers pressing Pay on the sandbox checkout page, the API and the worker in processes of their own.
     pipeline_one_merchant: summary(clean),
     [`pipeline_${merchants.length}_merchants`]: summary(many),
@@ -438,6 +478,17 @@ interface ReceiverStatus {
   received: number;
   lastArrival: number;
   paid: number;
+  /** The receiver process's CPU so far. */
+  cpuMs: number;
+}
+
+interface PhaseCost {
+  this_process: number;
+  receiver: number;
+  postgres: number;
+  redis: number;
+  total: number;
+  machine_busy: string;
 }
 
 /**
@@ -501,7 +552,10 @@ function serveReceiver(): void {
       lastArrival = 0;
       paid.clear();
       process.send!({ answer: null });
-    } else if (question === 'status') process.send!({ answer: { received, lastArrival, paid: paid.size } satisfies ReceiverStatus });
+    } else if (question === 'status') {
+      const cpu = process.cpuUsage();
+      process.send!({ answer: { received, lastArrival, paid: paid.size, cpuMs: (cpu.user + cpu.system) / 1000 } satisfies ReceiverStatus });
+    }
     else process.send!({ answer: [...paid] });
   });
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
