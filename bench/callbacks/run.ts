@@ -295,6 +295,8 @@ async function main(): Promise<void> {
     /** Pay pressed -> the page's answer (the API's part: the notification handled, the job added). */
     answerLatencies: number[];
     perOrder: { api: ServerCost; worker: ServerCost };
+    /** CPU per paid order of every process (this one holds the customers), and how busy the cores were. */
+    cpuPerOrder: PhaseCost;
     loadAverage: number[];
     profile?: { api: ProfileRow[]; worker: ProfileRow[] };
   }
@@ -311,6 +313,7 @@ async function main(): Promise<void> {
     const paidAt = new Map<string, number>();
     const answerLatencies: number[] = [];
     const before = { api: await askCost(api.child), worker: await askCost(workerProcess.child) };
+    const cost = await phaseCost();
     const started = now();
     const run = async (): Promise<void> => {
       await pool(orders, CONCURRENCY, async (o) => {
@@ -333,6 +336,7 @@ async function main(): Promise<void> {
       await run();
     }
     const finished = now();
+    const cpuPerOrder = await cost(orders.length);
     const after = { api: await askCost(api.child), worker: await askCost(workerProcess.child) };
     const { received } = await receiver.status();
     const paidArrival = await receiver.paidArrivals();
@@ -344,6 +348,7 @@ async function main(): Promise<void> {
       latencies,
       answerLatencies: answerLatencies.sort((a, b) => a - b),
       perOrder: { api: costDelta(after.api, before.api, orders.length), worker: costDelta(after.worker, before.worker, orders.length) },
+      cpuPerOrder: { ...cpuPerOrder, total: +(cpuPerOrder.total + (after.api.cpuMs - before.api.cpuMs + after.worker.cpuMs - before.worker.cpuMs) / orders.length).toFixed(3) },
       loadAverage: loadavg().map((l) => +l.toFixed(2)),
       profile: profiled,
     };
@@ -412,6 +417,8 @@ async function main(): Promise<void> {
     ratio_p50_to_bare_post_p50: +(percentile(r.latencies, 50) / bareP50).toFixed(1),
     pay_pressed_to_page_answer_ms: { p50: Math.round(percentile(r.answerLatencies, 50)), p99: Math.round(percentile(r.answerLatencies, 99)) },
     per_order: r.perOrder,
+    // this_process is the customers' load; total adds the API's and the worker's CPU (per_order).
+    cpu_ms_per_order: r.cpuPerOrder,
     load_average_after: r.loadAverage,
   });
   const result = {
