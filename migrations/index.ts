@@ -21,6 +21,7 @@ import { RetentionIndexes1764480000000 } from './1764480000000-retention-indexes
 import { ChannelLinkChangedNotify1764491100000 } from './1764491100000-channel-link-changed-notify';
 import { DeliveryStatusCounts1764500000000 } from './1764500000000-delivery-status-counts';
 import { SettlementFunctions1764523000000 } from './1764523000000-settlement-functions';
+import { CircuitOpened1764530000000 } from './1764530000000-circuit-opened';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -46,4 +47,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   ChannelLinkChangedNotify1764491100000,
   DeliveryStatusCounts1764500000000,
   SettlementFunctions1764523000000,
+  CircuitOpened1764530000000,
 ];

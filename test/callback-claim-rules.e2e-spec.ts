@@ -94,8 +94,8 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const recorded = await Promise.allSettled(attempts.map((a, i) => repo.record(outcome(a, dest, true, i === 1 ? { durationMs: 1.5 } : {}), CIRCUIT)));
     expect(recorded.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
     expect((recorded[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringMatching(/invalid input syntax for type integer/) });
-    expect((recorded[0] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, next: null });
-    expect((recorded[4] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, next: { id: completed.deliveryId, merchantId, notifyUrl: 'http://g.example/n' } });
+    expect((recorded[0] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, circuitOpened: false, next: null });
+    expect((recorded[4] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, circuitOpened: false, next: { id: completed.deliveryId, merchantId, notifyUrl: 'http://g.example/n' } });
     expect((await Promise.all(ids.map((id) => db.delivery(id)))).map((d) => d.status)).toEqual(['succeeded', 'pending', 'succeeded', 'succeeded', 'succeeded']);
     expect((await db.attempts(ids[1])).map((a) => a.error)).toEqual([expect.stringMatching(/no outcome recorded/)]);
   });
@@ -125,7 +125,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     expect(await claim(completed.deliveryId, dest)).toEqual({ kind: 'waiting' });
     // order.paid fails and waits for its retry: order.completed still waits behind it, the other order does not.
     const first = await claimed(paid.deliveryId, dest);
-    expect(await repo.record(outcome(first, dest, false), CIRCUIT)).toEqual({ ended: false, circuitClosed: false, next: null });
+    expect(await repo.record(outcome(first, dest, false), CIRCUIT)).toEqual({ ended: false, circuitClosed: false, circuitOpened: false, next: null });
     expect(await claim(completed.deliveryId, dest)).toEqual({ kind: 'waiting' });
     expect((await claimed(other, dest)).deliveryId).toBe(other);
     // Its retry succeeds: it names order.completed as the next, and only then the refund's event.
@@ -176,6 +176,38 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     expect(await repo.record(outcome(probe2, dest, true), CIRCUIT)).toMatchObject({ circuitClosed: true });
     expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 0, openSince: null, nextProbeAt: null });
     expect((await claimed(ids[0], dest)).probe).toBe(false);
+  });
+
+  it('several failures of one key recorded at once (one batched statement, or one by one): exactly one answers that it opened the circuit', async () => {
+    const merchantId = await merchantAt('http://o.example/n');
+    for (const [dest, failures] of [
+      ['http://o.example:80', 3],
+      ['http://o.example:81', 1],
+    ] as const) {
+      const attempts = await Promise.all((await deliveries(merchantId, 6)).map((id) => claimed(id, dest)));
+      const batched = await Promise.all(attempts.map((a) => repo.record(outcome(a, dest, false), { failures, probeMs: 60_000 })));
+      expect(batched.filter((r) => r.circuitOpened)).toHaveLength(1);
+      expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 6, openSince: expect.any(Date) });
+    }
+    // One by one, each on its own connection (the fallback's path): still one, on another key.
+    const dest = 'http://o.example:82';
+    const attempts = await Promise.all((await deliveries(merchantId, 6)).map((id) => claimed(id, dest)));
+    const pool = await Promise.all(attempts.map(() => CallbackFixtures.connect(api.databaseUrl)));
+    try {
+      const opened = await Promise.all(
+        attempts.map(async (a, i) => {
+          const f = outcome(a, dest, false);
+          const { rows } = await pool[i].db.query<{ circuit_opened: boolean }>(`SELECT circuit_opened FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
+            f.deliveryId, f.number, f.url, f.httpStatus, f.durationMs, f.responseExcerpt, f.error, f.status, f.nextAttemptAt, f.circuit, f.destination, 2, 60_000,
+          ]);
+          return rows[0].circuit_opened;
+        }),
+      );
+      expect(opened.filter(Boolean)).toHaveLength(1);
+    } finally {
+      await Promise.all(pool.map((p) => p.close()));
+    }
+    expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 6, openSince: expect.any(Date) });
   });
 
   it("one merchant's failures never open another merchant's circuit to the same destination", async () => {

@@ -75,7 +75,7 @@ describe('CallbackDeliveryProcessor', () => {
     recorded = [];
     sent = [];
     added = [];
-    recordedAnswer = { ended: true, circuitClosed: false, next: null };
+    recordedAnswer = { ended: true, circuitClosed: false, circuitOpened: false, next: null };
     slots = new DestinationSlots(1, null, 'test');
     const config = { callbackRetryScheduleMs: SCHEDULE, callbackCircuitProbeSeconds: 60, callbackCircuitFailures: 20 } as unknown as AppConfig;
     const deliveries = {
@@ -85,7 +85,6 @@ describe('CallbackDeliveryProcessor', () => {
         return recordedAnswer;
       },
       heldBy: async () => [],
-      circuit: async () => null,
     } as unknown as CallbackDeliveryRepository;
     const sender = {
       timeoutMs: 10_000,
@@ -180,6 +179,19 @@ describe('CallbackDeliveryProcessor', () => {
     expect(lines[0].message).not.toContain('d1');
   });
 
+  it("'opened' is logged from the record's answer: only the failure that opened the circuit says so", async () => {
+    claim = claimed(1);
+    answer = failed(500);
+    recordedAnswer = { ended: false, circuitClosed: false, circuitOpened: false, next: null };
+    await processor.deliver(job('d1'), 'token').catch(() => undefined);
+    recordedAnswer = { ended: false, circuitClosed: false, circuitOpened: true, next: null };
+    await processor.deliver(job('d1'), 'token').catch(() => undefined);
+    const opened = lines.filter((l) => l.fields.circuit === 'opened');
+    expect(opened).toEqual([
+      { level: 'warn', fields: { merchant_id: 7, destination: DESTINATION, circuit: 'opened', delivery_id: 'd1', attempt: 1, failures: 20 }, message: expect.stringMatching(/circuit opened/) },
+    ]);
+  });
+
   it('no address: a failed attempt on our side, never against a circuit', async () => {
     claim = claimed(1, null);
     await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
@@ -218,7 +230,7 @@ describe('CallbackDeliveryProcessor', () => {
   it("the end of a delivery adds its order's next one", async () => {
     claim = claimed(1);
     const next = { id: 'd2', merchantId: 7, notifyUrl: 'https://shop.example/notify' };
-    recordedAnswer = { ended: true, circuitClosed: false, next };
+    recordedAnswer = { ended: true, circuitClosed: false, circuitOpened: false, next };
     await processor.deliver(job(), 'token');
     expect(added).toEqual([[next]]);
   });

@@ -127,7 +127,7 @@ export class CallbackDeliveryProcessor {
       if (key) await this.freeSlot(key, deliveryId);
     }
     await this.follow(key, recorded);
-    await this.watchCircuit(key, attempt, verdict, recorded);
+    this.watchCircuit(key, attempt, verdict, recorded);
     if (verdict.state === 'succeeded') {
       this.metrics.settled(job.data.merchantId, 'succeeded');
       return { deliveryId, status: 'succeeded', attempt: attempt.number };
@@ -288,19 +288,14 @@ export class CallbackDeliveryProcessor {
   }
 
   /** After the record: a line when this attempt changed its circuit (closed it, opened it, or its probe failed). */
-  private async watchCircuit(key: SlotKey | null, attempt: ClaimedAttempt, verdict: DeliveryVerdict, recorded: RecordedAttempt): Promise<void> {
+  private watchCircuit(key: SlotKey | null, attempt: ClaimedAttempt, verdict: DeliveryVerdict, recorded: RecordedAttempt): void {
     if (!key) return;
     const data = { deliveryId: attempt.deliveryId, merchantId: key.merchantId, destination: key.destination };
     if (recorded.circuitClosed) return this.logCircuit('closed', data, attempt.number);
     if (verdict.circuit !== 'failure') return;
     if (attempt.probe) return this.logCircuit('still_open', data, attempt.number);
-    try {
-      // Counted in the record's statement; exactly one failure brings the count to the threshold.
-      const circuit = await this.deliveries.circuit(key.merchantId, key.destination);
-      if (circuit?.openSince && circuit.consecutiveFailures === this.config.callbackCircuitFailures) this.logCircuit('opened', data, attempt.number, circuit.consecutiveFailures);
-    } catch (err) {
-      this.logger.warn({ merchant_id: key.merchantId, destination: key.destination, err: (err as Error).message }, 'callback circuit not read after a failure');
-    }
+    // Decided in the record's statement: of several failures of one key at once, exactly one opened it.
+    if (recorded.circuitOpened) this.logCircuit('opened', data, attempt.number, this.config.callbackCircuitFailures);
   }
 
   private secretOf(apiKey: string, sealed: string, context: string): string {

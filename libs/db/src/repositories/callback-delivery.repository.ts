@@ -70,6 +70,8 @@ export interface RecordedAttempt {
   ended: boolean;
   /** This success closed an open circuit: the deliveries it held may go. */
   circuitClosed: boolean;
+  /** This failure opened its circuit: of several failures of one key at once, exactly one. */
+  circuitOpened: boolean;
   /** The order's next pending delivery once this one ended: it gets its job now. */
   next: DeliveryHead | null;
 }
@@ -230,7 +232,7 @@ export class CallbackDeliveryRepository {
     const row = await this.records.submit({ f, circuit });
     if (!row) throw new Error(`record_callback_attempt answered nothing for delivery ${f.deliveryId}`);
     const next = row.next_delivery ? { id: row.next_delivery as string, merchantId: row.next_merchant_id as number, notifyUrl: (row.next_notify_url as string | null) ?? null } : null;
-    return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, next };
+    return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, circuitOpened: row.circuit_opened as boolean, next };
   }
 
   private async claimOne({ deliveryId, destination, rules }: ClaimRequest): Promise<Row | undefined> {

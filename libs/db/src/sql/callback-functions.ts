@@ -77,14 +77,15 @@ $$`;
  * claimed meanwhile; a success always settles it); the (merchant, destination) circuit: a
  * success closes it, a failure counts and opens it at p_failures consecutive ones, 'none' (our
  * own failure) leaves it alone. Answers whether the delivery ended, whether this closed an open
- * circuit (its held jobs may go), and the order's next pending delivery once this one ended.
+ * circuit (its held jobs may go) or opened it (one failure of many at once), and the order's next
+ * pending delivery once this one ended. Its result changed: a migration DROPs it before loading it.
  */
 export const RECORD_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "record_callback_attempt"(p_delivery uuid, p_number integer, p_url text, p_http_status integer, p_duration_ms integer,
     p_excerpt text, p_error text, p_status text, p_next_attempt_at timestamptz, p_circuit text, p_destination text, p_failures integer, p_probe_ms integer)
-  RETURNS TABLE (ended boolean, circuit_closed boolean, next_delivery uuid, next_merchant_id integer, next_notify_url text)
+  RETURNS TABLE (ended boolean, circuit_closed boolean, circuit_opened boolean, next_delivery uuid, next_merchant_id integer, next_notify_url text)
   VOLATILE LANGUAGE plpgsql AS $$
   #variable_conflict use_column
-  DECLARE v_order bigint; v_merchant integer; v_ended boolean := false; v_open timestamptz; v_closed boolean := false;
+  DECLARE v_order bigint; v_merchant integer; v_ended boolean := false; v_open timestamptz; v_closed boolean := false; v_opened boolean := false;
   BEGIN
     UPDATE "callback_attempts"
        SET "url" = left(p_url, 512), "http_status" = p_http_status, "duration_ms" = p_duration_ms, "response_excerpt" = p_excerpt, "error" = p_error
@@ -106,22 +107,35 @@ export const RECORD_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "record_callb
       RETURNING old."open_since" INTO v_open;
       v_closed := v_open IS NOT NULL;
     ELSIF p_destination <> '' AND p_circuit = 'failure' THEN
-      INSERT INTO "callback_circuits" AS k ("merchant_id", "destination", "consecutive_failures", "open_since", "next_probe_at", "last_failure_at", "updated_at")
-      VALUES (v_merchant, p_destination, 1, CASE WHEN 1 >= p_failures THEN now() END, CASE WHEN 1 >= p_failures THEN now() + p_probe_ms * interval '1 millisecond' END, now(), now())
-      ON CONFLICT ("merchant_id", "destination") DO UPDATE SET
-        "consecutive_failures" = k."consecutive_failures" + 1,
-        "open_since" = COALESCE(k."open_since", CASE WHEN k."consecutive_failures" + 1 >= p_failures THEN now() END),
-        "next_probe_at" = CASE WHEN k."open_since" IS NOT NULL THEN k."next_probe_at"
-                               WHEN k."consecutive_failures" + 1 >= p_failures THEN now() + p_probe_ms * interval '1 millisecond' END,
-        "last_failure_at" = now(), "updated_at" = now();
+      -- Read under its lock, so of several failures at once exactly one sees it move from closed to open.
+      LOOP
+        SELECT "open_since" INTO v_open FROM "callback_circuits" WHERE "merchant_id" = v_merchant AND "destination" = p_destination FOR NO KEY UPDATE;
+        IF FOUND THEN
+          UPDATE "callback_circuits" k SET
+            "consecutive_failures" = k."consecutive_failures" + 1,
+            "open_since" = COALESCE(k."open_since", CASE WHEN k."consecutive_failures" + 1 >= p_failures THEN now() END),
+            "next_probe_at" = CASE WHEN k."open_since" IS NOT NULL THEN k."next_probe_at"
+                                   WHEN k."consecutive_failures" + 1 >= p_failures THEN now() + p_probe_ms * interval '1 millisecond' END,
+            "last_failure_at" = now(), "updated_at" = now()
+           WHERE k."merchant_id" = v_merchant AND k."destination" = p_destination
+          RETURNING v_open IS NULL AND k."open_since" IS NOT NULL INTO v_opened;
+          EXIT;
+        END IF;
+        INSERT INTO "callback_circuits" ("merchant_id", "destination", "consecutive_failures", "open_since", "next_probe_at", "last_failure_at", "updated_at")
+        VALUES (v_merchant, p_destination, 1, CASE WHEN 1 >= p_failures THEN now() END, CASE WHEN 1 >= p_failures THEN now() + p_probe_ms * interval '1 millisecond' END, now(), now())
+        ON CONFLICT ("merchant_id", "destination") DO NOTHING
+        RETURNING "open_since" IS NOT NULL INTO v_opened;
+        EXIT WHEN FOUND;
+        -- Another first failure of this key inserted it meanwhile: this one counts on that row.
+      END LOOP;
     END IF;
 
     IF v_ended THEN
-      RETURN QUERY SELECT true, v_closed, n."id", n."merchant_id", n."notify_url"::text FROM "callback_deliveries" n
+      RETURN QUERY SELECT true, v_closed, v_opened, n."id", n."merchant_id", n."notify_url"::text FROM "callback_deliveries" n
         WHERE n."order_id" = v_order AND n."status" = 'pending' ORDER BY n."event_seq", n."created_at" LIMIT 1;
       IF FOUND THEN RETURN; END IF;
     END IF;
-    RETURN QUERY SELECT v_ended, v_closed, NULL::uuid, NULL::int, NULL::text;
+    RETURN QUERY SELECT v_ended, v_closed, v_opened, NULL::uuid, NULL::int, NULL::text;
   END
 $$`;
 
