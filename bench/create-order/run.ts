@@ -25,6 +25,7 @@ import {
   forkServer,
   machineCpu,
   profileWhile,
+  removeRedisPrefix,
   signedBody,
   signedLoad,
 } from '../support';
@@ -259,7 +260,7 @@ async function main(): Promise<void> {
     for (const row of profile) console.log(`| ${row.selfPercent.toFixed(1)} | ${row.fn} | ${row.where} |`);
   } finally {
     for (const server of [api, api2, bareLean, bareOrders]) await server.stop();
-    await clearQueueKeys(db.name);
+    await removeRedisPrefix(db.name);
     await db.drop();
   }
 }
@@ -292,21 +293,6 @@ async function adminQueryOn(url: string, statements: string[]): Promise<void> {
     for (const statement of statements) await client.query(statement);
   } finally {
     await client.end();
-  }
-}
-
-/** What the run left on the shared Redis under its queue prefix (rate-limit buckets, queued jobs). */
-async function clearQueueKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    await redis.quit();
   }
 }
 

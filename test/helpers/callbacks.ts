@@ -1,10 +1,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { type IncomingHttpHeaders, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { deliveryAddressSql } from '@app/db';
-import { TEST_REDIS_URL } from './config';
+import { removeTestKeys } from './redis-keys';
 
 export interface ReceivedCallback {
   /** The request's path, e.g. /notify. */
@@ -235,18 +234,6 @@ export class CallbackFixtures {
 }
 
 /** Deletes this test's own BullMQ keys (its QUEUE_PREFIX), as a Redis flush would; never FLUSHALL a shared Redis. */
-export async function flushQueueKeys(prefix: string): Promise<number> {
-  const redis = new Redis(TEST_REDIS_URL);
-  try {
-    let deleted = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) deleted += await redis.del(...keys);
-    } while (cursor !== '0');
-    return deleted;
-  } finally {
-    await redis.quit();
-  }
+export function flushQueueKeys(prefix: string): Promise<number> {
+  return removeTestKeys(prefix);
 }
