@@ -171,13 +171,13 @@ export class CallbackDeliveryRepository {
   private readonly logger = new Logger('CallbackDeliveryRepository');
   private readonly claims = new StatementBatcher<ClaimRequest, Row | undefined>(
     (items) => this.claimMany(items),
-    (item) => this.claimOne(item),
+    (item) => this.claimMany([item]).then(([row]) => row),
     CALLBACK_BATCHES,
     (err, size) => this.batchFailed('claim', err, size),
   );
   private readonly records = new StatementBatcher<RecordRequest, Row | undefined>(
     (items) => this.recordMany(items),
-    (item) => this.recordOne(item),
+    (item) => this.recordMany([item]).then(([row]) => row),
     CALLBACK_BATCHES,
     (err, size) => this.batchFailed('record', err, size),
   );
@@ -235,19 +235,7 @@ export class CallbackDeliveryRepository {
     return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, circuitOpened: row.circuit_opened as boolean, next };
   }
 
-  private async claimOne({ deliveryId, destination, rules }: ClaimRequest): Promise<Row | undefined> {
-    const [row]: Row[] = await this.dataSource.query(`SELECT * FROM claim_callback_attempt($1, $2, $3, $4, $5, $6)`, [
-      deliveryId,
-      destination,
-      rules.leaseMs,
-      rules.probeMs,
-      rules.maxAttempts,
-      INTERRUPTED,
-    ]);
-    return row;
-  }
-
-  /** Several claims in one statement, each claim_callback_attempt as claimOne calls it, in LOCK_ORDER. */
+  /** Claims in one statement (one alone too), claim_callback_attempt per item, in LOCK_ORDER. */
   private async claimMany(items: ClaimRequest[]): Promise<(Row | undefined)[]> {
     const rows: Row[] = await this.dataSource.query(
       `SELECT s.ord, c.* FROM (
@@ -267,26 +255,7 @@ export class CallbackDeliveryRepository {
     return byOrdinal(rows, items.length);
   }
 
-  private async recordOne({ f, circuit }: RecordRequest): Promise<Row | undefined> {
-    const [row]: Row[] = await this.dataSource.query(`SELECT * FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
-      f.deliveryId,
-      f.number,
-      f.url,
-      f.httpStatus,
-      f.durationMs,
-      f.responseExcerpt,
-      f.error,
-      f.status,
-      f.nextAttemptAt,
-      f.circuit,
-      f.destination,
-      circuit.failures,
-      circuit.probeMs,
-    ]);
-    return row;
-  }
-
-  /** Several records in one statement, each record_callback_attempt as recordOne calls it, in LOCK_ORDER. */
+  /** Records in one statement (one alone too), record_callback_attempt per item, in LOCK_ORDER. */
   private async recordMany(items: RecordRequest[]): Promise<(Row | undefined)[]> {
     const rows: Row[] = await this.dataSource.query(
       `SELECT s.ord, r.* FROM (
