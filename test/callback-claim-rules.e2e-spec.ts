@@ -151,9 +151,9 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const ids = await deliveries(merchantId, 6);
     // A success resets the count: only the failures after it add up.
     for (const [i, ok] of [false, true, false, false].entries()) await repo.record(outcome(await claimed(ids[i], dest), dest, ok), CIRCUIT);
-    expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 2, openSince: null });
+    expect(await db.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 2, openSince: null });
     await repo.record(outcome(await claimed(ids[4], dest), dest, false), CIRCUIT);
-    const opened = await repo.circuit(merchantId, dest);
+    const opened = await db.circuit(merchantId, dest);
     expect(opened).toMatchObject({ consecutiveFailures: 3, openSince: expect.any(Date) });
     expect(opened!.nextProbeAt!.getTime()).toBeGreaterThan(Date.now() + 50_000);
 
@@ -172,12 +172,12 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     expect(await claim(ids[0], dest)).toMatchObject({ kind: 'held' });
     // A failed probe keeps it open; a successful one closes it and says so (its held jobs are released).
     expect(await repo.record(outcome(probe, dest, false), CIRCUIT)).toMatchObject({ circuitClosed: false });
-    expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 4, openSince: expect.any(Date) });
+    expect(await db.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 4, openSince: expect.any(Date) });
     await db.db.query(`UPDATE callback_circuits SET next_probe_at = now() WHERE merchant_id = $1 AND destination = $2`, [merchantId, dest]);
     await db.db.query(`UPDATE callback_deliveries SET lease_until = NULL WHERE id = $1`, [ids[5]]);
     const probe2 = await claimed(ids[5], dest);
     expect(await repo.record(outcome(probe2, dest, true), CIRCUIT)).toMatchObject({ circuitClosed: true });
-    expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 0, openSince: null, nextProbeAt: null });
+    expect(await db.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 0, openSince: null, nextProbeAt: null });
     expect((await claimed(ids[0], dest)).probe).toBe(false);
   });
 
@@ -190,7 +190,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
       const attempts = await Promise.all((await deliveries(merchantId, 6)).map((id) => claimed(id, dest)));
       const batched = await Promise.all(attempts.map((a) => repo.record(outcome(a, dest, false), { failures, probeMs: 60_000 })));
       expect(batched.filter((r) => r.circuitOpened)).toHaveLength(1);
-      expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 6, openSince: expect.any(Date) });
+      expect(await db.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 6, openSince: expect.any(Date) });
     }
     // One by one, each on its own connection (the fallback's path): still one, on another key.
     const dest = 'http://o.example:82';
@@ -210,7 +210,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     } finally {
       await Promise.all(pool.map((p) => p.close()));
     }
-    expect(await repo.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 6, openSince: expect.any(Date) });
+    expect(await db.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 6, openSince: expect.any(Date) });
   });
 
   it("one merchant's failures never open another merchant's circuit to the same destination", async () => {
@@ -218,17 +218,17 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const a = await merchantAt('http://shared.example/a');
     const b = await merchantAt('http://shared.example/b');
     for (const id of await deliveries(a, 3)) await repo.record(outcome(await claimed(id, dest), dest, false), CIRCUIT);
-    expect(await repo.circuit(a, dest)).toMatchObject({ openSince: expect.any(Date) });
+    expect(await db.circuit(a, dest)).toMatchObject({ openSince: expect.any(Date) });
     const [mine] = await deliveries(b, 1);
     expect(await claim(mine, dest)).toMatchObject({ kind: 'claimed' });
-    expect(await repo.circuit(b, dest)).toBeNull();
+    expect(await db.circuit(b, dest)).toBeNull();
   });
 
   it('failures on our side (no address, nonce store down) do not count against a circuit', async () => {
     const dest = 'http://g.example:80';
     const merchantId = await merchantAt('http://g.example/n');
     for (const id of await deliveries(merchantId, 3)) await repo.record(outcome(await claimed(id, dest), dest, false, { circuit: 'none' }), { failures: 1, probeMs: 60_000 });
-    expect(await repo.circuit(merchantId, dest)).toBeNull();
+    expect(await db.circuit(merchantId, dest)).toBeNull();
   });
 
   it('a delivery whose every attempt was used (the worker died on the last) ends failed, unsent', async () => {

@@ -205,6 +205,16 @@ export class CallbackFixtures {
     return rows[0];
   }
 
+  /** A (merchant, destination) circuit, or null before its first failure. */
+  async circuit(merchantId: number, destination: string): Promise<{ consecutiveFailures: number; openSince: Date | null; nextProbeAt: Date | null } | null> {
+    const { rows } = await this.db.query<{ consecutiveFailures: number; openSince: Date | null; nextProbeAt: Date | null }>(
+      `SELECT consecutive_failures AS "consecutiveFailures", open_since AS "openSince", next_probe_at AS "nextProbeAt"
+         FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`,
+      [merchantId, destination],
+    );
+    return rows[0] ?? null;
+  }
+
   async deliveriesOfEvent(eventId: string): Promise<DeliveryRow[]> {
     const { rows } = await this.db.query<DeliveryRow>(`SELECT * FROM callback_deliveries WHERE event_id = $1 ORDER BY created_at`, [eventId]);
     return rows;

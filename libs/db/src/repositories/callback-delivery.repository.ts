@@ -82,13 +82,6 @@ export interface CircuitRules {
   probeMs: number;
 }
 
-/** A (merchant, destination) circuit, as callback_circuits keeps it. */
-export interface DestinationCircuit {
-  consecutiveFailures: number;
-  openSince: Date | null;
-  nextProbeAt: Date | null;
-}
-
 /** callbackResend's allowance: at most `max` resend deliveries per order within `windowSeconds`. */
 export interface ResendLimit {
   max: number;
@@ -311,16 +304,6 @@ export class CallbackDeliveryRepository {
        SELECT * FROM taken`,
       [graceMs, limit],
     );
-  }
-
-  /** A (merchant, destination) circuit, or null before its first failure. */
-  async circuit(merchantId: number, destination: string): Promise<DestinationCircuit | null> {
-    const [row]: DestinationCircuit[] = await this.dataSource.query(
-      `SELECT consecutive_failures AS "consecutiveFailures", open_since AS "openSince", next_probe_at AS "nextProbeAt"
-         FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`,
-      [merchantId, destination],
-    );
-    return row ?? null;
   }
 
   /** For the gauges: keys whose circuit is open, and the pending deliveries they hold back. */
