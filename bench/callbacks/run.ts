@@ -109,6 +109,14 @@ async function main(): Promise<void> {
 
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
+  /** What the run made: its database, the receiver, its Redis keys. */
+  const cleanUp = async (): Promise<void> => {
+    await db.end();
+    await receiver.stop();
+    await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
+    await admin.end();
+    await removeRedisPrefix(env.QUEUE_PREFIX!);
+  };
   const insertOrders = async (n: number): Promise<{ id: string; orderNo: string }[]> => {
     const made: { id: string; orderNo: string }[] = [];
     for (let i = 0; i < n; i++) {
@@ -224,12 +232,7 @@ async function main(): Promise<void> {
         2,
       )}\n`,
     );
-    await db.end();
-    await receiver.stop();
-    await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
-    await admin.end();
-    await removeRedisPrefix(env.QUEUE_PREFIX!);
-    return;
+    return cleanUp();
   }
 
   // The pipeline's processes: the API the customers press Pay on, the worker that sends the callbacks.
@@ -452,11 +455,7 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 
-  await db.end();
-  await receiver.stop();
-  await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
-  await admin.end();
-  await removeRedisPrefix(env.QUEUE_PREFIX!);
+  await cleanUp();
 }
 
 /** The API in a process of its own, profiled and counted on the parent's asking. */
