@@ -208,4 +208,20 @@ describe('embedded default (npm start with nothing configured)', () => {
     expect(second.child.exitCode).toBe(0);
     expect(alarming(second.output())).toEqual([]);
   }, 240_000);
+
+  // As root the server runs as postgres; a data folder it cannot reach is refused with what to do, not initdb's EACCES.
+  (process.getuid?.() === 0 ? it : it.skip)('as root, a DATA_DIR the server user cannot reach is refused with what to do', async () => {
+    const closed = mkdtempSync(join(tmpdir(), 'mp-embedded-closed-'));
+    try {
+      chmodSync(closed, 0o700);
+      const failed = await start(closed, await freePort(), await freePort()).then(
+        (running) => stop(running).then(() => 'started'),
+        (err: Error) => err.message,
+      );
+      expect(failed).toMatch(/exited with 1 before the banner/);
+      expect(failed).toMatch(/runs as the user postgres .* cannot reach .*\.data: .*DATA_DIR/);
+    } finally {
+      rmSync(closed, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

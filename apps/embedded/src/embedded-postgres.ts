@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createDatabaseIfMissing } from '@app/db';
 import { embeddedDatabaseUrl } from './local-data';
@@ -40,6 +41,49 @@ function serverUser(): ServerUser {
   }
 }
 
+/** Where root keeps a copy of the binaries the server user can reach (see reachableBinaries). */
+const ROOT_BINARIES_CACHE = '/var/cache/merchant-pay';
+
+/** Whether the server user can do `test <flag> path` (every folder above it traversable, and so on). */
+function serverUserCan(user: ServerUser, flag: '-x' | '-w', path: string): boolean {
+  try {
+    execFileSync('test', [flag, path], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * As root, the server user must reach the binaries and the data. A checkout under a folder only
+ * root may enter (root's home, a mktemp folder: mode 0700) hides node_modules from it: the
+ * package's native folder (bin, lib, share; its symlinks are relative) is then copied once, per
+ * package build, to a root-owned folder everyone may read. The data is never moved behind the
+ * operator's back: an unreachable DATA_DIR is refused with what to do.
+ */
+function reachableBinaries(found: Binaries, user: ServerUser, dataDir: string): Binaries {
+  if (user.uid === undefined) return found;
+  if (!serverUserCan(user, '-x', dataDir)) {
+    throw new Error(
+      `the embedded PostgreSQL runs as the user postgres (this process is root), which cannot reach ${dataDir}: ` +
+        'let it traverse the folders above it (chmod o+x) or set DATA_DIR to a folder it can reach, such as /var/lib/merchant-pay',
+    );
+  }
+  if (serverUserCan(user, '-x', found.initdb)) return found;
+  const native = dirname(dirname(found.initdb));
+  const build = createHash('sha256').update(`${native}\n${statSync(found.initdb).mtimeMs}`).digest('hex').slice(0, 16);
+  const copy = join(ROOT_BINARIES_CACHE, `postgres-${build}`);
+  if (!existsSync(join(copy, 'bin', basename(found.initdb)))) {
+    mkdirSync(ROOT_BINARIES_CACHE, { recursive: true, mode: 0o755 });
+    // Copied aside, then renamed: a copy cut short is never taken for a whole one.
+    const partial = `${copy}.${process.pid}`;
+    cpSync(native, partial, { recursive: true, verbatimSymlinks: true });
+    rmSync(copy, { recursive: true, force: true });
+    renameSync(partial, copy);
+  }
+  return { initdb: join(copy, 'bin', basename(found.initdb)), pg_ctl: join(copy, 'bin', basename(found.pg_ctl)) };
+}
+
 async function initialise(initdb: string, databaseDir: string, password: string, user: ServerUser): Promise<void> {
   mkdirSync(databaseDir, { recursive: true, mode: 0o700 });
   const passwordFile = join(databaseDir, '..', `.pg-password-${process.pid}`);
@@ -66,8 +110,8 @@ async function initialise(initdb: string, databaseDir: string, password: string,
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number, password: string): Promise<EmbeddedDatabase> {
   const databaseDir = join(dataDir, 'pg');
-  const { initdb, pg_ctl } = await binaries();
   const user = serverUser();
+  const { initdb, pg_ctl } = reachableBinaries(await binaries(), user, dataDir);
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await initialise(initdb, databaseDir, password, user);
 
   const pgCtl = (...args: string[]) => run(pg_ctl, ['-D', databaseDir, ...args], { ...user, cwd: databaseDir });
