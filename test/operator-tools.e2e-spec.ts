@@ -112,7 +112,10 @@ describe('operator CLI: the on-call tools', () => {
     const second = await db.insertOrder(merchant.id, channels.remotepay);
     const secondEvent = await db.insertEvent(second.orderId);
     await api.app.get(JobsAfterCommit).deliver(secondEvent.deliveryId);
-    await waitFor(async () => (await db.delivery(secondEvent.deliveryId)).next_attempt_at.getTime() > Date.now() + 60_000, 10_000, 'the second delivery to be held');
+    // Both held until the probe: the first's retry, due 100 ms after the failure that opened the circuit, is parked too
+    // (until then it is merely due, and a reset has nothing of it to release).
+    const held = async (id: string) => (await db.delivery(id)).next_attempt_at.getTime() > Date.now() + 60_000;
+    await waitFor(async () => (await held(firstEvent.deliveryId)) && (await held(secondEvent.deliveryId)), 10_000, 'both deliveries to be held');
 
     const circuits = await cli('callback:circuits');
     const open = (circuits.json!.open as Record<string, unknown>[]).find((c) => c.merchant_id === merchant.id && c.destination === destination);
