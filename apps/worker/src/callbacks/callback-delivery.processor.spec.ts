@@ -26,6 +26,7 @@ describe('CallbackDeliveryProcessor', () => {
   let claim: AttemptClaim;
   let answer: SendOutcome;
   let nonceStoreDown: boolean;
+  let circuitOpen: boolean;
   let sealedBroken: boolean;
   let lines: { level: string; fields: Record<string, unknown>; message: string }[];
   let recordedAnswer: RecordedAttempt;
@@ -51,13 +52,17 @@ describe('CallbackDeliveryProcessor', () => {
     },
   });
 
-  function job(deliveryId = 'd1'): CallbackJob & { delayedUntil?: number } {
+  /** A job that remembers what was done to it, in order: parked until T, promoted. */
+  function job(deliveryId = 'd1'): CallbackJob & { delayedUntil?: number; moves: string[] } {
     const j = {
       data: { deliveryId, merchantId: 7, destination: DESTINATION },
+      moves: [] as string[],
       moveToDelayed: async (until: number) => {
         j.delayedUntil = until;
+        j.moves.push('parked');
       },
-    } as unknown as CallbackJob & { delayedUntil?: number };
+      promote: async () => void j.moves.push('promoted'),
+    } as unknown as CallbackJob & { delayedUntil?: number; moves: string[] };
     return j;
   }
 
@@ -66,6 +71,7 @@ describe('CallbackDeliveryProcessor', () => {
   beforeEach(() => {
     answer = ok;
     nonceStoreDown = false;
+    circuitOpen = true;
     sealedBroken = false;
     lines = [];
     for (const level of ['log', 'warn'] as const) {
@@ -85,6 +91,7 @@ describe('CallbackDeliveryProcessor', () => {
         return recordedAnswer;
       },
       heldBy: async () => [],
+      circuitIsOpen: async () => circuitOpen,
     } as unknown as CallbackDeliveryRepository;
     const sender = {
       timeoutMs: 10_000,
@@ -205,8 +212,18 @@ describe('CallbackDeliveryProcessor', () => {
     const j = job();
     await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
     expect(j.delayedUntil).toBe(probeAt.getTime());
+    expect(j.moves).toEqual(['parked']);
     expect(recorded).toEqual([]);
     expect(await slots.take({ merchantId: 7, destination: DESTINATION }, 'other', 1000)).toBe(true);
+  });
+
+  it('a circuit closed between the claim and the park (its closer found nothing parked yet): the parked job wakes itself', async () => {
+    claim = { kind: 'held', until: new Date(Date.now() + 3_600_000) };
+    circuitOpen = false;
+    const j = job();
+    await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
+    expect(j.moves).toEqual(['parked', 'promoted']);
+    expect(sent).toEqual([]);
   });
 
   it('no free slot: parked before anything is read or sent', async () => {

@@ -182,12 +182,29 @@ export class CallbackDeliveryProcessor {
   /** `why`: every slot of its destination busy, an earlier event of its order pending, another worker's lease, an open circuit. */
   private async park(job: CallbackJob, token: string | undefined, until: number, why: 'slot' | 'order' | 'leased' | 'held'): Promise<never> {
     await job.moveToDelayed(until, token);
+    if (why === 'held') await this.wakeIfClosedMeanwhile(job);
     // Debug: a busy destination parks its jobs often; the attempt lines are the outcomes.
     this.logger.debug(
       { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'parked', reason: why, until: new Date(until).toISOString() },
       'callback job parked, no attempt spent',
     );
     throw new DelayedError();
+  }
+
+  /**
+   * A circuit closed (a probe's success, callback:circuit:reset) between this job's claim and its
+   * park wakes the jobs it finds parked, and this one was not parked yet: so, once parked, the job
+   * looks at its circuit again and wakes itself if it is closed. Each side checks after its own
+   * write, so neither misses the other, and a held delivery never waits a probe interval for nothing.
+   */
+  private async wakeIfClosedMeanwhile(job: CallbackJob): Promise<void> {
+    const { merchantId, destination } = job.data;
+    try {
+      if (destination && !(await this.deliveries.circuitIsOpen(merchantId, destination))) await job.promote();
+    } catch (err) {
+      // Promoted already by the closer, or the read failed: the probe time brings it at the latest.
+      this.logger.debug({ delivery_id: job.data.deliveryId, err: (err as Error).message }, 'held callback job not woken after its park');
+    }
   }
 
   /** After the record committed: the order's next delivery gets its job, a closed circuit releases what it held. */

@@ -278,6 +278,15 @@ export class CallbackDeliveryRepository {
     return byOrdinal(rows, items.length);
   }
 
+  /** Whether the key's circuit is open now (a held job's second look after its park). */
+  async circuitIsOpen(merchantId: number, destination: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM callback_circuits WHERE merchant_id = $1 AND destination = $2 AND open_since IS NOT NULL`,
+      [merchantId, destination],
+    );
+    return rows.length > 0;
+  }
+
   /** The deliveries an open circuit of this key parked (their jobs wait for the probe time): a closed circuit releases them. */
   async heldBy(merchantId: number, destination: string, limit: number): Promise<string[]> {
     const rows: { id: string }[] = await this.dataSource.query(
