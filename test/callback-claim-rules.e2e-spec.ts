@@ -126,6 +126,8 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
 
     expect((await repo.heads([paid.deliveryId, completed.deliveryId, refunded.deliveryId, other])).map((h) => h.id).sort()).toEqual([paid.deliveryId, other].sort());
     expect(await claim(completed.deliveryId, dest)).toEqual({ kind: 'waiting' });
+    // A parked job's second look reads what the claim read.
+    expect([await repo.hasEarlierPending(completed.deliveryId), await repo.hasEarlierPending(paid.deliveryId), await repo.hasEarlierPending(other)]).toEqual([true, false, false]);
     // order.paid fails and waits for its retry: order.completed still waits behind it, the other order does not.
     const first = await claimed(paid.deliveryId, dest);
     expect(await repo.record(outcome(first, dest, false), CIRCUIT)).toEqual({ ended: false, circuitClosed: false, circuitOpened: false, next: null });
@@ -136,6 +138,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const retry = await claimed(paid.deliveryId, dest);
     expect(retry.number).toBe(2);
     expect(await repo.record(outcome(retry, dest, true), CIRCUIT)).toMatchObject({ ended: true, next: { id: completed.deliveryId, merchantId } });
+    expect(await repo.hasEarlierPending(completed.deliveryId)).toBe(false);
     const second = await claimed(completed.deliveryId, dest);
     expect(second.eventType).toBe('order.completed');
     expect(await claim(refunded.deliveryId, dest)).toEqual({ kind: 'waiting' });
@@ -160,6 +163,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     // Open: the next delivery is held until the probe time, no attempt spent.
     const held = await claim(ids[5], dest);
     expect(held).toEqual({ kind: 'held', until: opened!.nextProbeAt });
+    expect(await repo.circuitIsOpen(merchantId, dest)).toBe(true);
     expect(await db.delivery(ids[5])).toMatchObject({ attempts_made: 0 });
     expect(await repo.heldBy(merchantId, dest, 10)).toContain(ids[5]);
     expect((await repo.circuitFigures()).heldDeliveries).toBeGreaterThanOrEqual(1);
@@ -178,6 +182,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const probe2 = await claimed(ids[5], dest);
     expect(await repo.record(outcome(probe2, dest, true), CIRCUIT)).toMatchObject({ circuitClosed: true });
     expect(await db.circuit(merchantId, dest)).toMatchObject({ consecutiveFailures: 0, openSince: null, nextProbeAt: null });
+    expect(await repo.circuitIsOpen(merchantId, dest)).toBe(false);
     expect((await claimed(ids[0], dest)).probe).toBe(false);
   });
 

@@ -27,6 +27,7 @@ describe('CallbackDeliveryProcessor', () => {
   let answer: SendOutcome;
   let nonceStoreDown: boolean;
   let circuitOpen: boolean;
+  let earlierPending: boolean;
   let sealedBroken: boolean;
   let lines: { level: string; fields: Record<string, unknown>; message: string }[];
   let recordedAnswer: RecordedAttempt;
@@ -72,6 +73,7 @@ describe('CallbackDeliveryProcessor', () => {
     answer = ok;
     nonceStoreDown = false;
     circuitOpen = true;
+    earlierPending = true;
     sealedBroken = false;
     lines = [];
     for (const level of ['log', 'warn'] as const) {
@@ -92,6 +94,7 @@ describe('CallbackDeliveryProcessor', () => {
       },
       heldBy: async () => [],
       circuitIsOpen: async () => circuitOpen,
+      hasEarlierPending: async () => earlierPending,
     } as unknown as CallbackDeliveryRepository;
     const sender = {
       timeoutMs: 10_000,
@@ -223,6 +226,20 @@ describe('CallbackDeliveryProcessor', () => {
     const j = job();
     await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
     expect(j.moves).toEqual(['parked', 'promoted']);
+    expect(sent).toEqual([]);
+  });
+
+  it("an earlier event of its order pending parks the job; if that one ended before the park, the parked job wakes itself", async () => {
+    claim = { kind: 'waiting' };
+    const waiting = job();
+    await expect(processor.deliver(waiting, 'token')).rejects.toBeInstanceOf(DelayedError);
+    expect(waiting.delayedUntil).toBeGreaterThan(Date.now() + 30_000);
+    expect(waiting.moves).toEqual(['parked']);
+
+    earlierPending = false;
+    const freed = job();
+    await expect(processor.deliver(freed, 'token')).rejects.toBeInstanceOf(DelayedError);
+    expect(freed.moves).toEqual(['parked', 'promoted']);
     expect(sent).toEqual([]);
   });
 

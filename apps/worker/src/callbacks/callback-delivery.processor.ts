@@ -182,7 +182,7 @@ export class CallbackDeliveryProcessor {
   /** `why`: every slot of its destination busy, an earlier event of its order pending, another worker's lease, an open circuit. */
   private async park(job: CallbackJob, token: string | undefined, until: number, why: 'slot' | 'order' | 'leased' | 'held'): Promise<never> {
     await job.moveToDelayed(until, token);
-    if (why === 'held') await this.wakeIfClosedMeanwhile(job);
+    if (why === 'held' || why === 'order') await this.wakeIfFreedMeanwhile(job, why);
     // Debug: a busy destination parks its jobs often; the attempt lines are the outcomes.
     this.logger.debug(
       { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'parked', reason: why, until: new Date(until).toISOString() },
@@ -192,18 +192,23 @@ export class CallbackDeliveryProcessor {
   }
 
   /**
-   * A circuit closed (a probe's success, callback:circuit:reset) between this job's claim and its
-   * park wakes the jobs it finds parked, and this one was not parked yet: so, once parked, the job
-   * looks at its circuit again and wakes itself if it is closed. Each side checks after its own
-   * write, so neither misses the other, and a held delivery never waits a probe interval for nothing.
+   * What held the job may have ended between its claim and its park: its circuit closed (a
+   * probe's success, callback:circuit:reset) or its order's earlier delivery ended. Their side
+   * wakes the jobs it finds parked, and this one was not parked yet; so, once parked, the job
+   * looks again and wakes itself. Each side checks after its own write, so neither misses the
+   * other, and nothing waits a probe interval or ORDER_RECHECK_MS for nothing. One indexed read
+   * per such park, which is rare: a held delivery parks once per probe interval, and an order's
+   * later delivery rarely has a job before the earlier one ends.
    */
-  private async wakeIfClosedMeanwhile(job: CallbackJob): Promise<void> {
-    const { merchantId, destination } = job.data;
+  private async wakeIfFreedMeanwhile(job: CallbackJob, why: 'held' | 'order'): Promise<void> {
+    const { deliveryId, merchantId, destination } = job.data;
     try {
-      if (destination && !(await this.deliveries.circuitIsOpen(merchantId, destination))) await job.promote();
+      const stillHeld =
+        why === 'held' ? !!destination && (await this.deliveries.circuitIsOpen(merchantId, destination)) : await this.deliveries.hasEarlierPending(deliveryId);
+      if (!stillHeld) await job.promote();
     } catch (err) {
-      // Promoted already by the closer, or the read failed: the probe time brings it at the latest.
-      this.logger.debug({ delivery_id: job.data.deliveryId, err: (err as Error).message }, 'held callback job not woken after its park');
+      // Promoted already by the other side, or the read failed: the park's own time brings it at the latest.
+      this.logger.debug({ delivery_id: deliveryId, reason: why, err: (err as Error).message }, 'parked callback job not woken by its second look');
     }
   }
 

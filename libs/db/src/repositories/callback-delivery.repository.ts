@@ -278,11 +278,21 @@ export class CallbackDeliveryRepository {
     return byOrdinal(rows, items.length);
   }
 
-  /** Whether the key's circuit is open now (a held job's second look after its park). */
+  /** Whether the key's circuit is open now (a held job's second look once parked). */
   async circuitIsOpen(merchantId: number, destination: string): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
       `SELECT 1 FROM callback_circuits WHERE merchant_id = $1 AND destination = $2 AND open_since IS NOT NULL`,
       [merchantId, destination],
+    );
+    return rows.length > 0;
+  }
+
+  /** Whether an earlier event of this delivery's order still has a pending delivery (SPEC 7 Order: it goes first). */
+  async hasEarlierPending(deliveryId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM callback_deliveries d JOIN callback_deliveries e ON e.order_id = d.order_id AND e.status = 'pending' AND e.event_seq < d.event_seq
+        WHERE d.id = $1 LIMIT 1`,
+      [deliveryId],
     );
     return rows.length > 0;
   }
