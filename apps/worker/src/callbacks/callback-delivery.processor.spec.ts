@@ -220,28 +220,25 @@ describe('CallbackDeliveryProcessor', () => {
     expect(await slots.take({ merchantId: 7, destination: DESTINATION }, 'other', 1000)).toBe(true);
   });
 
-  it('a circuit closed between the claim and the park (its closer found nothing parked yet): the parked job wakes itself', async () => {
-    claim = { kind: 'held', until: new Date(Date.now() + 3_600_000) };
-    circuitOpen = false;
-    const j = job();
-    await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
-    expect(j.moves).toEqual(['parked', 'promoted']);
-    expect(sent).toEqual([]);
-  });
+  it.each([
+    ['an open circuit', { kind: 'held', until: new Date(Date.now() + 3_600_000) }, () => (circuitOpen = false)],
+    ["an earlier event of its order pending", { kind: 'waiting' }, () => (earlierPending = false)],
+  ] as [string, AttemptClaim, () => void][])(
+    '%s parks the job; if that ended between the claim and the park (its other side found nothing parked yet), the parked job wakes itself',
+    async (_why, heldClaim, endIt) => {
+      claim = heldClaim;
+      const still = job();
+      await expect(processor.deliver(still, 'token')).rejects.toBeInstanceOf(DelayedError);
+      expect(still.delayedUntil).toBeGreaterThan(Date.now() + 30_000);
+      expect(still.moves).toEqual(['parked']);
 
-  it("an earlier event of its order pending parks the job; if that one ended before the park, the parked job wakes itself", async () => {
-    claim = { kind: 'waiting' };
-    const waiting = job();
-    await expect(processor.deliver(waiting, 'token')).rejects.toBeInstanceOf(DelayedError);
-    expect(waiting.delayedUntil).toBeGreaterThan(Date.now() + 30_000);
-    expect(waiting.moves).toEqual(['parked']);
-
-    earlierPending = false;
-    const freed = job();
-    await expect(processor.deliver(freed, 'token')).rejects.toBeInstanceOf(DelayedError);
-    expect(freed.moves).toEqual(['parked', 'promoted']);
-    expect(sent).toEqual([]);
-  });
+      endIt();
+      const freed = job();
+      await expect(processor.deliver(freed, 'token')).rejects.toBeInstanceOf(DelayedError);
+      expect(freed.moves).toEqual(['parked', 'promoted']);
+      expect(sent).toEqual([]);
+    },
+  );
 
   it('no free slot: parked before anything is read or sent', async () => {
     claim = claimed(1);
