@@ -47,7 +47,9 @@ async function main(): Promise<void> {
     `- nproc: ${shell('nproc', [])} (${cpus()[0]?.model ?? 'unknown CPU'})`,
     `- memory (free -h): ${shell('free', ['-h']).split('\n')[1]?.replace(/\s+/g, ' ') ?? `${(totalmem() / 2 ** 30).toFixed(1)} GiB total, ${(freemem() / 2 ** 30).toFixed(1)} GiB free`}`,
     `- node ${process.version}, PostgreSQL ${shell('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-tAc', 'SHOW server_version', 'postgres'])}, Redis ${shell('redis-server', ['--version']).split(' ')[2] ?? ''}`,
-    `- load average at the start: ${loadavg().map((n) => n.toFixed(2)).join(', ')} (everything, load generator included, shares these cores)`,
+    `- load average at the start: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(', ')} (everything, load generator included, shares these cores)`,
   ];
   const sections: string[] = [];
   let failed = 0;

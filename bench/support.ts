@@ -75,14 +75,27 @@ export async function benchDatabase(tag: string, merchantCount = 1): Promise<Ben
   try {
     const merchantAccounts = cli.get(MerchantAccountService);
     const channels = cli.get(ChannelSetupService);
-    const { id: channelId } = await channels.create({ category: 'processor', name: 'bench sandbox', payMethod: 'alipay,wxpay', adapter: 'sandbox', rate: '0.006' });
+    const { id: channelId } = await channels.create({
+      category: 'processor',
+      name: 'bench sandbox',
+      payMethod: 'alipay,wxpay',
+      adapter: 'sandbox',
+      rate: '0.006',
+    });
     const merchants: Credentials[] = [];
     for (let i = 0; i < merchantCount; i++) {
       const merchant = await merchantAccounts.create({ name: `bench-${tag}-${i}`, mode: 'test' });
       await channels.link(merchant.id, channelId);
       merchants.push(merchant);
     }
-    return { name, url, env, merchant: merchants[0], merchants, channelId, drop: async () => {
+    return {
+      name,
+      url,
+      env,
+      merchant: merchants[0],
+      merchants,
+      channelId,
+      drop: async () => {
         await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
         await removeRedisPrefix(name);
       },
@@ -94,7 +107,12 @@ export async function benchDatabase(tag: string, merchantCount = 1): Promise<Ben
 
 /** A fresh nonce, the current timestamp and a signature on every request, as a real client sends them. */
 export function signedBody(merchant: Pick<Credentials, 'api_key' | 'api_secret'>, params: Record<string, unknown>): string {
-  const body: Record<string, unknown> = { api_key: merchant.api_key, timestamp: Math.floor(Date.now() / 1000), nonce: randomBytes(12).toString('hex'), ...params };
+  const body: Record<string, unknown> = {
+    api_key: merchant.api_key,
+    timestamp: Math.floor(Date.now() / 1000),
+    nonce: randomBytes(12).toString('hex'),
+    ...params,
+  };
   body.signature = sign(body, merchant.api_secret);
   return JSON.stringify(body);
 }
@@ -250,7 +268,11 @@ export async function backendCpu(database: string): Promise<BackendCpu> {
     const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
     const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
     const own = process.cpuUsage();
-    return { postgres: new Map(rows.map((r) => [r.pid, procCpuMs(r.pid)])), redisMs: redisPid ? procCpuMs(redisPid) : 0, loadMs: (own.user + own.system) / 1000 };
+    return {
+      postgres: new Map(rows.map((r) => [r.pid, procCpuMs(r.pid)])),
+      redisMs: redisPid ? procCpuMs(redisPid) : 0,
+      loadMs: (own.user + own.system) / 1000,
+    };
   } finally {
     await client.end();
     redis.disconnect();

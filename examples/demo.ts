@@ -28,7 +28,9 @@ async function main(): Promise<void> {
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
       const okBody = client.verifyCallbackBody(body);
       const okHeaders = client.verifyCallbackHeaders(headers, raw);
-      console.log(`callback ${String(body.event)} order ${String(body.order_no)} status ${String(body.status)} body-signature ${okBody ? 'valid' : 'INVALID'} webhook-signature ${okHeaders ? 'valid' : 'INVALID'}`);
+      console.log(
+        `callback ${String(body.event)} order ${String(body.order_no)} status ${String(body.status)} body-signature ${okBody ? 'valid' : 'INVALID'} webhook-signature ${okHeaders ? 'valid' : 'INVALID'}`,
+      );
       res.end(okBody ? 'success' : 'bad signature');
       if (body.event === 'order.completed' || body.event === 'order.cancelled') server.close();
     });

@@ -17,7 +17,10 @@ function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const o = value as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
 }
 
 describe('examples/merchant-client.ts against the shared vectors', () => {
@@ -82,13 +85,20 @@ describe('examples/merchant-client.ts money-out and callback-tool methods', () =
   });
   afterAll(() => new Promise((done) => server.close(done)));
 
-  it('call each operation with the contract\'s parameter names, signed as the service verifies, optional ones left out', async () => {
+  it("call each operation with the contract's parameter names, signed as the service verifies, optional ones left out", async () => {
     await client.orderClose('2025112112000012345678');
     await client.refundCreate({ orderNo: '2025112112000012345678', refundAmount: '30.00', merchantRefundNo: 'R-1', reason: 'returned' });
     await client.refundQuery({ refundNo: '2025112312000087654321' });
     await client.refundQuery({ merchantRefundNo: 'R-1' });
     await client.refundQueryList('2025112112000012345678');
-    await client.createSellOrder({ cnyAmount: '50.00', paychannelId: 3, payeeName: '张三', payeeAccount: '6222021234561234', payeeBank: '中国工商银行', merchantOrderNo: 'P-1' });
+    await client.createSellOrder({
+      cnyAmount: '50.00',
+      paychannelId: 3,
+      payeeName: '张三',
+      payeeAccount: '6222021234561234',
+      payeeBank: '中国工商银行',
+      merchantOrderNo: 'P-1',
+    });
     await client.callbackResend('2025112112000012345678');
     await client.callbackQueryList('2025112112000012345678');
     await client.callbackRecover(1763700000);

@@ -71,9 +71,7 @@ export class InitialSchema1763700000000 implements MigrationInterface {
       "updated_at" timestamptz NOT NULL,
       CHECK ("cny_fen" = "service_fen" + "deposit_fen" + "merchant_actual_fen"))`);
     await q.query(`CREATE UNIQUE INDEX "uq_orders_order_no" ON "orders" ("order_no")`);
-    await q.query(
-      `CREATE UNIQUE INDEX "uq_orders_merchant_order_no" ON "orders" ("merchant_id", "merchant_order_no") WHERE "merchant_order_no" IS NOT NULL`,
-    );
+    await q.query(`CREATE UNIQUE INDEX "uq_orders_merchant_order_no" ON "orders" ("merchant_id", "merchant_order_no") WHERE "merchant_order_no" IS NOT NULL`);
     // orderQueryList reads these backwards: newest first, then order_no desc.
     await q.query(`CREATE INDEX "ix_orders_merchant_created" ON "orders" ("merchant_id", "created_at", "order_no")`);
     await q.query(`CREATE INDEX "ix_orders_merchant_status_created" ON "orders" ("merchant_id", "status", "created_at", "order_no")`);

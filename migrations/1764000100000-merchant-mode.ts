@@ -9,7 +9,9 @@ export class MerchantMode1764000100000 implements MigrationInterface {
   name = 'MerchantMode1764000100000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "merchants" ADD COLUMN "mode" varchar(8) NOT NULL DEFAULT 'live' CONSTRAINT "merchants_mode_check" CHECK ("mode" IN ('live', 'test'))`);
+    await q.query(
+      `ALTER TABLE "merchants" ADD COLUMN "mode" varchar(8) NOT NULL DEFAULT 'live' CONSTRAINT "merchants_mode_check" CHECK ("mode" IN ('live', 'test'))`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

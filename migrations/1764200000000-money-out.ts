@@ -82,7 +82,9 @@ export class MoneyOut1764200000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DELETE FROM "callback_attempts" WHERE "delivery_id" IN (SELECT d."id" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."type" LIKE 'refund.%')`);
+    await q.query(
+      `DELETE FROM "callback_attempts" WHERE "delivery_id" IN (SELECT d."id" FROM "callback_deliveries" d JOIN "order_events" e ON e."id" = d."event_id" WHERE e."type" LIKE 'refund.%')`,
+    );
     await q.query(`DELETE FROM "callback_deliveries" WHERE "event_id" IN (SELECT "id" FROM "order_events" WHERE "type" LIKE 'refund.%')`);
     await q.query(`DELETE FROM "order_events" WHERE "type" LIKE 'refund.%'`);
     await q.query(`ALTER TABLE "order_events" DROP CONSTRAINT "order_events_type_check"`);

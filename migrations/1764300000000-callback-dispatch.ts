@@ -29,7 +29,9 @@ export class CallbackDispatch1764300000000 implements MigrationInterface {
     // The order of an order's events: created_at is the transaction's start, shared by two events of one transaction.
     await q.query(`CREATE SEQUENCE "order_events_seq_seq"`);
     await q.query(`ALTER TABLE "order_events" ADD COLUMN "seq" bigint`);
-    await q.query(`UPDATE "order_events" SET "seq" = s.n FROM (SELECT "id", nextval('order_events_seq_seq') AS n FROM "order_events" ORDER BY "created_at", "id") s WHERE s."id" = "order_events"."id"`);
+    await q.query(
+      `UPDATE "order_events" SET "seq" = s.n FROM (SELECT "id", nextval('order_events_seq_seq') AS n FROM "order_events" ORDER BY "created_at", "id") s WHERE s."id" = "order_events"."id"`,
+    );
     await q.query(`ALTER TABLE "order_events" ALTER COLUMN "seq" SET DEFAULT nextval('order_events_seq_seq'), ALTER COLUMN "seq" SET NOT NULL`);
     await q.query(`ALTER SEQUENCE "order_events_seq_seq" OWNED BY "order_events"."seq"`);
 
@@ -170,4 +172,3 @@ const CLAIM_FUNCTION = `CREATE FUNCTION "claim_callback_deliveries"(p_limit inte
     LEFT JOIN "refunds" r ON r."id" = e."refund_id";
   END
 $$`;
-

@@ -45,7 +45,9 @@ export class CallbackJobs1764400000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP FUNCTION "record_callback_attempt"(uuid, integer, text, integer, integer, text, text, text, timestamptz, text, text, integer, integer)`);
+    await q.query(
+      `DROP FUNCTION "record_callback_attempt"(uuid, integer, text, integer, integer, text, text, text, timestamptz, text, text, integer, integer)`,
+    );
     await q.query(`DROP FUNCTION "claim_callback_attempt"(uuid, text, integer, integer, integer, text)`);
     await q.query(`DROP TABLE "callback_circuits"`);
     await q.query(`DROP INDEX "ix_deliveries_pending_key"`);

@@ -181,7 +181,10 @@ function runningPids(buildDir) {
 function removableBuilds(buildsDir, keep) {
   let names;
   try {
-    names = fs.readdirSync(buildsDir, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'lock').map((e) => e.name);
+    names = fs
+      .readdirSync(buildsDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== 'lock')
+      .map((e) => e.name);
   } catch {
     return [];
   }

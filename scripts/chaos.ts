@@ -99,7 +99,11 @@ async function kill(proc: Proc | null, signal: NodeJS.Signals): Promise<void> {
 
 async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await Promise.resolve().then(probe).catch(() => false))) {
+  while (
+    !(await Promise.resolve()
+      .then(probe)
+      .catch(() => false))
+  ) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
   }
@@ -210,7 +214,9 @@ async function main(): Promise<number> {
     await load.at(PLAN.stopLoad);
     await load.stop();
     await circuit.stop();
-    log(`load stopped: ${load.created.size} orders created, ${load.acknowledgedPaid.size} payments acknowledged, ${load.sellOrdersTaken.size} sell orders, ${load.samples.length} requests`);
+    log(
+      `load stopped: ${load.created.size} orders created, ${load.acknowledgedPaid.size} payments acknowledged, ${load.sellOrdersTaken.size} sell orders, ${load.samples.length} requests`,
+    );
 
     stack.db = new Client({ connectionString: stack.databaseUrl });
     await stack.db.connect();
@@ -380,11 +386,17 @@ function startLoad(base: string, { merchant, flaky, channelId, secretKey }: Shop
   const sellOrdersTaken = new Set<string>();
   let loadRunning = true;
   const merchantBody = (params: Record<string, unknown>): string => {
-    const body: Record<string, unknown> = { ...params, api_key: merchant.api_key, timestamp: Math.floor(Date.now() / 1000), nonce: randomBytes(12).toString('hex') };
+    const body: Record<string, unknown> = {
+      ...params,
+      api_key: merchant.api_key,
+      timestamp: Math.floor(Date.now() / 1000),
+      nonce: randomBytes(12).toString('hex'),
+    };
     body.signature = sign(body, merchant.api_secret);
     return JSON.stringify(body);
   };
-  const merchantCall = (op: Sample['op'], params: Record<string, unknown>) => request(op, `${base}/api/merchant/${op}`, merchantBody(params), 'application/json');
+  const merchantCall = (op: Sample['op'], params: Record<string, unknown>) =>
+    request(op, `${base}/api/merchant/${op}`, merchantBody(params), 'application/json');
 
   const request = async (op: Sample['op'], url: string, body: string, type: string): Promise<Sample & { text: string }> => {
     const sentAt = Date.now();
@@ -401,7 +413,14 @@ function startLoad(base: string, { merchant, flaky, channelId, secretKey }: Shop
       samples.push(sample);
       return { ...sample, text };
     } catch (err) {
-      const sample = { op, sentAt, ms: Date.now() - sentAt, http: null, code: null, error: (err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? (err as Error).message) };
+      const sample = {
+        op,
+        sentAt,
+        ms: Date.now() - sentAt,
+        http: null,
+        code: null,
+        error: (err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? (err as Error).message),
+      };
       samples.push(sample);
       return { ...sample, text: '' };
     }
@@ -431,7 +450,9 @@ function startLoad(base: string, { merchant, flaky, channelId, secretKey }: Shop
       // The processor's resend loop, bounded: every 300 ms until acknowledged, for at most 60 s.
       const giveUp = Date.now() + 60_000;
       while (Date.now() < giveUp) {
-        const form = new URLSearchParams(Object.entries(signSandboxNotification(secretKey, orderNo, fen, outcome)).map(([k, v]): [string, string] => [k, String(v)]));
+        const form = new URLSearchParams(
+          Object.entries(signSandboxNotification(secretKey, orderNo, fen, outcome)).map(([k, v]): [string, string] => [k, String(v)]),
+        );
         const ack = await request('notify', `${base}/api/channel/notify/${channelId}`, form.toString(), 'application/x-www-form-urlencoded');
         if (ack.text.trim() === 'success') {
           if (outcome === 'paid') acknowledgedPaid.add(orderNo);
@@ -455,14 +476,19 @@ function startLoad(base: string, { merchant, flaky, channelId, secretKey }: Shop
         refundsTaken.add(orderNo);
         const deadline = Date.now() + 10_000;
         let detail = await merchantCall('orderQueryDetail', { order_no: orderNo });
-        while (loadRunning && Date.now() < deadline && (detail.code !== 1 || (JSON.parse(detail.text) as { data: { status: string } }).data.status !== 'completed')) {
+        while (
+          loadRunning &&
+          Date.now() < deadline &&
+          (detail.code !== 1 || (JSON.parse(detail.text) as { data: { status: string } }).data.status !== 'completed')
+        ) {
           await sleep(300);
           detail = await merchantCall('orderQueryDetail', { order_no: orderNo });
         }
         if (detail.code === 1 && (JSON.parse(detail.text) as { data: { status: string; cny_amount: string } }).data.status === 'completed') {
           const cnyFen = Math.round(Number((JSON.parse(detail.text) as { data: { cny_amount: string } }).data.cny_amount) * 100);
           const fen = randomInt(5) === 0 ? Math.max(44, Math.floor(cnyFen / 200) * 100 + 44) : randomInt(1, Math.max(2, Math.floor(cnyFen / 2)));
-          if (fen <= cnyFen) await merchantCall('refundCreate', { order_no: orderNo, refund_amount: (fen / 100).toFixed(2), merchant_refund_no: `chaos-${orderNo}-${++seq}` });
+          if (fen <= cnyFen)
+            await merchantCall('refundCreate', { order_no: orderNo, refund_amount: (fen / 100).toFixed(2), merchant_refund_no: `chaos-${orderNo}-${++seq}` });
         }
       }
       const payoutFen = randomInt(5) === 0 ? randomInt(0, 30) * 100 + 44 : randomInt(1, 3_000);
@@ -625,13 +651,25 @@ async function checkPaidOrdersCompletedAndCreditedOnce(db: Client, load: Load, c
   const byNo = new Map(orders.map((o) => [o.order_no, o]));
   const completed = orders.filter((o) => o.status === 'completed');
   const paidNotCompleted = orders.filter((o) => o.paid && o.status !== 'completed');
-  check('every paid order is completed', paidNotCompleted.length === 0, `${orders.filter((o) => o.paid).length} paid, ${paidNotCompleted.length} not completed`);
+  check(
+    'every paid order is completed',
+    paidNotCompleted.length === 0,
+    `${orders.filter((o) => o.paid).length} paid, ${paidNotCompleted.length} not completed`,
+  );
   const lostAcks = [...load.acknowledgedPaid].filter((no) => byNo.get(no)?.status !== 'completed');
   check('every acknowledged payment ended completed', lostAcks.length === 0, `${load.acknowledgedPaid.size} acknowledged, ${lostAcks.length} not completed`);
   const badCredits = orders.filter((o) => (o.status === 'completed' ? o.credits !== 1 || o.credited !== o.actual : o.credits !== 0));
-  check('every completed order credited exactly once (ledger)', badCredits.length === 0, `${completed.length} completed, ${badCredits.length} with a wrong ledger`);
+  check(
+    'every completed order credited exactly once (ledger)',
+    badCredits.length === 0,
+    `${completed.length} completed, ${badCredits.length} with a wrong ledger`,
+  );
   const expected = completed.reduce((sum, o) => sum + o.actual, 0);
-  check('ledger credits = sum of completed orders', orders.reduce((s, o) => s + o.credited, 0) === expected, `credits ${orders.reduce((s, o) => s + o.credited, 0)} fen, orders ${expected} fen`);
+  check(
+    'ledger credits = sum of completed orders',
+    orders.reduce((s, o) => s + o.credited, 0) === expected,
+    `credits ${orders.reduce((s, o) => s + o.credited, 0)} fen, orders ${expected} fen`,
+  );
   return { sells, completed: completed.length };
 }
 
@@ -667,12 +705,19 @@ async function checkRefundsAndPayoutsEndedWithTheirLedger(db: Client, sells: Ord
 }
 
 async function checkBalanceEqualsTheLedger(db: Client, merchantId: number, check: Check): Promise<void> {
-  const ledgerSum = (await db.query<{ available: number; deposit: number }>(
-    `SELECT coalesce(sum(amount_fen) FILTER (WHERE kind <> 'order_deposit'), 0)::int AS available, coalesce(sum(amount_fen) FILTER (WHERE kind = 'order_deposit'), 0)::int AS deposit
+  const ledgerSum = (
+    await db.query<{ available: number; deposit: number }>(
+      `SELECT coalesce(sum(amount_fen) FILTER (WHERE kind <> 'order_deposit'), 0)::int AS available, coalesce(sum(amount_fen) FILTER (WHERE kind = 'order_deposit'), 0)::int AS deposit
        FROM ledger_entries WHERE merchant_id = $1`,
-    [merchantId],
-  )).rows[0];
-  const balanceRow = (await db.query<{ available: number; deposit: number }>(`SELECT available_fen::int AS available, deposit_fen::int AS deposit FROM balances WHERE merchant_id = $1`, [merchantId])).rows[0];
+      [merchantId],
+    )
+  ).rows[0];
+  const balanceRow = (
+    await db.query<{ available: number; deposit: number }>(
+      `SELECT available_fen::int AS available, deposit_fen::int AS deposit FROM balances WHERE merchant_id = $1`,
+      [merchantId],
+    )
+  ).rows[0];
   const balance = balanceRow?.available ?? 0;
   check(
     'balances = the sum of the ledger, never negative',
@@ -685,7 +730,11 @@ async function checkBalanceEqualsTheLedger(db: Client, merchantId: number, check
 async function checkCallbacksDeliveredOnceInOrder(db: Client, { received, arrivals, refusals }: Endpoints, check: Check): Promise<void> {
   const events = (await db.query<{ id: string }>(`SELECT id FROM order_events`)).rows;
   const undelivered = events.filter((e) => !received.has(e.id));
-  check('every event delivered at least once', undelivered.length === 0, `${events.length} events, ${undelivered.length} never received, ${[...received.values()].filter((n) => n > 1).length} received more than once`);
+  check(
+    'every event delivered at least once',
+    undelivered.length === 0,
+    `${events.length} events, ${undelivered.length} never received, ${[...received.values()].filter((n) => n > 1).length} received more than once`,
+  );
   // Order: per order, the accepted callbacks come in the order of its events.
   const { rows: eventRows } = await db.query<{ id: string; order_id: string; seq: string }>(`SELECT id, order_id, seq FROM order_events`);
   const eventOf = new Map(eventRows.map((e) => [e.id, e]));
@@ -697,7 +746,11 @@ async function checkCallbacksDeliveredOnceInOrder(db: Client, { received, arriva
     if (Number(e.seq) < (lastSeq.get(e.order_id) ?? 0)) outOfOrder++;
     lastSeq.set(e.order_id, Math.max(Number(e.seq), lastSeq.get(e.order_id) ?? 0));
   }
-  check('every order\'s callbacks arrived in the order of its events', outOfOrder === 0, `${arrivals.length} accepted callbacks, ${outOfOrder} before an earlier event of their order, ${refusals} first order.paid attempts refused`);
+  check(
+    "every order's callbacks arrived in the order of its events",
+    outOfOrder === 0,
+    `${arrivals.length} accepted callbacks, ${outOfOrder} before an earlier event of their order, ${refusals} first order.paid attempts refused`,
+  );
   // At least once, and twice only where an attempt's outcome was lost (a kill -9, the database down while recording).
   const { rows: lostOutcome } = await db.query<{ event_id: string }>(
     `SELECT DISTINCT d.event_id FROM callback_attempts a JOIN callback_deliveries d ON d.id = a.delivery_id WHERE a.error LIKE $1`,
@@ -705,7 +758,11 @@ async function checkCallbacksDeliveredOnceInOrder(db: Client, { received, arriva
   );
   const mayRepeat = new Set(lostOutcome.map((r) => r.event_id));
   const doubled = [...received].filter(([id, n]) => n > 1 && !mayRepeat.has(id));
-  check('no callback accepted twice unless an attempt\'s outcome was lost', doubled.length === 0, `${[...received.values()].filter((n) => n > 1).length} accepted more than once, ${doubled.length} of them without a lost outcome`);
+  check(
+    "no callback accepted twice unless an attempt's outcome was lost",
+    doubled.length === 0,
+    `${[...received.values()].filter((n) => n > 1).length} accepted more than once, ${doubled.length} of them without a lost outcome`,
+  );
 }
 
 /** Circuit: the flaky endpoint's circuit opened, its held deliveries spent no attempts (probes only) and all arrived. */
@@ -767,7 +824,10 @@ function histogram(samples: Sample[]): string {
     const key = s.error ? `error:${s.error}` : `${s.op}:${s.http}/${s.code}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} x${n}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} x${n}`)
+    .join(', ');
 }
 
 if (process.argv[2] === 'worker') {

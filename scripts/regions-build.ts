@@ -35,7 +35,11 @@ function formatDataFile(file: RegionDataFile): string {
   const province = (p: Province): string =>
     `    {"code":${json(p.code)},"name":${json(p.name)},"cities":[\n` +
     p.cities
-      .map((c) => `      {"code":${json(c.code)},"name":${json(c.name)},"districts":[` + (c.districts.length ? `\n${c.districts.map((d) => `        ${json(d)}`).join(',\n')}\n      ]}` : ']}'))
+      .map(
+        (c) =>
+          `      {"code":${json(c.code)},"name":${json(c.name)},"districts":[` +
+          (c.districts.length ? `\n${c.districts.map((d) => `        ${json(d)}`).join(',\n')}\n      ]}` : ']}'),
+      )
       .join(',\n') +
     '\n    ]}';
   return `{\n  "source": ${json(file.source)},\n  "standard": ${json(file.standard)},\n  "provinces": [\n${file.provinces.map(province).join(',\n')}\n  ]\n}\n`;

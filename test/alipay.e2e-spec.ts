@@ -39,7 +39,9 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     alipay = await new FakeAlipayGateway(APP_ID, app.publicKey).start();
     merchant = await api.operator.merchants.create({ name: 'alipay shop' });
     configText = JSON.stringify({ app_id: APP_ID, private_key: app.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway });
-    channel = (await api.operator.channels.create({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config: configText })).id;
+    channel = (
+      await api.operator.channels.create({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config: configText })
+    ).id;
     await api.operator.channels.link(merchant.id, channel);
   });
   afterAll(async () => {
@@ -229,7 +231,10 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     // A trade the payer never opened does not exist at Alipay: closing it is still fine.
     const unopened = await createOrder(api.app, merchant, { cny_amount: '3.00', paychannel_id: channel });
     expect((await orderClose(api.app, merchant, unopened.body.data.order_no)).body.code).toBe(1);
-    expect(alipay.apiCalls.filter((c) => c.method === 'alipay.trade.close').map((c) => c.biz.out_trade_no)).toEqual([order.orderNo, unopened.body.data.order_no]);
+    expect(alipay.apiCalls.filter((c) => c.method === 'alipay.trade.close').map((c) => c.biz.out_trade_no)).toEqual([
+      order.orderNo,
+      unopened.body.data.order_no,
+    ]);
   });
 
   it('a partial then a full refund through alipay.trade.refund, out_request_no = refund_no', async () => {
@@ -237,7 +242,11 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     const refunds = api.app.get(RefundLifecycle);
     let seq = 0;
     for (const amount of ['3.00', '7.00']) {
-      const res = await refundCreate(api.app, merchant, { order_no: order.orderNo, refund_amount: amount, merchant_refund_no: `ali-r-${order.orderNo}-${++seq}` });
+      const res = await refundCreate(api.app, merchant, {
+        order_no: order.orderNo,
+        refund_amount: amount,
+        merchant_refund_no: `ali-r-${order.orderNo}-${++seq}`,
+      });
       expect(res.body.code).toBe(1);
       const row = await refundRow(api.app, res.body.data.refund_no);
       await refunds.process(row.id as string);
@@ -249,8 +258,15 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     expect(more.body.code).not.toBe(1);
   });
 
-  it('channel:create --mode test: a channel pointed at Alipay\'s sandbox serves test merchants only', async () => {
-    const { id } = await api.operator.channels.create({ category: 'processor', name: 'Alipay sandbox', payMethod: 'alipay', adapter: 'alipay', mode: 'test', config: configText });
+  it("channel:create --mode test: a channel pointed at Alipay's sandbox serves test merchants only", async () => {
+    const { id } = await api.operator.channels.create({
+      category: 'processor',
+      name: 'Alipay sandbox',
+      payMethod: 'alipay',
+      adapter: 'alipay',
+      mode: 'test',
+      config: configText,
+    });
     await expect(api.operator.channels.link(merchant.id, id)).rejects.toThrow(/moves test money/);
     const tester = await api.operator.merchants.create({ name: 'alipay tester', mode: 'test' });
     await api.operator.channels.link(tester.id, id);
@@ -260,8 +276,12 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     expect(new URL(res.body.data.pay_url!).origin).toBe(alipay.url);
     const listed = await post<{ list: { id: number }[] }>(api.app, '/api/merchant/getPayChannels', signed(tester, { category: 'processor' }));
     expect(listed.body.data.list.map((c) => c.id)).toEqual([id]);
-    await expect(api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(/only moves test money/);
-    await expect(api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText })).rejects.toThrow(/mode must be live or test/);
+    await expect(api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(
+      /only moves test money/,
+    );
+    await expect(
+      api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', mode: 'real', config: configText }),
+    ).rejects.toThrow(/mode must be live or test/);
   });
 
   it('channel:create checks the alipay config: required keys, PEM keys, no unknown key; no value in the message', async () => {
@@ -276,7 +296,13 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
   });
 
   it('sell orders are not offered (40302); no config value in any answer', async () => {
-    const sell = await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel, payee_name: '张三', payee_account: '6222021234567890', payee_bank: '工商银行' });
+    const sell = await createSellOrder(api.app, merchant, {
+      cny_amount: '1.00',
+      paychannel_id: channel,
+      payee_name: '张三',
+      payee_account: '6222021234567890',
+      payee_bank: '工商银行',
+    });
     expect(sell.body.code).toBe(40302);
     const channels = await post(api.app, '/api/merchant/getPayChannels', signed(merchant, { category: 'processor' }));
     const created = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel });
@@ -293,6 +319,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     // The refusals and channel failures above were logged: the check sees the lines that could leak.
     expect(logged.join('\n')).toContain('notification refused');
     const all = logged.join('\n');
-    for (const value of [...app.privateKey.split('\n').filter((l) => l.length > 20), ...alipay.platform.publicKey.split('\n').filter((l) => l.length > 20)]) expect(all).not.toContain(value);
+    for (const value of [...app.privateKey.split('\n').filter((l) => l.length > 20), ...alipay.platform.publicKey.split('\n').filter((l) => l.length > 20)])
+      expect(all).not.toContain(value);
   });
 });

@@ -42,7 +42,8 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     return ids;
   }
 
-  const claim = (id: string, destination: string, rules: Partial<ClaimRules> = {}): Promise<AttemptClaim> => repo.claim(id, destination, { ...RULES, ...rules });
+  const claim = (id: string, destination: string, rules: Partial<ClaimRules> = {}): Promise<AttemptClaim> =>
+    repo.claim(id, destination, { ...RULES, ...rules });
   async function claimed(id: string, destination: string): Promise<ClaimedAttempt> {
     const c = await claim(id, destination);
     if (c.kind !== 'claimed') throw new Error(`expected an attempt of ${id}, got ${c.kind}`);
@@ -95,7 +96,12 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     expect(recorded.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
     expect((recorded[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringMatching(/invalid input syntax for type integer/) });
     expect((recorded[0] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, circuitOpened: false, next: null });
-    expect((recorded[4] as PromiseFulfilledResult<unknown>).value).toEqual({ ended: true, circuitClosed: false, circuitOpened: false, next: { id: completed.deliveryId, merchantId, notifyUrl: 'http://g.example/n' } });
+    expect((recorded[4] as PromiseFulfilledResult<unknown>).value).toEqual({
+      ended: true,
+      circuitClosed: false,
+      circuitOpened: false,
+      next: { id: completed.deliveryId, merchantId, notifyUrl: 'http://g.example/n' },
+    });
     // One pg client: its reads one after another (pg deprecates a query sent while one is running).
     const statuses: string[] = [];
     for (const id of ids) statuses.push((await db.delivery(id)).status);
@@ -124,10 +130,16 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const refunded = await db.insertEvent(orderId, 'refund.succeeded');
     const [other] = await deliveries(merchantId, 1);
 
-    expect((await repo.heads([paid.deliveryId, completed.deliveryId, refunded.deliveryId, other])).map((h) => h.id).sort()).toEqual([paid.deliveryId, other].sort());
+    expect((await repo.heads([paid.deliveryId, completed.deliveryId, refunded.deliveryId, other])).map((h) => h.id).sort()).toEqual(
+      [paid.deliveryId, other].sort(),
+    );
     expect(await claim(completed.deliveryId, dest)).toEqual({ kind: 'waiting' });
     // A parked job's second look reads what the claim read.
-    expect([await repo.hasEarlierPending(completed.deliveryId), await repo.hasEarlierPending(paid.deliveryId), await repo.hasEarlierPending(other)]).toEqual([true, false, false]);
+    expect([await repo.hasEarlierPending(completed.deliveryId), await repo.hasEarlierPending(paid.deliveryId), await repo.hasEarlierPending(other)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     // order.paid fails and waits for its retry: order.completed still waits behind it, the other order does not.
     const first = await claimed(paid.deliveryId, dest);
     expect(await repo.record(outcome(first, dest, false), CIRCUIT)).toEqual({ ended: false, circuitClosed: false, circuitOpened: false, next: null });
@@ -205,9 +217,24 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
       const opened = await Promise.all(
         attempts.map(async (a, i) => {
           const f = outcome(a, dest, false);
-          const { rows } = await pool[i].db.query<{ circuit_opened: boolean }>(`SELECT circuit_opened FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
-            f.deliveryId, f.number, f.url, f.httpStatus, f.durationMs, f.responseExcerpt, f.error, f.status, f.nextAttemptAt, f.circuit, f.destination, 2, 60_000,
-          ]);
+          const { rows } = await pool[i].db.query<{ circuit_opened: boolean }>(
+            `SELECT circuit_opened FROM record_callback_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+            [
+              f.deliveryId,
+              f.number,
+              f.url,
+              f.httpStatus,
+              f.durationMs,
+              f.responseExcerpt,
+              f.error,
+              f.status,
+              f.nextAttemptAt,
+              f.circuit,
+              f.destination,
+              2,
+              60_000,
+            ],
+          );
           return rows[0].circuit_opened;
         }),
       );
@@ -232,7 +259,8 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
   it('failures on our side (no address, nonce store down) do not count against a circuit', async () => {
     const dest = 'http://g.example:80';
     const merchantId = await merchantAt('http://g.example/n');
-    for (const id of await deliveries(merchantId, 3)) await repo.record(outcome(await claimed(id, dest), dest, false, { circuit: 'none' }), { failures: 1, probeMs: 60_000 });
+    for (const id of await deliveries(merchantId, 3))
+      await repo.record(outcome(await claimed(id, dest), dest, false, { circuit: 'none' }), { failures: 1, probeMs: 60_000 });
     expect(await db.circuit(merchantId, dest)).toBeNull();
   });
 
@@ -280,7 +308,9 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
     const { orderId } = await db.insertOrder(merchantId, channelId);
     const paid = await db.insertEvent(orderId, 'order.paid');
     const completed = await db.insertEvent(orderId, 'order.completed');
-    await db.db.query(`UPDATE callback_deliveries SET next_attempt_at = now() - interval '1 hour' WHERE id = ANY($1::uuid[])`, [[paid.deliveryId, completed.deliveryId]]);
+    await db.db.query(`UPDATE callback_deliveries SET next_attempt_at = now() - interval '1 hour' WHERE id = ANY($1::uuid[])`, [
+      [paid.deliveryId, completed.deliveryId],
+    ]);
     const taken = (await repo.takeOverdue(60_000, 10_000)).map((d) => d.id);
     expect(taken).toContain(paid.deliveryId);
     expect(taken).not.toContain(completed.deliveryId);
@@ -322,7 +352,7 @@ describe('callback job rules (SPEC 7 Order, Fairness, Durability)', () => {
       expect(await workers[1].take(key, 'late', 30_000)).toBe(false);
       // Polls the slot itself (the sign that the lease ended), for at most 5 s.
       let got = false;
-      for (const deadline = Date.now() + 5_000; !got && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 5_000; !got && Date.now() < deadline;) {
         got = await workers[1].take(key, 'late', 30_000);
         if (!got) await new Promise((r) => setTimeout(r, 25));
       }

@@ -40,8 +40,14 @@ describe("the merchant's callback tools (SPEC 7)", () => {
     api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '200ms,200ms', CALLBACK_ALLOW_PRIVATE: 'true' });
     worker = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     db = await CallbackFixtures.connect(api.databaseUrl);
-    ({ merchant, channels: { remotepay: channelId } } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
-    ({ merchant: other, channels: { remotepay: otherChannelId } } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
+    ({
+      merchant,
+      channels: { remotepay: channelId },
+    } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
+    ({
+      merchant: other,
+      channels: { remotepay: otherChannelId },
+    } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
   });
 
   afterAll(async () => {
@@ -56,7 +62,11 @@ describe("the merchant's callback tools (SPEC 7)", () => {
   });
 
   /** An order whose event's only delivery ended failed `agoSeconds` ago. */
-  async function failedEvent(owner: Credentials, channel: number, agoSeconds: number): Promise<{ orderId: string; orderNo: string; eventId: string; deliveryId: string }> {
+  async function failedEvent(
+    owner: Credentials,
+    channel: number,
+    agoSeconds: number,
+  ): Promise<{ orderId: string; orderNo: string; eventId: string; deliveryId: string }> {
     const order = await db.insertOrder(owner.id, channel);
     const event = await db.insertEvent(order.orderId);
     await db.db.query(
@@ -68,7 +78,9 @@ describe("the merchant's callback tools (SPEC 7)", () => {
 
   /** The next callbackRecover may run at once: its minute is over. */
   async function endRecoverMinute(owner: Credentials): Promise<void> {
-    await db.db.query(`UPDATE callback_tool_allowances SET window_started_at = now() - interval '61 seconds' WHERE merchant_id = $1 AND tool = 'recover'`, [owner.id]);
+    await db.db.query(`UPDATE callback_tool_allowances SET window_started_at = now() - interval '61 seconds' WHERE merchant_id = $1 AND tool = 'recover'`, [
+      owner.id,
+    ]);
   }
 
   describe('callbackQueryList', () => {
@@ -82,21 +94,37 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       expect(resend.body.code).toBe(1);
       await waitFor(() => db.settled(resend.body.data.delivery_id), 10_000, 'the resend settled');
 
-      const res = await post<{ list: ListedDelivery[]; total: number }>(api.app, '/api/merchant/callbackQueryList', signed(merchant, { order_no: order.orderNo }));
+      const res = await post<{ list: ListedDelivery[]; total: number }>(
+        api.app,
+        '/api/merchant/callbackQueryList',
+        signed(merchant, { order_no: order.orderNo }),
+      );
       expect([res.status, res.body.code]).toEqual([200, 1]);
       expect(res.body.data.total).toBe(2);
       const [newest, first] = res.body.data.list;
-      expect(newest).toMatchObject({ delivery_id: resend.body.data.delivery_id, event_id: eventId, event: 'order.paid', url: receiver.url, status: 'succeeded' });
+      expect(newest).toMatchObject({
+        delivery_id: resend.body.data.delivery_id,
+        event_id: eventId,
+        event: 'order.paid',
+        url: receiver.url,
+        status: 'succeeded',
+      });
       expect(first).toMatchObject({ delivery_id: deliveryId, event_id: eventId, event: 'order.paid', url: receiver.url, status: 'succeeded' });
       expect(Object.keys(first).sort()).toEqual(['attempts', 'delivery_id', 'event', 'event_id', 'status', 'url']);
       expect(first.attempts).toHaveLength(2);
-      expect(first.attempts[0]).toEqual({ at: expect.any(Number), http_status: 500, duration_ms: expect.any(Number), error: 'HTTP 500', response_excerpt: 'E'.repeat(256) });
+      expect(first.attempts[0]).toEqual({
+        at: expect.any(Number),
+        http_status: 500,
+        duration_ms: expect.any(Number),
+        error: 'HTTP 500',
+        response_excerpt: 'E'.repeat(256),
+      });
       expect(first.attempts[1]).toMatchObject({ http_status: 200, error: null, response_excerpt: 'success' });
       expect(Math.abs(first.attempts[0].at - now())).toBeLessThan(60);
       expect(first.attempts[1].at).toBeGreaterThanOrEqual(first.attempts[0].at);
     });
 
-    it('an order without deliveries lists none; an unknown order or another merchant\'s is 40400; order_no is required', async () => {
+    it("an order without deliveries lists none; an unknown order or another merchant's is 40400; order_no is required", async () => {
       const quiet = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
       const empty = await post<{ list: unknown[]; total: number }>(api.app, '/api/merchant/callbackQueryList', signed(merchant, { order_no: quiet.orderNo }));
       expect(empty.body).toMatchObject({ code: 1, data: { list: [], total: 0 } });
@@ -142,10 +170,14 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       expect([res.status, res.body.code, res.body.data]).toEqual([200, 1, { queued: 2 }]);
 
       for (const e of [inWindow, twiceFailed]) {
-        const rows = await waitFor(async () => {
-          const all = await db.deliveriesOfEvent(e.eventId);
-          return all.some((d) => d.status === 'succeeded') && all;
-        }, 10_000, 'the recovered delivery succeeded');
+        const rows = await waitFor(
+          async () => {
+            const all = await db.deliveriesOfEvent(e.eventId);
+            return all.some((d) => d.status === 'succeeded') && all;
+          },
+          10_000,
+          'the recovered delivery succeeded',
+        );
         expect(rows.filter((d) => d.status !== 'failed')).toHaveLength(1);
         expect(receiver.forEvent(e.eventId)).toHaveLength(1);
       }
@@ -160,14 +192,22 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       await endRecoverMinute(merchant);
       const early = await failedEvent(merchant, channelId, 5000);
       const late = await failedEvent(merchant, channelId, 100);
-      const res = await post<{ queued: number }>(api.app, '/api/merchant/callbackRecover', signed(merchant, { start_time: String(now() - 6000), end_time: String(now() - 4000) }));
+      const res = await post<{ queued: number }>(
+        api.app,
+        '/api/merchant/callbackRecover',
+        signed(merchant, { start_time: String(now() - 6000), end_time: String(now() - 4000) }),
+      );
       expect(res.body).toMatchObject({ code: 1, data: { queued: 1 } });
       expect(await db.deliveriesOfEvent(early.eventId)).toHaveLength(2);
       expect(await db.deliveriesOfEvent(late.eventId)).toHaveLength(1);
       await waitFor(async () => (await db.deliveriesOfEvent(early.eventId)).every((d) => d.status !== 'pending'), 10_000, 'recovered delivery settled');
 
       await endRecoverMinute(merchant);
-      const again = await post<{ queued: number }>(api.app, '/api/merchant/callbackRecover', signed(merchant, { start_time: now() - 6000, end_time: now() - 4000 }));
+      const again = await post<{ queued: number }>(
+        api.app,
+        '/api/merchant/callbackRecover',
+        signed(merchant, { start_time: now() - 6000, end_time: now() - 4000 }),
+      );
       expect(again.body).toMatchObject({ code: 1, data: { queued: 0 } });
     });
 
@@ -185,7 +225,9 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       expect((await post(api.app, '/api/merchant/callbackRecover', signed(other, { start_time: now() - 60 }))).body.code).toBe(1);
       // Concurrent calls after the minute: exactly one runs.
       await endRecoverMinute(merchant);
-      const codes = (await Promise.all(Array.from({ length: 5 }, () => post(api.app, '/api/merchant/callbackRecover', signed(merchant, { start_time: now() - 60 }))))).map((r) => r.body.code);
+      const codes = (
+        await Promise.all(Array.from({ length: 5 }, () => post(api.app, '/api/merchant/callbackRecover', signed(merchant, { start_time: now() - 60 }))))
+      ).map((r) => r.body.code);
       expect(codes.sort()).toEqual([1, 42900, 42900, 42900, 42900]);
     });
 

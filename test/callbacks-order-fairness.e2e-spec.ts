@@ -64,7 +64,10 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       CALLBACK_DESTINATION_CONCURRENCY: String(PER_DESTINATION),
     });
     // Two copies: the order and the limits must hold across workers.
-    workers = [await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }), await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING })];
+    workers = [
+      await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }),
+      await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }),
+    ];
     db = await CallbackFixtures.connect(api.databaseUrl);
   });
 
@@ -83,7 +86,8 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       const other = await db.insertOrder(merchant.id, channels.remotepay, { status: 'pending' });
       let otherPaidAt = 0;
       // The first order's order.paid fails twice; everything else is accepted at once.
-      receiver.respond = (c, i) => (c.body.order_no === slowNo && c.body.event === 'order.paid' && i < 2 ? { status: 500, body: 'not yet' } : { status: 200, body: 'success' });
+      receiver.respond = (c, i) =>
+        c.body.order_no === slowNo && c.body.event === 'order.paid' && i < 2 ? { status: 500, body: 'not yet' } : { status: 200, body: 'success' };
       const slowNo = (await db.db.query<{ order_no: string }>(`SELECT order_no FROM orders WHERE id = $1`, [slow.orderId])).rows[0].order_no;
 
       expect(await lifecycle.markPaid(slow.orderId, { amountFen: 10000, channelTradeNo: 'SBX-SLOW' }, { final: true })).toBe('paid');
@@ -115,7 +119,7 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
     }
   }, 60_000);
 
-  it("a hanging destination under 200 deliveries holds no one else; after it recovers each held delivery arrives once, having spent no attempt while the circuit was open", async () => {
+  it('a hanging destination under 200 deliveries holds no one else; after it recovers each held delivery arrives once, having spent no attempt while the circuit was open', async () => {
     const hung = await SwitchableEndpoint.start();
     const healthy = await CallbackReceiver.start();
     try {
@@ -135,10 +139,10 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
           sentB.set(eventId, Date.now());
           await api.app.get(JobsAfterCommit).deliver(deliveryId);
           await sleep(100);
-          const { rows } = await db.db.query<{ open_since: Date | null }>(`SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`, [
-            a.merchant.id,
-            hung.destination,
-          ]);
+          const { rows } = await db.db.query<{ open_since: Date | null }>(
+            `SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`,
+            [a.merchant.id, hung.destination],
+          );
           opened = rows[0]?.open_since ?? null;
           if (i > 200) throw new Error('the circuit never opened');
         }
@@ -156,13 +160,20 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       hung.hanging = false;
       const recoveredAt = Date.now();
       await waitFor(
-        async () => (await db.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM callback_deliveries WHERE id = ANY($1::uuid[]) AND status <> 'succeeded'`, [aDeliveries])).rows[0].n === 0,
+        async () =>
+          (
+            await db.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM callback_deliveries WHERE id = ANY($1::uuid[]) AND status <> 'succeeded'`, [
+              aDeliveries,
+            ])
+          ).rows[0].n === 0,
         60_000,
         "every one of A's deliveries succeeded",
       );
       await sleep(500);
       expect(hung.maxInFlight).toBeLessThanOrEqual(PER_DESTINATION);
-      const { rows: deliveredEvents } = await db.db.query<{ event_id: string }>(`SELECT event_id FROM callback_deliveries WHERE id = ANY($1::uuid[])`, [aDeliveries]);
+      const { rows: deliveredEvents } = await db.db.query<{ event_id: string }>(`SELECT event_id FROM callback_deliveries WHERE id = ANY($1::uuid[])`, [
+        aDeliveries,
+      ]);
       // Each accepted, and a second time only where an attempt the receiver still answered failed on our side
       // (its answer came after the worker's timeout, on a starved machine): at least once, never silently twice.
       expect(new Set(hung.accepted)).toEqual(new Set(deliveredEvents.map((r) => r.event_id)));
@@ -199,10 +210,10 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       expect(spent[0].total).toBeLessThanOrEqual(200 + 20 + PER_DESTINATION + probeSlots);
       // No delivery used up its schedule (8 attempts) while held.
       expect(spent[0].max).toBeLessThanOrEqual(4);
-      const { rows: circuit } = await db.db.query(`SELECT consecutive_failures, open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`, [
-        a.merchant.id,
-        hung.destination,
-      ]);
+      const { rows: circuit } = await db.db.query(
+        `SELECT consecutive_failures, open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`,
+        [a.merchant.id, hung.destination],
+      );
       expect(circuit[0]).toEqual({ consecutive_failures: 0, open_since: null });
     } finally {
       await hung.close();

@@ -63,20 +63,45 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
     ['an IPv4-mapped loopback', 'http://[::ffff:127.0.0.1]/notify', /is a loopback address/],
   ])('refuses %s as notify_url where it is given: createOrder, createSellOrder, refundCreate and the operator (40000)', async (_name, url, why) => {
     const { merchant, channels } = await merchantWithChannels(api.operator);
-    const order = await post(api.app, '/api/merchant/createOrder', signed(merchant, { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', notify_url: url }));
+    const order = await post(
+      api.app,
+      '/api/merchant/createOrder',
+      signed(merchant, { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', notify_url: url }),
+    );
     expect([order.status, order.body.code]).toEqual([400, 40000]);
     expect(order.body.msg).toMatch(why);
     const sell = await post(
       api.app,
       '/api/merchant/createSellOrder',
-      signed(merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay, payee_name: 'Li Lei', payee_account: '6222020200112233445', payee_bank: 'ICBC', notify_url: url }),
+      signed(merchant, {
+        cny_amount: '10.00',
+        paychannel_id: channels.remotepay,
+        payee_name: 'Li Lei',
+        payee_account: '6222020200112233445',
+        payee_bank: 'ICBC',
+        notify_url: url,
+      }),
     );
     expect([sell.body.code, sell.body.msg]).toEqual([40000, expect.stringMatching(why)]);
-    const refund = await post(api.app, '/api/merchant/refundCreate', signed(merchant, { order_no: '2000010101000000000000', refund_amount: '1.00', merchant_refund_no: 'r-1', notify_url: url }));
+    const refund = await post(
+      api.app,
+      '/api/merchant/refundCreate',
+      signed(merchant, { order_no: '2000010101000000000000', refund_amount: '1.00', merchant_refund_no: 'r-1', notify_url: url }),
+    );
     expect([refund.body.code, refund.body.msg]).toEqual([40000, expect.stringMatching(why)]);
     await expect(api.operator.merchants.setNotifyUrl(merchant.id, url)).rejects.toThrow(why);
     // A public name is judged when it resolves, at send time.
-    const named = await post(api.app, '/api/merchant/createOrder', signed(merchant, { order_type: 1, cny_amount: '10.00', paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay', notify_url: 'https://shop.example/notify' }));
+    const named = await post(
+      api.app,
+      '/api/merchant/createOrder',
+      signed(merchant, {
+        order_type: 1,
+        cny_amount: '10.00',
+        paychannel_id: channels.remotepay,
+        paychannel_paymethod: 'alipay',
+        notify_url: 'https://shop.example/notify',
+      }),
+    );
     expect(named.body.code).toBe(1);
   });
 });
@@ -146,10 +171,13 @@ describe('callbacks: durability', () => {
     const neverAnnounced = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
     // 3: a worker killed mid-attempt: attempt 1 claimed, its lease expired, never recorded.
     const killed = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
-    await db.db.query(`UPDATE callback_deliveries SET attempts_made = 1, lease_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1`, [
+    await db.db.query(
+      `UPDATE callback_deliveries SET attempts_made = 1, lease_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1`,
+      [killed.deliveryId],
+    );
+    await db.db.query(`INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error) VALUES ($1, 1, now(), 0, 'interrupted')`, [
       killed.deliveryId,
     ]);
-    await db.db.query(`INSERT INTO callback_attempts (delivery_id, number, attempted_at, duration_ms, error) VALUES ($1, 1, now(), 0, 'interrupted')`, [killed.deliveryId]);
 
     await flushQueueKeys(api.config.queuePrefix);
 

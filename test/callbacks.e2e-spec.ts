@@ -43,7 +43,10 @@ describe('callbacks (SPEC 7)', () => {
     receiver = await CallbackReceiver.start();
     api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: SCHEDULE_MS.map((ms) => `${ms}ms`).join(','), CALLBACK_ALLOW_PRIVATE: 'true' });
     // Two copies, as in production: each event must still arrive once.
-    workers = [await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }), await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING })];
+    workers = [
+      await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }),
+      await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING }),
+    ];
     db = await CallbackFixtures.connect(api.databaseUrl);
     const fixture = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
     merchant = fixture.merchant;
@@ -74,10 +77,14 @@ describe('callbacks (SPEC 7)', () => {
     const lifecycle = workers[0].get(OrderLifecycle);
     expect(await lifecycle.markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-1' }, { final: true })).toBe('paid');
 
-    const deliveries = await waitFor(async () => {
-      const rows = await db.deliveriesOfOrder(orderId);
-      return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
-    }, 15_000, 'both deliveries succeeded');
+    const deliveries = await waitFor(
+      async () => {
+        const rows = await db.deliveriesOfOrder(orderId);
+        return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
+      },
+      15_000,
+      'both deliveries succeeded',
+    );
     expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed']);
     await sleep(500);
     // Both were written in one transaction; order.completed still went out only after order.paid succeeded.
@@ -88,12 +95,34 @@ describe('callbacks (SPEC 7)', () => {
       expectVerified(got[0], merchant);
       expect(got[0].headers['x-delivery-attempt']).toBe('1');
       expect(Object.keys(got[0].body)).toEqual([
-        'event_id', 'event', 'order_no', 'merchant_order_no', 'order_type', 'status', 'cny_amount', 'merchant_actual_amount',
-        'service_rate', 'service_amount', 'createtime', 'updatetime', 'paid_at', 'api_key', 'timestamp', 'nonce', 'signature',
+        'event_id',
+        'event',
+        'order_no',
+        'merchant_order_no',
+        'order_type',
+        'status',
+        'cny_amount',
+        'merchant_actual_amount',
+        'service_rate',
+        'service_amount',
+        'createtime',
+        'updatetime',
+        'paid_at',
+        'api_key',
+        'timestamp',
+        'nonce',
+        'signature',
       ]);
     }
     const paid = receiver.forEvent(deliveries[0].event_id)[0].body;
-    expect(paid).toMatchObject({ event: 'order.paid', status: 'paid', cny_amount: '100.00', merchant_actual_amount: 9940, service_rate: '0.00600000', service_amount: 60 });
+    expect(paid).toMatchObject({
+      event: 'order.paid',
+      status: 'paid',
+      cny_amount: '100.00',
+      merchant_actual_amount: 9940,
+      service_rate: '0.00600000',
+      service_amount: 60,
+    });
     expect(receiver.forEvent(deliveries[1].event_id)[0].body).toMatchObject({ event: 'order.completed', status: 'completed' });
     const [attempt] = await db.attempts(deliveries[0].id);
     expect(attempt).toMatchObject({ number: 1, http_status: 200, response_excerpt: 'success', error: null, url: receiver.url });
@@ -176,10 +205,14 @@ describe('callbacks (SPEC 7)', () => {
     receiver.respond = () => ({ status: 502, body: 'bad gateway' });
     const { eventId, deliveryId, orderId } = await paidOrderEvent();
     const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
-    const job = await waitFor(async () => {
-      const j = await queue.getJob(deliveryId);
-      return j && (await j.isFailed()) ? j : null;
-    }, 10_000, 'the failed job');
+    const job = await waitFor(
+      async () => {
+        const j = await queue.getJob(deliveryId);
+        return j && (await j.isFailed()) ? j : null;
+      },
+      10_000,
+      'the failed job',
+    );
     // Each retried attempt is one of the job's (the last, ended by UnrecoverableError, is its failure).
     expect(job.attemptsMade).toBeGreaterThanOrEqual(SCHEDULE_MS.length);
     expect(job.failedReason).toMatch(/delivery ended/);
@@ -187,7 +220,11 @@ describe('callbacks (SPEC 7)', () => {
     receiver.respond = () => ({ status: 200, body: 'success' });
     // What Bull Board's retry button calls.
     await job.retry('failed');
-    const resent = await waitFor(async () => (await db.deliveriesOfOrder(orderId)).find((d) => d.id !== deliveryId && d.status === 'succeeded'), 10_000, 'the resent delivery');
+    const resent = await waitFor(
+      async () => (await db.deliveriesOfOrder(orderId)).find((d) => d.id !== deliveryId && d.status === 'succeeded'),
+      10_000,
+      'the resent delivery',
+    );
     expect(resent.event_id).toBe(eventId);
     expect((await db.delivery(deliveryId)).status).toBe('failed');
     const { rows } = await db.db.query<{ origin: string }>(`SELECT origin FROM callback_deliveries WHERE id = $1`, [resent.id]);
@@ -247,7 +284,11 @@ describe('callbacks (SPEC 7)', () => {
     expect(first.answer).toMatchObject({ finished: false, closed: true });
     expect(first.answer!.written).toBeLessThan(total / 2);
     const [attempt] = await db.attempts(deliveryId);
-    expect(attempt).toMatchObject({ number: 1, http_status: 200, error: `HTTP 200 with an answer over ${64 * 1024} bytes: expected "success" or an empty body` });
+    expect(attempt).toMatchObject({
+      number: 1,
+      http_status: 200,
+      error: `HTTP 200 with an answer over ${64 * 1024} bytes: expected "success" or an empty body`,
+    });
     expect(attempt.response_excerpt).toBe('x'.repeat(1024));
   });
 
@@ -294,7 +335,11 @@ describe('callbacks (SPEC 7)', () => {
   });
 
   it('a notify_url is stored in its canonical form', async () => {
-    const res = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channelId, notify_url: `HTTP://127.0.0.1:${receiver.port}/Canon?x=1` });
+    const res = await createOrder(api.app, merchant, {
+      cny_amount: '10.00',
+      paychannel_id: channelId,
+      notify_url: `HTTP://127.0.0.1:${receiver.port}/Canon?x=1`,
+    });
     expect(res.body.code).toBe(1);
     const [row] = (await db.db.query<{ notify_url: string }>(`SELECT notify_url FROM orders WHERE order_no = $1`, [res.body.data.order_no])).rows;
     expect(row.notify_url).toBe(`http://127.0.0.1:${receiver.port}/Canon?x=1`);
@@ -316,10 +361,14 @@ describe('callbacks (SPEC 7)', () => {
     receiver.respond = (_c, i) => (i === 0 ? { status: 500, body: 'try again' } : { status: 200, body: 'success' });
     const { orderId, orderNo } = await db.insertOrder(merchant.id, channelId, { status: 'pending' });
     expect(await workers[0].get(OrderLifecycle).markPaid(orderId, { amountFen: 10000, channelTradeNo: 'SBX-NONCE' }, { final: true })).toBe('paid');
-    await waitFor(async () => {
-      const rows = await db.deliveriesOfOrder(orderId);
-      return rows.length === 2 && rows.every((r) => r.status === 'succeeded');
-    }, 15_000, 'order.paid and order.completed delivered');
+    await waitFor(
+      async () => {
+        const rows = await db.deliveriesOfOrder(orderId);
+        return rows.length === 2 && rows.every((r) => r.status === 'succeeded');
+      },
+      15_000,
+      'order.paid and order.completed delivered',
+    );
     const resend = await post<{ event_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
     expect(resend.body.code).toBe(1);
     await waitFor(async () => (await db.deliveriesOfOrder(orderId)).filter((r) => r.status === 'succeeded').length === 3, 10_000, 'the resend delivered');
@@ -357,7 +406,11 @@ describe('callbacks (SPEC 7)', () => {
       ]);
       expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
       // callbackQueryList (the portal's order page reads the same rows): our own failure, never its text.
-      const listed = await post<{ list: { delivery_id: string; attempts: { error: string | null }[] }[] }>(api.app, '/api/merchant/callbackQueryList', signed(merchant, { order_no: orderNo }));
+      const listed = await post<{ list: { delivery_id: string; attempts: { error: string | null }[] }[] }>(
+        api.app,
+        '/api/merchant/callbackQueryList',
+        signed(merchant, { order_no: orderNo }),
+      );
       expect(listed.body.data.list.find((d) => d.delivery_id === deliveryId)?.attempts.map((a) => a.error)).toEqual([INTERNAL_FAILURE_TEXT, null]);
       expect(listed.raw).not.toContain('Connection is closed');
     } finally {
@@ -369,13 +422,21 @@ describe('callbacks (SPEC 7)', () => {
     it('queues a new delivery of the latest event with the same event_id', async () => {
       const { orderNo, eventId, deliveryId } = await paidOrderEvent();
       await waitFor(() => db.settled(deliveryId), 10_000, 'first delivery');
-      const res = await post<{ event_id: string; event: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      const res = await post<{ event_id: string; event: string; delivery_id: string }>(
+        api.app,
+        '/api/merchant/callbackResend',
+        signed(merchant, { order_no: orderNo }),
+      );
       expect(res.status).toBe(200);
       expect(res.body.code).toBe(1);
-      const deliveries = await waitFor(async () => {
-        const rows = await db.deliveriesOfEvent(eventId);
-        return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
-      }, 10_000, 'the resent delivery');
+      const deliveries = await waitFor(
+        async () => {
+          const rows = await db.deliveriesOfEvent(eventId);
+          return rows.length === 2 && rows.every((r) => r.status === 'succeeded') && rows;
+        },
+        10_000,
+        'the resent delivery',
+      );
       expect(deliveries[1].id).not.toBe(deliveryId);
       expect(res.body.data).toEqual({ event_id: eventId, event: 'order.paid', delivery_id: deliveries[1].id });
       const got = receiver.forEvent(eventId);
@@ -389,7 +450,11 @@ describe('callbacks (SPEC 7)', () => {
       await sleep(5);
       // Written by the outbox but not yet sent: still pending.
       const later = await db.insertEvent(orderId, 'order.completed');
-      const res = await post<{ event_id: string; event: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
+      const res = await post<{ event_id: string; event: string; delivery_id: string }>(
+        api.app,
+        '/api/merchant/callbackResend',
+        signed(merchant, { order_no: orderNo }),
+      );
       expect(res.body.data).toEqual({ event_id: later.eventId, event: 'order.completed', delivery_id: later.deliveryId });
       expect(await db.deliveriesOfEvent(later.eventId)).toHaveLength(1);
     });
@@ -403,7 +468,9 @@ describe('callbacks (SPEC 7)', () => {
         const { eventId, deliveryId } = await db.insertEvent(order.orderId);
         await db.db.query(`UPDATE callback_deliveries SET status = 'succeeded' WHERE id = $1`, [deliveryId]);
         const answers = await Promise.all(
-          Array.from({ length: 20 }, () => post<{ event_id: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.orderNo }))),
+          Array.from({ length: 20 }, () =>
+            post<{ event_id: string; delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.orderNo })),
+          ),
         );
         expect(answers.map((a) => a.body.code)).toEqual(Array(20).fill(1));
         const rows = await db.deliveriesOfEvent(eventId);
@@ -443,7 +510,7 @@ describe('callbacks (SPEC 7)', () => {
       expect((await resend()).body.code).toBe(42900);
     });
 
-    it('40400 for an unknown order, another merchant\'s order, or an order with no event yet', async () => {
+    it("40400 for an unknown order, another merchant's order, or an order with no event yet", async () => {
       const unknown = await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: '2025112112000099999999' }));
       expect([unknown.status, unknown.body.code, unknown.body.data]).toEqual([404, 40400, null]);
 

@@ -18,7 +18,8 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
   let merchant: Credentials;
   let channel: number;
 
-  const codeOn = async (app: NestFastifyApplication): Promise<number> => (await createOrder(app, merchant, { cny_amount: '100.00', paychannel_id: channel })).body.code;
+  const codeOn = async (app: NestFastifyApplication): Promise<number> =>
+    (await createOrder(app, merchant, { cny_amount: '100.00', paychannel_id: channel })).body.code;
 
   /** Polls both instances until each answers `code`; fails when one still answers otherwise after 1 s. */
   async function bothAnswer(code: number): Promise<void> {
@@ -31,7 +32,10 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
     api = await startTestApi();
     second = await createApiApp(api.config);
     apps = [api.app, second];
-    ({ merchant, channels: { processor: channel } } = await merchantWithChannels(api.operator));
+    ({
+      merchant,
+      channels: { processor: channel },
+    } = await merchantWithChannels(api.operator));
     for (const app of apps) expect(app.get(ChannelLinkCache).listening).toBe(true);
   });
 
@@ -65,7 +69,8 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
   });
 
   it("a new rate on the merchant's link is charged by both instances within 1 s", async () => {
-    const serviceOn = async (app: NestFastifyApplication): Promise<number> => (await createOrder(app, merchant, { cny_amount: '100.00', paychannel_id: channel })).body.data.service_amount;
+    const serviceOn = async (app: NestFastifyApplication): Promise<number> =>
+      (await createOrder(app, merchant, { cny_amount: '100.00', paychannel_id: channel })).body.data.service_amount;
     for (const app of apps) expect(await serviceOn(app)).toBe(60);
     await api.operator.channels.link(merchant.id, channel, '0.01');
     const since = Date.now();
@@ -77,11 +82,23 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
     for (const app of apps) expect((await app.get(ChannelLinkCache).findChannel(channel))?.enabled).toBe(true);
     await api.operator.channels.setEnabled(channel, false);
     await Promise.all(
-      apps.map((app, i) => waitFor(async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === false, 1000, `instance ${i} reads the disabled channel within 1 s`)),
+      apps.map((app, i) =>
+        waitFor(
+          async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === false,
+          1000,
+          `instance ${i} reads the disabled channel within 1 s`,
+        ),
+      ),
     );
     await api.operator.channels.setEnabled(channel, true);
     await Promise.all(
-      apps.map((app, i) => waitFor(async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === true, 1000, `instance ${i} reads the enabled channel within 1 s`)),
+      apps.map((app, i) =>
+        waitFor(
+          async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === true,
+          1000,
+          `instance ${i} reads the enabled channel within 1 s`,
+        ),
+      ),
     );
     expect(await api.app.get(ChannelLinkCache).findChannel(999_999_999)).toBeNull();
   });

@@ -28,7 +28,23 @@ describe('operator CLI', () => {
     expect(m.json!.mode).toBe('test');
     expect(String(m.json!.api_secret).length).toBeGreaterThanOrEqual(43);
 
-    const c = await cli('channel:create', '--category', 'remotepay', '--name', 'Sandbox', '--pay-method', 'alipay,wxpay', '--adapter', 'sandbox', '--rate', '0.006', '--min', '1', '--max', '500.50');
+    const c = await cli(
+      'channel:create',
+      '--category',
+      'remotepay',
+      '--name',
+      'Sandbox',
+      '--pay-method',
+      'alipay,wxpay',
+      '--adapter',
+      'sandbox',
+      '--rate',
+      '0.006',
+      '--min',
+      '1',
+      '--max',
+      '500.50',
+    );
     expect(c.code).toBe(0);
     expect(Object.keys(c.json!)).toEqual(['id']);
 
@@ -81,13 +97,22 @@ describe('operator CLI', () => {
     const id = String(m.json!.id);
     const channel = ['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay', '--adapter', 'sandbox'];
     for (const [argv, message] of [
-      [['merchant:create', '--name', 'x', '--notify-url', 'ftp://x'], 'error: --notify-url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters\n'],
-      [['merchant:set-notify-url', '--merchant', id, '--url', 'not a url'], 'error: --url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters\n'],
+      [
+        ['merchant:create', '--name', 'x', '--notify-url', 'ftp://x'],
+        'error: --notify-url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters\n',
+      ],
+      [
+        ['merchant:set-notify-url', '--merchant', id, '--url', 'not a url'],
+        'error: --url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters\n',
+      ],
       [['merchant:create', '--name', 'x', '--deposit-rate', '2'], 'error: --deposit-rate must be a rate from 0 to 1 with at most 8 decimals\n'],
       [['merchant:set-deposit-rate', '--merchant', id, '--rate', '2'], 'error: --rate must be a rate from 0 to 1 with at most 8 decimals\n'],
       [['merchant:rotate-secret', '--merchant', id, '--grace', 'soon'], 'error: --grace must be 0 or a duration such as 30m, 24h or 7d, at most 30d\n'],
       [[...channel, '--min', '10', '--max', '5'], 'error: --max must be a yuan amount not below --min\n'],
-      [['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay,paypal', '--adapter', 'sandbox'], 'error: --pay-method must be a comma list of distinct wxpay, alipay, bank\n'],
+      [
+        ['channel:create', '--category', 'processor', '--name', 'x', '--pay-method', 'alipay,paypal', '--adapter', 'sandbox'],
+        'error: --pay-method must be a comma list of distinct wxpay, alipay, bank\n',
+      ],
     ] as [string[], string][]) {
       const res = await cli(...argv);
       expect([argv, res.code, res.err]).toEqual([argv, 2, message]);
@@ -101,13 +126,24 @@ describe('operator CLI', () => {
     const test = await cli('merchant:create', '--name', 'Test shop', '--mode', 'test');
     const sandbox = await cli('channel:create', '--category', 'processor', '--name', 'Sandbox', '--pay-method', 'alipay', '--adapter', 'sandbox');
     const epay = await cli(
-      'channel:create', '--category', 'processor', '--name', 'Epay', '--pay-method', 'alipay', '--adapter', 'epay',
-      '--config', JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'https://pay.example/' }),
+      'channel:create',
+      '--category',
+      'processor',
+      '--name',
+      'Epay',
+      '--pay-method',
+      'alipay',
+      '--adapter',
+      'epay',
+      '--config',
+      JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'https://pay.example/' }),
     );
 
     const sandboxOnLive = await cli('channel:link', '--merchant', String(live.json!.id), '--channel', String(sandbox.json!.id));
     expect([sandboxOnLive.code, sandboxOnLive.out]).toEqual([2, '']);
-    expect(sandboxOnLive.err).toMatch(new RegExp(`^error: channel ${sandbox.json!.id} \\(sandbox\\) moves test money and merchant ${live.json!.id} is a live merchant`));
+    expect(sandboxOnLive.err).toMatch(
+      new RegExp(`^error: channel ${sandbox.json!.id} \\(sandbox\\) moves test money and merchant ${live.json!.id} is a live merchant`),
+    );
     const epayOnTest = await cli('channel:link', '--merchant', String(test.json!.id), '--channel', String(epay.json!.id));
     expect([epayOnTest.code, epayOnTest.out]).toEqual([2, '']);
     expect(epayOnTest.err).toMatch(/moves live money and merchant \d+ is a test merchant/);
@@ -134,22 +170,31 @@ describe('operator CLI', () => {
           [`2025112112000000000${i}00`, m.json!.id, rows[0].id],
         );
         orders.push(o[0].id);
-        await db.query(`INSERT INTO ledger_entries (merchant_id, order_id, kind, amount_fen, created_at) VALUES ($1, $2, 'order_credit', 895, now() + make_interval(secs => $3)), ($1, $2, 'order_deposit', 99, now() + make_interval(secs => $3))`, [m.json!.id, o[0].id, i]);
+        await db.query(
+          `INSERT INTO ledger_entries (merchant_id, order_id, kind, amount_fen, created_at) VALUES ($1, $2, 'order_credit', 895, now() + make_interval(secs => $3)), ($1, $2, 'order_deposit', 99, now() + make_interval(secs => $3))`,
+          [m.json!.id, o[0].id, i],
+        );
       }
     } finally {
       await db.end();
     }
     const latest = await cli('merchant:ledger', '--merchant', String(m.json!.id), '--limit', '2');
-    const listing = latest.json as { entries: { kind: string; account: string; amount_fen: number; order_no: string; refund_no: null; created_at: string }[]; totals: unknown };
+    const listing = latest.json as {
+      entries: { kind: string; account: string; amount_fen: number; order_no: string; refund_no: null; created_at: string }[];
+      totals: unknown;
+    };
     expect(listing.entries).toHaveLength(2);
     expect(listing.entries.every((e) => e.order_no === '2025112112000000000200')).toBe(true);
-    expect(listing.entries.map((e) => [e.account, e.amount_fen]).sort()).toEqual([['available', 895], ['deposit', 99]]);
+    expect(listing.entries.map((e) => [e.account, e.amount_fen]).sort()).toEqual([
+      ['available', 895],
+      ['deposit', 99],
+    ]);
     expect(Object.keys(listing.entries[0]).sort()).toEqual(['account', 'amount_fen', 'created_at', 'id', 'kind', 'order_no', 'refund_no']);
     // The totals cover every entry, not only those listed.
     expect(listing.totals).toEqual({ available_fen: 3 * 895, deposit_fen: 3 * 99 });
   });
 
-  it('callback:list prints an order\'s deliveries with attempts; callback:recover queues the failed ones of the window', async () => {
+  it("callback:list prints an order's deliveries with attempts; callback:recover queues the failed ones of the window", async () => {
     const m = await cli('merchant:create', '--name', 'Callback shop', '--mode', 'test', '--notify-url', 'https://shop.test/notify');
     const c = await cli('channel:create', '--category', 'remotepay', '--name', 'Sandbox', '--pay-method', 'alipay', '--adapter', 'sandbox');
     await cli('channel:link', '--merchant', String(m.json!.id), '--channel', String(c.json!.id));
@@ -164,7 +209,9 @@ describe('operator CLI', () => {
         `INSERT INTO callback_attempts (delivery_id, number, attempted_at, url, http_status, duration_ms, response_excerpt, error) VALUES ($1, 1, now(), 'https://shop.test/notify', 500, 31, $2, 'HTTP 500')`,
         [failed.deliveryId, 'E'.repeat(1000)],
       );
-      await fixtures.db.query(`UPDATE callback_deliveries SET status = 'failed', attempts_made = 1, updated_at = now() - interval '1 hour' WHERE id = $1`, [failed.deliveryId]);
+      await fixtures.db.query(`UPDATE callback_deliveries SET status = 'failed', attempts_made = 1, updated_at = now() - interval '1 hour' WHERE id = $1`, [
+        failed.deliveryId,
+      ]);
       const older = await fixtures.insertOrder(Number(m.json!.id), Number(c.json!.id));
       old = await fixtures.insertEvent(older.orderId);
       await fixtures.db.query(`UPDATE callback_deliveries SET status = 'failed', updated_at = now() - interval '3 days' WHERE id = $1`, [old.deliveryId]);
@@ -226,7 +273,11 @@ describe('operator CLI', () => {
     expect((await cli(...args, '--config', JSON.stringify({ merchant_no: '1001', secret_key: 'k', gateway_url: 'https://pay.example/' }))).code).toBe(0);
 
     let out = '';
-    const allowed = await runCli([...args, '--config', config], { env: { ...env, CHANNEL_ALLOW_HTTP: 'true' }, stdout: (t) => (out += t), stderr: () => undefined });
+    const allowed = await runCli([...args, '--config', config], {
+      env: { ...env, CHANNEL_ALLOW_HTTP: 'true' },
+      stdout: (t) => (out += t),
+      stderr: () => undefined,
+    });
     expect(allowed).toBe(0);
     expect(Object.keys(JSON.parse(out))).toEqual(['id']);
   });

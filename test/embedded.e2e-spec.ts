@@ -9,7 +9,6 @@ import { freePort } from './helpers/free-port';
 
 const MAIN = resolve(__dirname, '../dist/apps/embedded/src/main.js');
 
-
 interface Running {
   child: ChildProcess;
   output: () => string;
@@ -177,7 +176,8 @@ describe('embedded default (npm start with nothing configured)', () => {
       expect(first.output()).toContain(demo.api_secret);
       expect(first.output()).toContain('CALLBACK_ALLOW_PRIVATE=true');
       // The demo portal user's invitation, ready to open.
-      invitation = new RegExp(`portal\\s+(http://127\\.0\\.0\\.1:${port}/portal/invite/[A-Za-z0-9_-]{43})\\s+\\(demo@example\\.com`).exec(first.output())?.[1] ?? '';
+      invitation =
+        new RegExp(`portal\\s+(http://127\\.0\\.0\\.1:${port}/portal/invite/[A-Za-z0-9_-]{43})\\s+\\(demo@example\\.com`).exec(first.output())?.[1] ?? '';
       const invitePage = await fetch(invitation);
       expect(invitePage.status).toBe(200);
       expect(await invitePage.text()).toContain('demo@example.com');
@@ -210,18 +210,22 @@ describe('embedded default (npm start with nothing configured)', () => {
   }, 240_000);
 
   // As root the server runs as postgres; a data folder it cannot reach is refused with what to do, not initdb's EACCES.
-  (process.getuid?.() === 0 ? it : it.skip)('as root, a DATA_DIR the server user cannot reach is refused with what to do', async () => {
-    const closed = mkdtempSync(join(tmpdir(), 'mp-embedded-closed-'));
-    try {
-      chmodSync(closed, 0o700);
-      const failed = await start(closed, await freePort(), await freePort()).then(
-        (running) => stop(running).then(() => 'started'),
-        (err: Error) => err.message,
-      );
-      expect(failed).toMatch(/exited with 1 before the banner/);
-      expect(failed).toMatch(/runs as the user postgres .* cannot reach .*\.data: .*DATA_DIR/);
-    } finally {
-      rmSync(closed, { recursive: true, force: true });
-    }
-  }, 60_000);
+  (process.getuid?.() === 0 ? it : it.skip)(
+    'as root, a DATA_DIR the server user cannot reach is refused with what to do',
+    async () => {
+      const closed = mkdtempSync(join(tmpdir(), 'mp-embedded-closed-'));
+      try {
+        chmodSync(closed, 0o700);
+        const failed = await start(closed, await freePort(), await freePort()).then(
+          (running) => stop(running).then(() => 'started'),
+          (err: Error) => err.message,
+        );
+        expect(failed).toMatch(/exited with 1 before the banner/);
+        expect(failed).toMatch(/runs as the user postgres .* cannot reach .*\.data: .*DATA_DIR/);
+      } finally {
+        rmSync(closed, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

@@ -36,10 +36,13 @@ describe('entities and the migrated schema (real PostgreSQL)', () => {
   });
 
   it("each field declares its column's type, length and nullability as the migrations made them", async () => {
-    const rows: { table_name: string; column_name: string; data_type: string; character_maximum_length: number | null; is_nullable: 'YES' | 'NO' }[] = await dataSource.query(
-      `SELECT table_name, column_name, data_type, character_maximum_length, is_nullable FROM information_schema.columns WHERE table_schema = 'public'`,
+    const rows: { table_name: string; column_name: string; data_type: string; character_maximum_length: number | null; is_nullable: 'YES' | 'NO' }[] =
+      await dataSource.query(
+        `SELECT table_name, column_name, data_type, character_maximum_length, is_nullable FROM information_schema.columns WHERE table_schema = 'public'`,
+      );
+    const schema = new Map(
+      rows.map((r) => [`${r.table_name}.${r.column_name}`, { type: r.data_type, length: r.character_maximum_length, nullable: r.is_nullable === 'YES' }]),
     );
-    const schema = new Map(rows.map((r) => [`${r.table_name}.${r.column_name}`, { type: r.data_type, length: r.character_maximum_length, nullable: r.is_nullable === 'YES' }]));
     for (const m of dataSource.entityMetadatas) {
       for (const c of m.columns) {
         const column = `${m.tableName}.${c.databaseName}`;
@@ -50,7 +53,9 @@ describe('entities and the migrated schema (real PostgreSQL)', () => {
   });
 
   it('reads and writes a portal user, an invitation, a session and the sign-in throttle through their entities', async () => {
-    const [{ id: merchantId }] = await dataSource.query(`INSERT INTO merchants (name, api_key, api_secret_enc) VALUES ('m', 'mk_test_entities', 'x') RETURNING id`);
+    const [{ id: merchantId }] = await dataSource.query(
+      `INSERT INTO merchants (name, api_key, api_secret_enc) VALUES ('m', 'mk_test_entities', 'x') RETURNING id`,
+    );
     const user = await dataSource.getRepository('PortalUser').save({ merchantId, email: 'a@shop.test', passwordHash: 'scrypt$...' });
     expect(user).toMatchObject({ id: expect.any(Number), status: 'active' });
     await dataSource.getRepository('PortalSession').insert({ idHash: 'a'.repeat(64), userId: user.id, expiresAt: new Date(Date.now() + 60_000) });

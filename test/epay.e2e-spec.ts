@@ -19,7 +19,9 @@ function md5Sign(params: Record<string, string>, key: string): string {
     .sort()
     .map((k) => `${k}=${params[k]}`)
     .join('&');
-  return createHash('md5').update(text + key).digest('hex');
+  return createHash('md5')
+    .update(text + key)
+    .digest('hex');
 }
 
 /** What the fake gateway does with a refund request. */
@@ -86,7 +88,11 @@ class FakeEpay {
       if (act === 'refundquery') {
         this.refundQueries.push(q);
         const refund = this.queryLags ? undefined : this.refunds.get(q.get('out_refund_no') ?? '');
-        return json(refund ? { code: 0, refund_no: refund.refundNo, out_trade_no: refund.outTradeNo, money: refund.money, status: refund.status } : { code: -4, msg: 'no such refund' });
+        return json(
+          refund
+            ? { code: 0, refund_no: refund.refundNo, out_trade_no: refund.outTradeNo, money: refund.money, status: refund.status }
+            : { code: -4, msg: 'no such refund' },
+        );
       }
       this.refundRequests.push(q);
       if (req.method !== 'POST') return json({ code: -1, msg: 'POST only' });
@@ -95,7 +101,12 @@ class FakeEpay {
       const outRefundNo = q.get('out_refund_no') ?? '';
       // Idempotent by out_refund_no, as gateways that take one are.
       if (!this.refunds.has(outRefundNo)) {
-        this.refunds.set(outRefundNo, { outTradeNo: q.get('out_trade_no') ?? '', money: q.get('money') ?? '', refundNo: `RF${this.refunds.size + 1}`, status: this.takenStatus });
+        this.refunds.set(outRefundNo, {
+          outTradeNo: q.get('out_trade_no') ?? '',
+          money: q.get('money') ?? '',
+          refundNo: `RF${this.refunds.size + 1}`,
+          status: this.takenStatus,
+        });
       }
       if (this.refundBehaviour === 'take-then-500') return void res.writeHead(500).end('internal error');
       if (this.refundBehaviour === 'take-then-hang') return;
@@ -252,7 +263,12 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     expect(row).toMatchObject({ status: 'paid', channel_trade_no: n.trade_no });
     // Anyone with the shared md5 key can sign an epay notification: not final, so the order waits
     // in paid for the worker's confirm job (SPEC 5), unlike the sandbox, alipay and wechatpay.
-    expect(await api.app.get(JobQueue).queue(QUEUE.orders).getJob(`confirm-${row.id as string}`)).toBeDefined();
+    expect(
+      await api.app
+        .get(JobQueue)
+        .queue(QUEUE.orders)
+        .getJob(`confirm-${row.id as string}`),
+    ).toBeDefined();
     expect((await eventsOf(api.app, orderNo)).map((e) => e.type)).toEqual(['order.paid']);
 
     const lifecycle = api.app.get(OrderLifecycle);
@@ -376,7 +392,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
       expect(await orderRow(api.app, other.body.data.order_no)).toMatchObject({ status: 'paid', late_payment: true });
     });
 
-    it('refund calls go through the channel\'s proxy: an unreachable one is a channel failure, and the gateway hears nothing', async () => {
+    it("refund calls go through the channel's proxy: an unreachable one is a channel failure, and the gateway hears nothing", async () => {
       const viaDead = await epayChannel({ merchant_no: PID, secret_key: KEY, gateway_url: gateway, proxy_url: 'http://127.0.0.1:9' });
       const res = await createOrder(api.app, merchant, { cny_amount: '5.00', paychannel_id: viaDead });
       const orderNo = res.body.data.order_no;
@@ -397,7 +413,15 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
       epay.takenStatus = 0;
       await expect(refunds().process(refund.id)).rejects.toThrow(/the channel answers processing/);
       const asked = epay.refundRequests.at(-1)!;
-      expect(Object.fromEntries(asked)).toEqual({ act: 'refund', pid: PID, key: KEY, out_trade_no: orderNo, trade_no: tradeNo, money: '20.00', out_refund_no: refund.refundNo });
+      expect(Object.fromEntries(asked)).toEqual({
+        act: 'refund',
+        pid: PID,
+        key: KEY,
+        out_trade_no: orderNo,
+        trade_no: tradeNo,
+        money: '20.00',
+        out_refund_no: refund.refundNo,
+      });
       expect(await refundRow(api.app, refund.refundNo)).toMatchObject({ status: 'processing', channel_refund_no: 'RF1' });
       // The gateway finishes it; the retry only queries.
       epay.refunds.get(refund.refundNo)!.status = 1;

@@ -23,8 +23,39 @@ interface Operation {
 
 /** Numbers and number-like text at the edges. */
 const edgeNumber = fc.constantFrom<unknown>(
-  0, -0, 1, -1, 0.1, 0.005, 1e21, -1e21, 1e-7, 2 ** 31, 2 ** 31 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE,
-  'NaN', 'Infinity', '-Infinity', '-0', '1e21', '0x10', '1_000', ' 1', '1 ', '01', '1.', '.5', '100.005', '99999999999.99', '0.00', '١٢', '１',
+  0,
+  -0,
+  1,
+  -1,
+  0.1,
+  0.005,
+  1e21,
+  -1e21,
+  1e-7,
+  2 ** 31,
+  2 ** 31 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '1e21',
+  '0x10',
+  '1_000',
+  ' 1',
+  '1 ',
+  '01',
+  '1.',
+  '.5',
+  '100.005',
+  '99999999999.99',
+  '0.00',
+  '١٢',
+  '１',
 );
 const prototypeKeys = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__');
 const unicodeText = fc.oneof(
@@ -33,7 +64,9 @@ const unicodeText = fc.oneof(
   fc.constantFrom('', ' ', '\u0000', '\u202e', '\ud800', '\udfff', '😀'.repeat(40), 'Ω≈ç√', '<script>', "' OR 1=1 --", '%00', '\r\n', 'a&b=c'),
 );
 /** Up to about 60 KiB: the whole body stays under the 64 KiB limit most of the time; over it is 41300, also fine. */
-const hugeText = fc.tuple(fc.integer({ min: 1_000, max: 60_000 }), fc.constantFrom('a', '中', '0')).map(([n, c]) => c.repeat(Math.floor(n / Buffer.byteLength(c))));
+const hugeText = fc
+  .tuple(fc.integer({ min: 1_000, max: 60_000 }), fc.constantFrom('a', '中', '0'))
+  .map(([n, c]) => c.repeat(Math.floor(n / Buffer.byteLength(c))));
 /** Objects whose keys include the names prototype-pollution tries. */
 const pollutingObject = fc.dictionary(fc.oneof(prototypeKeys, fc.string({ maxLength: 8 })), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
 
@@ -103,7 +136,10 @@ function operations(channelId: number): Operation[] {
       },
     },
     // Addresses that fail at once (refused, unresolvable, blocked): the fuzz must not wait for timeouts.
-    { path: '/api/merchant/callbackTest', params: { url: fc.constantFrom('http://127.0.0.1:9/cb', 'https://merchant.invalid/notify', 'http://[::1]:9/x', 'ftp://x') } },
+    {
+      path: '/api/merchant/callbackTest',
+      params: { url: fc.constantFrom('http://127.0.0.1:9/cb', 'https://merchant.invalid/notify', 'http://[::1]:9/x', 'ftp://x') },
+    },
     { path: '/api/merchant/orderClose', params: { order_no: orderNo } },
     {
       path: '/api/merchant/refundCreate',
@@ -117,7 +153,15 @@ function operations(channelId: number): Operation[] {
     },
     { path: '/api/merchant/refundQuery', params: { refund_no: orderNo, merchant_refund_no: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/) } },
     { path: '/api/merchant/refundQueryList', params: { order_no: orderNo } },
-    { path: '/api/merchant/statementQuery', params: { date: fc.oneof(fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)), fc.string({ maxLength: 12 })) } },
+    {
+      path: '/api/merchant/statementQuery',
+      params: {
+        date: fc.oneof(
+          fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
+          fc.string({ maxLength: 12 }),
+        ),
+      },
+    },
     {
       path: '/api/merchant/createSellOrder',
       params: {
@@ -135,9 +179,7 @@ function operations(channelId: number): Operation[] {
 
 /** Each parameter absent, valid or random; a few extra keys (prototype-pollution names among them). */
 function paramsFor(op: Operation): fc.Arbitrary<Record<string, unknown>> {
-  const slots = Object.entries(op.params).map(([key, valid]) =>
-    fc.option(fc.oneof(valid, anyValue), { nil: undefined }).map((value) => [key, value] as const),
-  );
+  const slots = Object.entries(op.params).map(([key, valid]) => fc.option(fc.oneof(valid, anyValue), { nil: undefined }).map((value) => [key, value] as const));
   const extras = fc.array(fc.tuple(fc.oneof(prototypeKeys, fc.string({ minLength: 1, maxLength: 12 })), anyValue), { maxLength: 3 });
   return fc.tuple(fc.tuple(...slots), extras).map(([own, more]) => {
     // defineProperty: a "__proto__" key must be an own key, as JSON.parse would make it, not a prototype change.
@@ -155,7 +197,7 @@ function percentEncode(text: string): string {
   return [...Buffer.from(text, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
 }
 
-const sigText = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : JSON.stringify(value) ?? '');
+const sigText = (value: unknown): string => (typeof value === 'string' ? value.toLowerCase() : (JSON.stringify(value) ?? ''));
 
 function isEnvelope(status: number, contentType: unknown, raw: string): string | null {
   if (status >= 500) return `HTTP ${status}`;
@@ -197,7 +239,9 @@ const nestedOrHuge: fc.Arbitrary<string> = fc.oneof(
   fc.integer({ min: 1, max: 32_000 }).map((depth) => nested(depth, 'array')),
   fc.integer({ min: 1, max: 10_000 }).map((depth) => nested(depth, 'object')),
   fc.integer({ min: 1, max: 16_000 }).map((depth) => nested(depth, 'mixed')),
-  fc.tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('array' as const, 'object' as const)).map(([depth, kind]) => nested(depth, kind, JSON.stringify('x'.repeat(1000)))),
+  fc
+    .tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('array' as const, 'object' as const))
+    .map(([depth, kind]) => nested(depth, kind, JSON.stringify('x'.repeat(1000)))),
   fc.integer({ min: 30_000, max: 90_000 }).map((n) => JSON.stringify('z'.repeat(n))),
   fc.integer({ min: 1, max: 3_000 }).map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":[${i}]`).join(',')}}`),
   fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
@@ -237,7 +281,12 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
   afterAll(() => api.close());
 
   async function send(path: string, body: Record<string, unknown>, query = ''): Promise<{ status: number; code: number; problem: string | null }> {
-    const res = await api.app.inject({ method: 'POST', url: `${path}${query}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const res = await api.app.inject({
+      method: 'POST',
+      url: `${path}${query}`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
     const problem = isEnvelope(res.statusCode, res.headers['content-type'], res.body);
     return { status: res.statusCode, code: problem ? NaN : (res.json() as { code: number }).code, problem };
   }
@@ -284,9 +333,9 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     );
     const raw = fc.oneof(
       // Key and value percent-encoded as a browser would, or sent as they are (broken escapes included).
-      fc.array(fc.tuple(names, values, fc.boolean()), { maxLength: 5 }).map((pairs) =>
-        pairs.map(([k, v, encode]) => (encode ? `${percentEncode(k)}=${percentEncode(v)}` : `${k}=${v}`.replace(/[#\s]/g, ''))).join('&'),
-      ),
+      fc
+        .array(fc.tuple(names, values, fc.boolean()), { maxLength: 5 })
+        .map((pairs) => pairs.map(([k, v, encode]) => (encode ? `${percentEncode(k)}=${percentEncode(v)}` : `${k}=${v}`.replace(/[#\s]/g, ''))).join('&')),
       fc.constantFrom('province', 'province=', '&&&', '=x', 'province=a&province=b', 'province=%E5%B9%BF%E4%B8%9C%E7%9C%81&city=%FF', '?=?'),
     );
     await fc.assert(
@@ -308,57 +357,81 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     | { kind: 'toQuery'; key: string; value: string };
 
   const mutation: fc.Arbitrary<(keys: string[]) => Mutation> = fc.oneof(
-    fc.tuple(fc.nat(), anyValue).map(([n, value]) => (keys: string[]) => ({ kind: 'change', key: keys[n % keys.length], value }) as Mutation),
-    fc.tuple(fc.oneof(prototypeKeys, fc.string({ minLength: 1, maxLength: 12 })), anyValue).map(([key, value]) => () => ({ kind: 'add', key, value }) as Mutation),
+    fc.tuple(fc.nat(), anyValue).map(
+      ([n, value]) =>
+        (keys: string[]) =>
+          ({ kind: 'change', key: keys[n % keys.length], value }) as Mutation,
+    ),
+    fc.tuple(fc.oneof(prototypeKeys, fc.string({ minLength: 1, maxLength: 12 })), anyValue).map(
+      ([key, value]) =>
+        () =>
+          ({ kind: 'add', key, value }) as Mutation,
+    ),
     fc.nat().map((n) => (keys: string[]) => ({ kind: 'remove', key: keys[n % keys.length] }) as Mutation),
-    fc.tuple(fc.integer({ min: 0, max: 63 }), fc.integer({ min: 1, max: 15 })).map(([at, by]) => () => ({ kind: 'flip', at, by }) as Mutation),
-    fc.tuple(fc.nat(), fc.nat()).map(([x, y]) => (keys: string[]) => ({ kind: 'swap', a: keys[x % keys.length], b: keys[y % keys.length] }) as Mutation),
-    fc.tuple(fc.nat(), fc.string({ minLength: 1, maxLength: 20 })).map(([n, value]) => (keys: string[]) => ({ kind: 'toQuery', key: keys[n % keys.length], value }) as Mutation),
+    fc.tuple(fc.integer({ min: 0, max: 63 }), fc.integer({ min: 1, max: 15 })).map(
+      ([at, by]) =>
+        () =>
+          ({ kind: 'flip', at, by }) as Mutation,
+    ),
+    fc.tuple(fc.nat(), fc.nat()).map(
+      ([x, y]) =>
+        (keys: string[]) =>
+          ({ kind: 'swap', a: keys[x % keys.length], b: keys[y % keys.length] }) as Mutation,
+    ),
+    fc.tuple(fc.nat(), fc.string({ minLength: 1, maxLength: 20 })).map(
+      ([n, value]) =>
+        (keys: string[]) =>
+          ({ kind: 'toQuery', key: keys[n % keys.length], value }) as Mutation,
+    ),
   );
 
   it('random mutations of a valid signed request never pass the signature check (401xx before the nonce, never 1)', async () => {
     let tried = 0;
     await fc.assert(
       // A valid request of a random operation, and one change a forger could make to it.
-      fc.asyncProperty(fc.integer({ min: 0, max: 4 }).chain((i) => fc.tuple(fc.constant(i), fc.record(ops[i].params))), mutation, async ([i, params], pick) => {
-        const op = ops[i];
-        const original = signed(merchant, params);
-        const body: Record<string, unknown> = { ...original };
-        let query = '';
-        const m = pick(Object.keys(original));
-        switch (m.kind) {
-          case 'change':
-          case 'add':
-            Object.defineProperty(body, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
-            break;
-          case 'remove':
-            delete body[m.key];
-            break;
-          case 'flip': {
-            const sig = String(body.signature);
-            const digit = (parseInt(sig[m.at], 16) + m.by) % 16;
-            body.signature = sig.slice(0, m.at) + digit.toString(16) + sig.slice(m.at + 1);
-            break;
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 4 }).chain((i) => fc.tuple(fc.constant(i), fc.record(ops[i].params))),
+        mutation,
+        async ([i, params], pick) => {
+          const op = ops[i];
+          const original = signed(merchant, params);
+          const body: Record<string, unknown> = { ...original };
+          let query = '';
+          const m = pick(Object.keys(original));
+          switch (m.kind) {
+            case 'change':
+            case 'add':
+              Object.defineProperty(body, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
+              break;
+            case 'remove':
+              delete body[m.key];
+              break;
+            case 'flip': {
+              const sig = String(body.signature);
+              const digit = (parseInt(sig[m.at], 16) + m.by) % 16;
+              body.signature = sig.slice(0, m.at) + digit.toString(16) + sig.slice(m.at + 1);
+              break;
+            }
+            case 'swap':
+              [body[m.a], body[m.b]] = [body[m.b], body[m.a]];
+              break;
+            case 'toQuery':
+              // Placement is not signed (query and body merge into one map): move it AND change it.
+              delete body[m.key];
+              query = `?${new URLSearchParams([[m.key, m.value]]).toString()}`;
+              break;
           }
-          case 'swap':
-            [body[m.a], body[m.b]] = [body[m.b], body[m.a]];
-            break;
-          case 'toQuery':
-            // Placement is not signed (query and body merge into one map): move it AND change it.
-            delete body[m.key];
-            query = `?${new URLSearchParams([[m.key, m.value]]).toString()}`;
-            break;
-        }
-        const merged = { ...body, ...(m.kind === 'toQuery' ? { [m.key]: m.value } : {}) };
-        // A change that leaves the signed text and the signature as they were is the same request, not a forgery.
-        fc.pre(canonicalString(merged) !== canonicalString(original) || sigText(merged.signature) !== sigText(original.signature));
-        tried++;
-        const res = await send(op.path, body, query);
-        if (res.problem) throw new Error(`${op.path} ${m.kind}: ${res.problem}`);
-        // 40104 would mean the signature verified (the nonce is checked after it); 40000/41300: refused before, by the framework.
-        expect([40100, 40101, 40102, 40103, 40000, 41300]).toContain(res.code);
-        if (res.code === 40000) expect(m.kind === 'add' || m.kind === 'change').toBe(true);
-      }),
+          const merged = { ...body, ...(m.kind === 'toQuery' ? { [m.key]: m.value } : {}) };
+          // A change that leaves the signed text and the signature as they were is the same request, not a forgery.
+          fc.pre(canonicalString(merged) !== canonicalString(original) || sigText(merged.signature) !== sigText(original.signature));
+          tried++;
+          const res = await send(op.path, body, query);
+          if (res.problem) throw new Error(`${op.path} ${m.kind}: ${res.problem}`);
+          // 40104 would mean the signature verified (the nonce is checked after it); 40000/41300: refused before, by the framework.
+          expect([40100, 40101, 40102, 40103, 40000, 41300]).toContain(res.code);
+          if (res.code === 40000) expect(m.kind === 'add' || m.kind === 'change').toBe(true);
+        },
+      ),
       { seed: SEED + 3, numRuns: RUNS * 2, endOnFailure: true },
     );
     expect(tried).toBeGreaterThan(RUNS);
@@ -387,7 +460,14 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     'channel notify (%s, POST): a %s-valued parameter 5,000 deep beside a well-formed sign is 40000',
     async (adapter, _kind, raw) => {
       const channelId = adapter === 'sandbox' ? sandboxChannel : epayChannel;
-      const fields = { out_trade_no: '1'.repeat(22), amount: '10.00', money: '10.00', pid: '1001', trade_status: 'SUCCESS', sign: adapter === 'sandbox' ? 'a'.repeat(64) : 'a'.repeat(32) };
+      const fields = {
+        out_trade_no: '1'.repeat(22),
+        amount: '10.00',
+        money: '10.00',
+        pid: '1001',
+        trade_status: 'SUCCESS',
+        sign: adapter === 'sandbox' ? 'a'.repeat(64) : 'a'.repeat(32),
+      };
       const res = await api.app.inject({
         method: 'POST',
         url: `/api/channel/notify/${channelId}`,
@@ -424,7 +504,10 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     ];
     const query = fc.oneof(
       { weight: 3, arbitrary: fc.constant('') },
-      { weight: 1, arbitrary: fc.integer({ min: 1, max: 3_000 }).map((n) => `sign=${'a'.repeat(64)}&${Array.from({ length: n }, (_, i) => `k=${i}`).join('&')}`) },
+      {
+        weight: 1,
+        arbitrary: fc.integer({ min: 1, max: 3_000 }).map((n) => `sign=${'a'.repeat(64)}&${Array.from({ length: n }, (_, i) => `k=${i}`).join('&')}`),
+      },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 2_000 }).map((n) => `a${'[b]'.repeat(n)}=1&token=${'c'.repeat(n)}`) },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 6_000 }).map((n) => `province=${'%E5%B9%BF'.repeat(n)}`) },
     );
@@ -432,7 +515,12 @@ describe('fuzzing (fast-check, real PostgreSQL and Redis)', () => {
     const body = fc.oneof(
       { weight: 1, arbitrary: nestedOrHuge },
       { weight: 2, arbitrary: nestedOrHuge.map((raw) => withRawMember(signed(merchant, { order_no: '1'.repeat(22) }), 'v', raw)) },
-      { weight: 2, arbitrary: nestedOrHuge.map((raw) => withRawMember({ out_trade_no: '1'.repeat(22), amount: '1.00', trade_status: 'SUCCESS', sign: 'b'.repeat(64) }, 'v', raw)) },
+      {
+        weight: 2,
+        arbitrary: nestedOrHuge.map((raw) =>
+          withRawMember({ out_trade_no: '1'.repeat(22), amount: '1.00', trade_status: 'SUCCESS', sign: 'b'.repeat(64) }, 'v', raw),
+        ),
+      },
     );
     let sent = 0;
     await fc.assert(

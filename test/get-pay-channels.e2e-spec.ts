@@ -46,9 +46,7 @@ describe('getPayChannels', () => {
     expect(res.body.data.total).toBe(3);
     expect(res.body.data.list.map((c) => c.id)).toEqual([ids.proc, ids.remote, ids.ware]);
     const [proc, remote, ware] = res.body.data.list;
-    expect(Object.keys(proc).sort()).toEqual(
-      ['category', 'category_text', 'createtime', 'id', 'name', 'pay_method', 'pay_method_text', 'updatetime'].sort(),
-    );
+    expect(Object.keys(proc).sort()).toEqual(['category', 'category_text', 'createtime', 'id', 'name', 'pay_method', 'pay_method_text', 'updatetime'].sort());
     expect(proc).toMatchObject({ category: 'processor', category_text: 'Payment processor', pay_method: 'bank,alipay', pay_method_text: 'Bank card, Alipay' });
     expect(remote).toMatchObject({ category_text: 'Third-party payment', pay_method_text: 'WeChat Pay, Alipay, Bank card' });
     expect(ware).toMatchObject({ category_text: 'Cloud-warehouse payment', pay_method_text: 'Alipay' });

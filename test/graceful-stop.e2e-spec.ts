@@ -32,10 +32,13 @@ class SlowReceiver {
       req.on('end', () => {
         const arrival: Arrival = { eventId: (JSON.parse(raw) as { event_id: string }).event_id, receivedAt: Date.now(), answeredAt: null };
         receiver.arrivals.push(arrival);
-        setTimeout(() => {
-          res.end('success');
-          arrival.answeredAt = Date.now();
-        }, randomInt(1000, 2000));
+        setTimeout(
+          () => {
+            res.end('success');
+            arrival.answeredAt = Date.now();
+          },
+          randomInt(1000, 2000),
+        );
       });
     });
     await new Promise<void>((done) => receiver.server.listen(0, '127.0.0.1', done));
@@ -131,14 +134,24 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
     const { merchant } = await merchantWithChannels(api.operator);
     const port = await freePort();
     const server = start('api', API_MAIN, { PORT: String(port) });
-    await waitFor(() => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false), 30_000, 'the API ready');
+    await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      30_000,
+      'the API ready',
+    );
 
     // In flight: the headers and part of the body are sent before the signal, the rest after it.
     const body = JSON.stringify(signed(merchant));
     const socket = connect(port, '127.0.0.1');
     await new Promise((done) => socket.once('connect', done));
     const answer = readResponse(socket);
-    socket.write(`POST /api/merchant/getPayChannels HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    socket.write(
+      `POST /api/merchant/getPayChannels HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    );
     socket.write(body.slice(0, 20));
     await sleep(300);
     server.child.kill('SIGTERM');
@@ -212,7 +225,10 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
   }, 120_000);
 
   async function pendingDeliveries(orderIds: string[]): Promise<number> {
-    const { rows } = await db.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM callback_deliveries WHERE order_id = ANY($1::bigint[]) AND status = 'pending'`, [orderIds]);
+    const { rows } = await db.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM callback_deliveries WHERE order_id = ANY($1::bigint[]) AND status = 'pending'`,
+      [orderIds],
+    );
     return rows[0].n;
   }
 });

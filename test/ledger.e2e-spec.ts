@@ -18,7 +18,9 @@ describe('the ledger: every movement an entry, the balance never below zero (rea
     await expect(sql(api.app).query(`UPDATE balances SET available_fen = available_fen - 1000 WHERE merchant_id = $1`, [merchant.id])).rejects.toThrow(
       /balances_available_fen_check/,
     );
-    await expect(sql(api.app).query(`UPDATE balances SET deposit_fen = -1 WHERE merchant_id = $1`, [merchant.id])).rejects.toThrow(/balances_deposit_fen_check/);
+    await expect(sql(api.app).query(`UPDATE balances SET deposit_fen = -1 WHERE merchant_id = $1`, [merchant.id])).rejects.toThrow(
+      /balances_deposit_fen_check/,
+    );
   });
 
   it('an entry is written once per kind and subject: a second debit or reversal of the same subject moves nothing', async () => {
@@ -73,7 +75,12 @@ describe('the ledger: every movement an entry, the balance never below zero (rea
         kind: 'sell' as const,
         // 50.00 + 0.30 fee, or 50.44 + 0.30 (refused by the channel later).
         debit: i % 2 === 0 ? 5074 : 5030,
-        send: () => createSellOrder(api.app, merchant, { cny_amount: i % 2 === 0 ? '50.44' : '50.00', paychannel_id: channels.remotepay, merchant_order_no: `race-sell-${i}` }),
+        send: () =>
+          createSellOrder(api.app, merchant, {
+            cny_amount: i % 2 === 0 ? '50.44' : '50.00',
+            paychannel_id: channels.remotepay,
+            merchant_order_no: `race-sell-${i}`,
+          }),
       })),
     ];
     const answers = await Promise.all(requests.map((r) => r.send()));
@@ -100,7 +107,8 @@ describe('the ledger: every movement an entry, the balance never below zero (rea
     // The channel settles everything: the .44 ones fail and their debits come back.
     for (const [i, a] of answers.entries()) {
       if (a.body.code !== 1) continue;
-      if (requests[i].kind === 'refund') await api.app.get(RefundLifecycle).process((await refundRow(api.app, (a.body.data as { refund_no: string }).refund_no)).id as string);
+      if (requests[i].kind === 'refund')
+        await api.app.get(RefundLifecycle).process((await refundRow(api.app, (a.body.data as { refund_no: string }).refund_no)).id as string);
       else await api.app.get(SellOrderLifecycle).payout((await orderRow(api.app, (a.body.data as { order_no: string }).order_no)).id as string);
     }
     const kept = accepted.filter((r) => r.debit % 100 !== 44 && r.debit % 100 !== 74);

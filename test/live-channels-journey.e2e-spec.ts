@@ -42,7 +42,13 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
     worker = await createWorkerApp(api.config, { shutdownHooks: false });
     env = { DATABASE_URL: api.databaseUrl, MASTER_KEY: api.config.masterKey.toString('base64'), CHANNEL_ALLOW_HTTP: 'true', LOG_LEVEL: 'silent' };
     alipay = await new FakeAlipayGateway('2021004100000002', alipayApp.publicKey).start();
-    wechat = await new FakeWechatpayGateway('1900000110', 'wxd678efh567hg6788', '3775B6A45ACD588826D15E583A95F5DD2D5F7772', wechatMerchantKey.publicKey, apiV3Key).start();
+    wechat = await new FakeWechatpayGateway(
+      '1900000110',
+      'wxd678efh567hg6788',
+      '3775B6A45ACD588826D15E583A95F5DD2D5F7772',
+      wechatMerchantKey.publicKey,
+      apiV3Key,
+    ).start();
     secrets.push(alipayApp.privateKey.split('\n')[1], wechatMerchantKey.privateKey.split('\n')[1], apiV3Key);
   });
 
@@ -56,7 +62,12 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
   it('creates the channels with the CLI, pays through each fake, and the portal lists them without their config', async () => {
     const merchant = (await cli('merchant:create', '--name', 'Live shop', '--mode', 'live')) as { id: number; api_key: string; api_secret: string };
     expect(merchant.api_key).toMatch(/^mk_live_/);
-    const alipayConfig = { app_id: '2021004100000002', private_key: alipayApp.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway };
+    const alipayConfig = {
+      app_id: '2021004100000002',
+      private_key: alipayApp.privateKey,
+      alipay_public_key: alipay.platform.publicKey,
+      gateway: alipay.gateway,
+    };
     const wechatConfig = {
       mchid: '1900000110',
       appid: 'wxd678efh567hg6788',
@@ -67,8 +78,40 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
       platform_public_key_id: wechat.publicKeyId,
       gateway: wechat.url,
     };
-    const alipayChannel = (await cli('channel:create', '--category', 'processor', '--name', 'Alipay live', '--pay-method', 'alipay', '--adapter', 'alipay', '--rate', '0.006', '--config', JSON.stringify(alipayConfig))).id as number;
-    const wechatChannel = (await cli('channel:create', '--category', 'remotepay', '--name', 'WeChat live', '--pay-method', 'wxpay', '--adapter', 'wechatpay', '--rate', '0.006', '--config', JSON.stringify(wechatConfig))).id as number;
+    const alipayChannel = (
+      await cli(
+        'channel:create',
+        '--category',
+        'processor',
+        '--name',
+        'Alipay live',
+        '--pay-method',
+        'alipay',
+        '--adapter',
+        'alipay',
+        '--rate',
+        '0.006',
+        '--config',
+        JSON.stringify(alipayConfig),
+      )
+    ).id as number;
+    const wechatChannel = (
+      await cli(
+        'channel:create',
+        '--category',
+        'remotepay',
+        '--name',
+        'WeChat live',
+        '--pay-method',
+        'wxpay',
+        '--adapter',
+        'wechatpay',
+        '--rate',
+        '0.006',
+        '--config',
+        JSON.stringify(wechatConfig),
+      )
+    ).id as number;
     await cli('channel:link', '--merchant', String(merchant.id), '--channel', String(alipayChannel));
     await cli('channel:link', '--merchant', String(merchant.id), '--channel', String(wechatChannel));
 
@@ -77,13 +120,25 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
     expect(channels.code).toBe(1);
 
     // Alipay: the payer follows pay_url to the gateway's cashier and presses Pay.
-    const viaAlipay = await client.call<{ order_no: string; pay_url: string }>('createOrder', { order_type: 1, cny_amount: '12.34', paychannel_id: alipayChannel, paychannel_paymethod: 'alipay' });
+    const viaAlipay = await client.call<{ order_no: string; pay_url: string }>('createOrder', {
+      order_type: 1,
+      cny_amount: '12.34',
+      paychannel_id: alipayChannel,
+      paychannel_paymethod: 'alipay',
+    });
     expect(viaAlipay.code).toBe(1);
     expect(await (await fetch(viaAlipay.data.pay_url)).text()).toContain('<button>Pay</button>');
-    expect((await fetch(`${alipay.url}/cashier/pay`, { method: 'POST', body: new URLSearchParams({ out_trade_no: viaAlipay.data.order_no }) })).status).toBe(200);
+    expect((await fetch(`${alipay.url}/cashier/pay`, { method: 'POST', body: new URLSearchParams({ out_trade_no: viaAlipay.data.order_no }) })).status).toBe(
+      200,
+    );
 
     // WeChat Pay: the payer opens the service's QR page for code_url and scans it.
-    const viaWechat = await client.call<{ order_no: string; pay_url: string }>('createOrder', { order_type: 1, cny_amount: '5.60', paychannel_id: wechatChannel, paychannel_paymethod: 'wxpay' });
+    const viaWechat = await client.call<{ order_no: string; pay_url: string }>('createOrder', {
+      order_type: 1,
+      cny_amount: '5.60',
+      paychannel_id: wechatChannel,
+      paychannel_paymethod: 'wxpay',
+    });
     expect(viaWechat.code).toBe(1);
     const page = await fetch(viaWechat.data.pay_url);
     expect(page.status).toBe(200);
@@ -91,7 +146,11 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
 
     // The worker confirms each with the provider's query: both end completed, as the merchant reads them.
     for (const orderNo of [viaAlipay.data.order_no, viaWechat.data.order_no]) {
-      await waitFor(async () => (await client.call<{ status: string }>('orderQueryDetail', { order_no: orderNo })).data?.status === 'completed', 30_000, `${orderNo} completed`);
+      await waitFor(
+        async () => (await client.call<{ status: string }>('orderQueryDetail', { order_no: orderNo })).data?.status === 'completed',
+        30_000,
+        `${orderNo} completed`,
+      );
     }
     expect(await api.operator.ledger.balance(merchant.id)).toMatchObject({ available_fen: 1234 - 7 + (560 - 3) });
 

@@ -10,7 +10,13 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
   let merchant: Credentials;
 
   beforeAll(async () => {
-    api = await startTestApi({ REDIS_URL: '', CALLBACK_ALLOW_PRIVATE: 'true', RATE_LIMIT_MERCHANT_PER_SECOND: '1', RATE_LIMIT_MERCHANT_BURST: '3', RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000' });
+    api = await startTestApi({
+      REDIS_URL: '',
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      RATE_LIMIT_MERCHANT_PER_SECOND: '1',
+      RATE_LIMIT_MERCHANT_BURST: '3',
+      RATE_LIMIT_AUTH_FAIL_PER_SECOND: '1000',
+    });
     merchant = await api.operator.merchants.create({ name: 'embedded' });
   });
   afterAll(() => api?.close());

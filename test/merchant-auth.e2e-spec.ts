@@ -101,7 +101,9 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     const res = await post(api.app, URL, { ...params, signature: sign({ ...params, category: 'warehouse' }, merchant.api_secret) });
     expect([res.status, res.body.code]).toEqual([401, 40102]);
     expect(merchant.api_key).toMatch(/^mk_test_/);
-    expect(res.body.data).toEqual({ canonical: `api_key=${params.api_key}&category=processor&customer=张三&nonce=${params.nonce}&timestamp=${params.timestamp}` });
+    expect(res.body.data).toEqual({
+      canonical: `api_key=${params.api_key}&category=processor&customer=张三&nonce=${params.nonce}&timestamp=${params.timestamp}`,
+    });
     expect(res.body.msg).toMatch(/data\.canonical/);
     expect(res.raw).not.toContain(merchant.api_secret);
 
@@ -149,7 +151,10 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   it('40103 says the window, and that a 13-digit timestamp is milliseconds', async () => {
     const stale = { api_key: merchant.api_key, timestamp: now() - 3600, nonce: newNonce() };
     const old = await post(api.app, URL, { ...stale, signature: sign(stale, merchant.api_secret) });
-    expect([old.body.code, old.body.msg]).toEqual([40103, `Timestamp outside the allowed window: it must be Unix seconds within ${api.config.authToleranceSeconds} s of the server's clock (the answer's time)`]);
+    expect([old.body.code, old.body.msg]).toEqual([
+      40103,
+      `Timestamp outside the allowed window: it must be Unix seconds within ${api.config.authToleranceSeconds} s of the server's clock (the answer's time)`,
+    ]);
     const millis = { api_key: merchant.api_key, timestamp: Date.now(), nonce: newNonce() };
     const res = await post(api.app, URL, { ...millis, signature: sign(millis, merchant.api_secret) });
     expect(res.body.code).toBe(40103);
@@ -247,7 +252,10 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
   it.each(['-1', '24', 'forever', '31d', '1.5h'])('rotating the secret refuses grace %p and changes nothing', async (grace) => {
     const m = await api.operator.merchants.create({ name: 'bad-grace' });
     // The service names its parameter; the CLI words it as --grace (cli e2e).
-    await expect(api.operator.merchants.rotateSecret(m.id, grace)).rejects.toMatchObject({ field: 'grace', reason: expect.stringMatching(/^must be 0 or a duration/) });
+    await expect(api.operator.merchants.rotateSecret(m.id, grace)).rejects.toMatchObject({
+      field: 'grace',
+      reason: expect.stringMatching(/^must be 0 or a duration/),
+    });
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
   });
 });

@@ -41,8 +41,20 @@ interface Language {
 
 const javaClasses = mkdtempSync(join(tmpdir(), 'mp-java-client-'));
 const LANGUAGES: Language[] = [
-  { name: 'PHP', file: 'examples/php/MerchantClient.php', interpreter: 'php', probe: ['-r', 'exit(PHP_VERSION_ID >= 80100 ? 0 : 1);'], prepare: () => ['php', join(ROOT, 'examples/php/MerchantClient.php')] },
-  { name: 'Python', file: 'examples/python/merchant_client.py', interpreter: 'python3', probe: ['--version'], prepare: () => ['python3', join(ROOT, 'examples/python/merchant_client.py')] },
+  {
+    name: 'PHP',
+    file: 'examples/php/MerchantClient.php',
+    interpreter: 'php',
+    probe: ['-r', 'exit(PHP_VERSION_ID >= 80100 ? 0 : 1);'],
+    prepare: () => ['php', join(ROOT, 'examples/php/MerchantClient.php')],
+  },
+  {
+    name: 'Python',
+    file: 'examples/python/merchant_client.py',
+    interpreter: 'python3',
+    probe: ['--version'],
+    prepare: () => ['python3', join(ROOT, 'examples/python/merchant_client.py')],
+  },
   {
     name: 'Java',
     file: 'examples/java/MerchantClient.java',
@@ -93,7 +105,13 @@ describe('merchant clients in other languages, against the compiled API and work
     receiver = await CallbackReceiver.start();
     channelIds = [];
     for (const category of ['processor', 'remotepay', 'warehouse']) {
-      const { id } = await operator.channels.create({ category, name: `Sandbox ${category}`, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
+      const { id } = await operator.channels.create({
+        category,
+        name: `Sandbox ${category}`,
+        payMethod: 'alipay,wxpay,bank',
+        adapter: 'sandbox',
+        rate: '0.006',
+      });
       channelIds.push(id);
     }
     const port = await freePort();
@@ -108,7 +126,15 @@ describe('merchant clients in other languages, against the compiled API and work
       LOG_LEVEL: 'info',
     };
     processes.push(launch('api', API_MAIN, { ...env, PORT: String(port) }), launch('worker', WORKER_MAIN, env));
-    await waitFor(() => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.status === 200, () => false), 30_000, 'the API ready');
+    await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/ready`).then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      30_000,
+      'the API ready',
+    );
     await waitFor(() => processes[1].output().includes('taking jobs'), 30_000, 'the worker taking jobs');
     baseUrl = `http://127.0.0.1:${port}/api`;
   }, 60_000);
@@ -173,15 +199,26 @@ describe('merchant clients in other languages, against the compiled API and work
         }
         if (language.readmeForm) {
           const [c] = vectors.cases;
-          const out = await run(['sign', JSON.stringify({ ...c.query, ...c.body })], { env: { MERCHANT_API_SECRET: vectors.api_secret }, as: language.readmeForm });
+          const out = await run(['sign', JSON.stringify({ ...c.query, ...c.body })], {
+            env: { MERCHANT_API_SECRET: vectors.api_secret },
+            as: language.readmeForm,
+          });
           expect([language.readmeForm.join(' '), out.stdout.trim()]).toEqual([language.readmeForm.join(' '), c.signature]);
         }
       }, 60_000);
 
-      it('runs the demo: create, pay on the sandbox page, order.paid and order.completed verified both ways; then a refund, its callback verified, and the day\'s statement', async () => {
+      it("runs the demo: create, pay on the sandbox page, order.paid and order.completed verified both ways; then a refund, its callback verified, and the day's statement", async () => {
         const callbackPort = await freePort();
         const demo = spawn(command[0], [...command.slice(1), 'demo'], {
-          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), LANG: 'C.UTF-8', MERCHANT_BASE_URL: baseUrl, MERCHANT_API_KEY: merchant.api_key, MERCHANT_API_SECRET: merchant.api_secret, DEMO_CALLBACK_PORT: String(callbackPort) },
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: process.env.HOME ?? tmpdir(),
+            LANG: 'C.UTF-8',
+            MERCHANT_BASE_URL: baseUrl,
+            MERCHANT_API_KEY: merchant.api_key,
+            MERCHANT_API_SECRET: merchant.api_secret,
+            DEMO_CALLBACK_PORT: String(callbackPort),
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let output = '';
@@ -189,7 +226,11 @@ describe('merchant clients in other languages, against the compiled API and work
         demo.stderr.on('data', (d: Buffer) => (output += d.toString()));
         const exited = new Promise<number | null>((done) => demo.once('exit', (code) => done(code)));
         try {
-          const payUrl = await waitFor(() => /^pay_url (\S+)$/m.exec(output)?.[1] ?? (demo.exitCode !== null && output), 60_000, 'the demo printing its pay_url');
+          const payUrl = await waitFor(
+            () => /^pay_url (\S+)$/m.exec(output)?.[1] ?? (demo.exitCode !== null && output),
+            60_000,
+            'the demo printing its pay_url',
+          );
           expect(payUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/checkout\/\d{22}\?token=/);
           const orderNo = /checkout\/(\d{22})/.exec(payUrl)![1];
           const token = new URL(payUrl).searchParams.get('token')!;
@@ -199,17 +240,32 @@ describe('merchant clients in other languages, against the compiled API and work
             body: new URLSearchParams({ token }).toString(),
           });
           expect(await paid.text()).toContain('Payment succeeded');
-          expect(await Promise.race([exited, waitFor(() => demo.exitCode !== null, 60_000, 'the demo ending after order.completed').then(() => demo.exitCode)])).toBe(0);
+          expect(
+            await Promise.race([exited, waitFor(() => demo.exitCode !== null, 60_000, 'the demo ending after order.completed').then(() => demo.exitCode)]),
+          ).toBe(0);
           const lines = output.split('\n').filter((l) => l.startsWith('callback '));
           expect(lines).toEqual([
             `callback order.paid order ${orderNo} status paid body-signature valid webhook-signature valid`,
             `callback order.completed order ${orderNo} status completed body-signature valid webhook-signature valid`,
           ]);
 
-          const refund = await call('refundCreate', { order_no: orderNo, refund_amount: '30.00', merchant_refund_no: `${language.name}-refund-1`, notify_url: `${receiver.url}/refund` });
+          const refund = await call('refundCreate', {
+            order_no: orderNo,
+            refund_amount: '30.00',
+            merchant_refund_no: `${language.name}-refund-1`,
+            notify_url: `${receiver.url}/refund`,
+          });
           expect([refund.code, refund.answer.code, refund.answer.data?.status, refund.answer.data?.refund_amount]).toEqual([0, 1, 'processing', '30.00']);
-          await waitFor(async () => (await call('refundQuery', { merchant_refund_no: `${language.name}-refund-1` })).answer.data?.status === 'succeeded', 30_000, 'the refund succeeded');
-          const [refunded] = await waitFor(() => ofMerchant('refund.succeeded').length > 0 && ofMerchant('refund.succeeded'), 30_000, 'the refund.succeeded callback');
+          await waitFor(
+            async () => (await call('refundQuery', { merchant_refund_no: `${language.name}-refund-1` })).answer.data?.status === 'succeeded',
+            30_000,
+            'the refund succeeded',
+          );
+          const [refunded] = await waitFor(
+            () => ofMerchant('refund.succeeded').length > 0 && ofMerchant('refund.succeeded'),
+            30_000,
+            'the refund.succeeded callback',
+          );
           expect(refunded.body).toMatchObject({ order_no: orderNo, refund_no: refund.answer.data?.refund_no, status: 'succeeded' });
           expect(await verify(refunded)).toEqual({ code: 0, result: { body_signature: true, webhook_signature: true } });
 
@@ -255,7 +311,9 @@ describe('merchant clients in other languages, against the compiled API and work
 
         // Signed correctly, but an hour old: a replay.
         const old = String(Math.floor(Date.now() / 1000) - 3600);
-        const resigned = createHmac('sha256', merchant.api_secret).update(`${String(test.headers['webhook-id'])}.${old}.${test.raw}`).digest('base64');
+        const resigned = createHmac('sha256', merchant.api_secret)
+          .update(`${String(test.headers['webhook-id'])}.${old}.${test.raw}`)
+          .digest('base64');
         const stale = { ...test, headers: { ...test.headers, 'webhook-timestamp': old, 'webhook-signature': `v1,${resigned}` } };
         expect((await verify(stale)).result.webhook_signature).toBe(false);
       }, 60_000);
@@ -274,14 +332,25 @@ describe('merchant clients in other languages, against the compiled API and work
           30_000,
           'a callback signed with both secrets',
         );
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: previousSecret })).toEqual({ code: 1, result: { body_signature: false, webhook_signature: true } });
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET_PREVIOUS: previousSecret })).toEqual({ code: 0, result: { body_signature: true, webhook_signature: true } });
-        // The previous secret is one the client tries, not only the current one.
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000', MERCHANT_API_SECRET_PREVIOUS: previousSecret })).toEqual({
+        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: previousSecret })).toEqual({
           code: 1,
           result: { body_signature: false, webhook_signature: true },
         });
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000' })).toEqual({ code: 1, result: { body_signature: false, webhook_signature: false } });
+        expect(await verify(test, test.raw, { MERCHANT_API_SECRET_PREVIOUS: previousSecret })).toEqual({
+          code: 0,
+          result: { body_signature: true, webhook_signature: true },
+        });
+        // The previous secret is one the client tries, not only the current one.
+        expect(
+          await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000', MERCHANT_API_SECRET_PREVIOUS: previousSecret }),
+        ).toEqual({
+          code: 1,
+          result: { body_signature: false, webhook_signature: true },
+        });
+        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000' })).toEqual({
+          code: 1,
+          result: { body_signature: false, webhook_signature: false },
+        });
       }, 60_000);
     });
   }

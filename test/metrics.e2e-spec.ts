@@ -20,7 +20,9 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
 
   async function scrape(): Promise<string> {
     const answer = api.app.inject({ method: 'GET', url: '/metrics' });
-    const timeout = new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no answer from /metrics within ${SCRAPE_PATIENCE_MS} ms`)), SCRAPE_PATIENCE_MS).unref());
+    const timeout = new Promise<never>((_, fail) =>
+      setTimeout(() => fail(new Error(`no answer from /metrics within ${SCRAPE_PATIENCE_MS} ms`)), SCRAPE_PATIENCE_MS).unref(),
+    );
     const res = await Promise.race([answer, timeout]);
     expect(res.statusCode).toBe(200);
     return res.body;
@@ -39,7 +41,10 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
     const created = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.processor });
     const order = await orderRow(api.app, created.body.data.order_no);
     expect(await api.app.get(OrderLifecycle).markFailed(String(order.id))).toBe(true);
-    for (const [status, copies] of [['succeeded', 2], ['failed', 3]] as const) {
+    for (const [status, copies] of [
+      ['succeeded', 2],
+      ['failed', 3],
+    ] as const) {
       await sql(api.app).query(
         `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, next_attempt_at)
          SELECT gen_random_uuid(), event_id, order_id, merchant_id, $1, now() FROM callback_deliveries, generate_series(1, $2) LIMIT $2`,
@@ -50,10 +55,14 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
 
   it('any number of scrapes start at most one refresh per 10 s, never wait for it (even on a locked table), and carry the counts', async () => {
     // The refresh at start-up: one per window.
-    const atStart = await waitFor(async () => {
-      const body = await scrape();
-      return refreshes(body) === 1 ? body : null;
-    }, 10_000, 'the first refresh');
+    const atStart = await waitFor(
+      async () => {
+        const body = await scrape();
+        return refreshes(body) === 1 ? body : null;
+      },
+      10_000,
+      'the first refresh',
+    );
     expect(deliveries(atStart)).toEqual([0, 0, 0]);
     expect(sample(atStart, 'merchant_pay_queue_jobs{queue="orders",state="waiting"}')).not.toBeNull();
     const windowStart = Date.now();
@@ -79,10 +88,14 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
       await locker.end();
     }
 
-    const refreshed = await waitFor(async () => {
-      const body = await scrape();
-      return refreshes(body) === 2 ? body : null;
-    }, 10_000, 'the second refresh');
+    const refreshed = await waitFor(
+      async () => {
+        const body = await scrape();
+        return refreshes(body) === 2 ? body : null;
+      },
+      10_000,
+      'the second refresh',
+    );
     expect(deliveries(refreshed)).toEqual([1, 2, 3]);
     for (let i = 0; i < 10; i++) expect(refreshes(await scrape())).toBe(2);
   }, 40_000);
@@ -97,8 +110,7 @@ describe('METRICS_TOKEN', () => {
   });
   afterAll(() => api.close());
 
-  const scrape = (authorization?: string) =>
-    api.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+  const scrape = (authorization?: string) => api.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
 
   it.each([
     ['no Authorization', undefined],
@@ -126,7 +138,7 @@ describe('METRICS_TOKEN', () => {
   });
 });
 
-describe('the worker\'s metrics (WORKER_METRICS_PORT)', () => {
+describe("the worker's metrics (WORKER_METRICS_PORT)", () => {
   it('counts settled deliveries by outcome and times each attempt; behind METRICS_TOKEN like the API', async () => {
     const receiver = await CallbackReceiver.start();
     const token = 'worker-metrics-token';

@@ -34,7 +34,13 @@ describe('live and test mode (SPEC 5): sandbox money never reaches a live balanc
     db = await CallbackFixtures.connect(api.databaseUrl);
     live = await api.operator.merchants.create({ name: 'live shop' });
     ({ id: sandboxChannel } = await api.operator.channels.create({ category: 'processor', name: 'sandbox', payMethod: 'alipay', adapter: 'sandbox' }));
-    ({ id: epayChannel } = await api.operator.channels.create({ category: 'processor', name: 'epay', payMethod: 'alipay', adapter: 'epay', config: EPAY_CONFIG }));
+    ({ id: epayChannel } = await api.operator.channels.create({
+      category: 'processor',
+      name: 'epay',
+      payMethod: 'alipay',
+      adapter: 'epay',
+      config: EPAY_CONFIG,
+    }));
     await api.operator.channels.link(live.id, epayChannel);
     await linkBehindTheRules(db, live.id, sandboxChannel);
   });
@@ -87,7 +93,10 @@ describe('SANDBOX_ENABLED=false: the sandbox does not exist', () => {
   beforeAll(async () => {
     api = await startTestApi({ SANDBOX_ENABLED: 'false' });
     db = await CallbackFixtures.connect(api.databaseUrl);
-    ({ merchant: test, channels: { processor: channel } } = await merchantWithChannels(api.operator));
+    ({
+      merchant: test,
+      channels: { processor: channel },
+    } = await merchantWithChannels(api.operator));
   });
   afterAll(async () => {
     await db?.close();

@@ -48,7 +48,13 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
     merchant = await operator.merchants.create({ name: 'Demo shop', mode: 'test', notifyUrl: receiver.url });
     channelIds = [];
     for (const category of ['processor', 'remotepay', 'warehouse']) {
-      const { id } = await operator.channels.create({ category, name: `Sandbox ${category}`, payMethod: 'alipay,wxpay,bank', adapter: 'sandbox', rate: '0.006' });
+      const { id } = await operator.channels.create({
+        category,
+        name: `Sandbox ${category}`,
+        payMethod: 'alipay,wxpay,bank',
+        adapter: 'sandbox',
+        rate: '0.006',
+      });
       await operator.channels.link(merchant.id, id);
       channelIds.push(id);
     }
@@ -64,7 +70,15 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
       LOG_LEVEL: 'debug',
     };
     processes.push(launch('api', API_MAIN, { ...env, PORT: String(port) }), launch('worker', WORKER_MAIN, env));
-    await waitFor(() => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.status === 200, () => false), 30_000, 'the API ready');
+    await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/ready`).then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      30_000,
+      'the API ready',
+    );
     await waitFor(() => processes[1].output().includes('taking jobs'), 30_000, 'the worker taking jobs');
     client = new MerchantClient(`http://127.0.0.1:${port}/api`, merchant.api_key, merchant.api_secret);
   }, 60_000);
@@ -83,7 +97,8 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
         err ? fail(new Error(`${argv.join(' ')}: ${stderr}`)) : done(JSON.parse(stdout) as Record<string, unknown>),
       ),
     );
-  const orderStatus = async (orderNo: string): Promise<Order['status'] | false> => (await client.call<Order>('orderQueryDetail', { order_no: orderNo })).data.status;
+  const orderStatus = async (orderNo: string): Promise<Order['status'] | false> =>
+    (await client.call<Order>('orderQueryDetail', { order_no: orderNo })).data.status;
 
   it('leaves merchant:balance equal to the sum of merchant:ledger, every movement delivered as a signed callback, no card number in any log line', async () => {
     // 1. A top-up, paid by pressing Pay on the sandbox's checkout page.
@@ -113,13 +128,35 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
     expect((await client.refundQueryList(orderNo)).data.list.map((r: Refund) => r.refund_no)).toEqual([refund.data.refund_no]);
 
     // 3. A payout, and one the channel refuses; a repeat with another card is refused without echoing it.
-    const payout = await client.createSellOrder({ cnyAmount: '50.00', paychannelId: channelIds[1], payeeName: '张三', payeeAccount: ACCOUNT, payeeBank: '中国工商银行', merchantOrderNo: 'demo-payout-1' });
+    const payout = await client.createSellOrder({
+      cnyAmount: '50.00',
+      paychannelId: channelIds[1],
+      payeeName: '张三',
+      payeeAccount: ACCOUNT,
+      payeeBank: '中国工商银行',
+      merchantOrderNo: 'demo-payout-1',
+    });
     expect([payout.code, payout.data.payee_account, payout.data.merchant_actual_amount]).toEqual([1, MASKED, 5030]);
-    const refused = await client.createSellOrder({ cnyAmount: '1.44', paychannelId: channelIds[1], payeeName: '李四', payeeAccount: '6222029876543210', payeeBank: '中国银行' });
+    const refused = await client.createSellOrder({
+      cnyAmount: '1.44',
+      paychannelId: channelIds[1],
+      payeeName: '李四',
+      payeeAccount: '6222029876543210',
+      payeeBank: '中国银行',
+    });
     expect(refused.code).toBe(1);
-    const conflict = await client.createSellOrder({ cnyAmount: '50.00', paychannelId: channelIds[1], payeeName: '张三', payeeAccount: '6222020000000000', payeeBank: '中国工商银行', merchantOrderNo: 'demo-payout-1' });
+    const conflict = await client.createSellOrder({
+      cnyAmount: '50.00',
+      paychannelId: channelIds[1],
+      payeeName: '张三',
+      payeeAccount: '6222020000000000',
+      payeeBank: '中国工商银行',
+      merchantOrderNo: 'demo-payout-1',
+    });
     expect(conflict.code).toBe(40900);
-    expect((await client.createSellOrder({ cnyAmount: '1.00', paychannelId: channelIds[1], payeeName: '张三', payeeAccount: `${ACCOUNT}-x`, payeeBank: 'x' })).code).toBe(40000);
+    expect(
+      (await client.createSellOrder({ cnyAmount: '1.00', paychannelId: channelIds[1], payeeName: '张三', payeeAccount: `${ACCOUNT}-x`, payeeBank: 'x' })).code,
+    ).toBe(40000);
     await waitFor(async () => (await orderStatus(payout.data.order_no)) === 'completed', 20_000, 'the payout completed');
     await waitFor(async () => (await orderStatus(refused.data.order_no)) === 'cancelled', 20_000, 'the refused payout cancelled');
 
@@ -161,8 +198,14 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
       expect(client.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw)).toBe(true);
       expect(callback.body).toMatchObject({ event: e.type, order_no: e.order_no });
     }
-    const bodyOf = (type: string, no: string): Record<string, unknown> => receiver.forEvent(events.find((e) => e.type === type && e.order_no === no)!.id)[0].body;
-    expect(bodyOf('refund.succeeded', orderNo)).toMatchObject({ refund_no: refund.data.refund_no, merchant_refund_no: 'demo-refund-1', refund_amount: '30.00', status: 'succeeded' });
+    const bodyOf = (type: string, no: string): Record<string, unknown> =>
+      receiver.forEvent(events.find((e) => e.type === type && e.order_no === no)!.id)[0].body;
+    expect(bodyOf('refund.succeeded', orderNo)).toMatchObject({
+      refund_no: refund.data.refund_no,
+      merchant_refund_no: 'demo-refund-1',
+      refund_amount: '30.00',
+      status: 'succeeded',
+    });
     expect(bodyOf('order.cancelled', refused.data.order_no)).toMatchObject({ order_type: 2, status: 'cancelled', reason: 'refused' });
 
     // 6. The logs: plenty of lines, none with a card number in it.

@@ -85,13 +85,22 @@ describe('deploy/: the alert rules and the dashboard read metrics the service re
   it('names no metric that neither the API nor the worker exports', () => {
     const available = new Set([...exported(apiScrape), ...exported(workerScrape)]);
     const exprs = [...rules.map((r) => `${r.alert}: ${r.expr}`), ...dashboard.panels.flatMap((p) => p.targets.map((t) => `${p.title}: ${t.expr}`))];
-    const missing = exprs.flatMap((expr) => metricsNamed(expr).filter((name) => !available.has(name)).map((name) => `${name} (${expr.split(':')[0]})`));
+    const missing = exprs.flatMap((expr) =>
+      metricsNamed(expr)
+        .filter((name) => !available.has(name))
+        .map((name) => `${name} (${expr.split(':')[0]})`),
+    );
     expect(missing).toEqual([]);
     expect(exprs.flatMap(metricsNamed).length).toBeGreaterThan(15);
   });
 
   it('the worker serves process, pool, Redis and delivery figures of its own, not only the API', () => {
-    for (const name of ['merchant_pay_nodejs_eventloop_lag_p99_seconds', 'merchant_pay_process_resident_memory_bytes', 'merchant_pay_redis_up', 'merchant_pay_callback_delivery_lag_seconds']) {
+    for (const name of [
+      'merchant_pay_nodejs_eventloop_lag_p99_seconds',
+      'merchant_pay_process_resident_memory_bytes',
+      'merchant_pay_redis_up',
+      'merchant_pay_callback_delivery_lag_seconds',
+    ]) {
       expect(exported(workerScrape)).toContain(name);
     }
     expect(sample(workerScrape, 'merchant_pay_redis_up')).toBe(1);
@@ -129,7 +138,11 @@ describe('deploy/: the alert rules and the dashboard read metrics the service re
       // A registry of its own: the API's has the lag of its first scrape cached for 10 s.
       const registry = new Registry();
       registerOperationalGauges(registry, { dataSource: api.app.get(DataSource), deliveries: api.app.get(CallbackDeliveryRepository), redis: null });
-      const lag = await waitFor(async () => sample(await registry.metrics(), 'merchant_pay_callback_delivery_lag_seconds') || null, 5_000, 'the first lag figure');
+      const lag = await waitFor(
+        async () => sample(await registry.metrics(), 'merchant_pay_callback_delivery_lag_seconds') || null,
+        5_000,
+        'the first lag figure',
+      );
       expect(lag).toBeGreaterThanOrEqual(600);
       expect(lag).toBeLessThan(700);
     } finally {

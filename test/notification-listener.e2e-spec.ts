@@ -26,10 +26,15 @@ describe('NotificationListener', () => {
     } as never);
 
     const lost: Error[] = [];
-    listener = new NotificationListener(await createTestDatabase(), 'test_checks', { notification: () => undefined, listening: () => undefined, lost: (e) => lost.push(e) }, {
-      pingMs: 1,
-      pingTimeoutMs: 5_000,
-    });
+    listener = new NotificationListener(
+      await createTestDatabase(),
+      'test_checks',
+      { notification: () => undefined, listening: () => undefined, lost: (e) => lost.push(e) },
+      {
+        pingMs: 1,
+        pingTimeoutMs: 5_000,
+      },
+    );
     await listener.start();
     await waitFor(() => checks >= 200, 20_000, '200 checks');
     expect(listener.listening).toBe(true);

@@ -66,17 +66,27 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
     await api?.close();
   });
 
-  it('is the API only, for the merchant\'s tools: servers, the three security schemes, every error answer; no portal or sandbox page', () => {
+  it("is the API only, for the merchant's tools: servers, the three security schemes, every error answer; no portal or sandbox page", () => {
     const doc = JSON.parse(readFileSync(documentPath, 'utf8')) as {
       servers: { url: string }[];
-      paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, { content?: Record<string, { schema: { allOf: [unknown, { properties: { code: { enum: number[] } } }] } }> }> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            security?: unknown[];
+            responses: Record<string, { content?: Record<string, { schema: { allOf: [unknown, { properties: { code: { enum: number[] } } }] } }> }>;
+          }
+        >
+      >;
       components: { securitySchemes: Record<string, { type: string; description?: string }> };
     };
     expect(doc.servers.map((server) => server.url)).toEqual([api.config.publicBaseUrl]);
     expect(Object.keys(doc.paths).filter((path) => /^\/(portal|sandbox|pay)\b/.test(path))).toEqual([]);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['merchant_signature', 'metrics_token', 'portal_session']);
     expect(doc.components.securitySchemes.merchant_signature.description).toMatch(/HMAC-SHA256[\s\S]*canonical string[\s\S]*api_key=mk_example/);
-    const codes = (path: string, status: number, method = 'post') => doc.paths[path][method].responses[status].content!['application/json'].schema.allOf[1].properties.code.enum;
+    const codes = (path: string, status: number, method = 'post') =>
+      doc.paths[path][method].responses[status].content!['application/json'].schema.allOf[1].properties.code.enum;
     const createOrder = doc.paths['/api/merchant/createOrder'].post;
     expect(createOrder.security).toEqual([{ merchant_signature: [] }]);
     expect(Object.keys(createOrder.responses).sort()).toEqual(['200', '400', '401', '403', '409', '413', '415', '429', '500', '502', '503']);
@@ -89,11 +99,14 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
     expect(codes('/addons/paychannel/channel/processor/cityList', 404, 'get')).toEqual([40401]);
   });
 
-  it('passes Redocly\'s recommended rules with no error (redocly.yaml; no network: telemetry and the update check off)', async () => {
+  it("passes Redocly's recommended rules with no error (redocly.yaml; no network: telemetry and the update check off)", async () => {
     const result = await node('node_modules/@redocly/cli/bin/cli.js', ['lint', '--config', 'redocly.yaml', '--format', 'json', documentPath], {
       env: { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
     });
-    const report = JSON.parse(result.stdout || '{}') as { totals?: { errors: number; warnings: number }; problems?: { ruleId: string; message: string; location: { pointer: string }[] }[] };
+    const report = JSON.parse(result.stdout || '{}') as {
+      totals?: { errors: number; warnings: number };
+      problems?: { ruleId: string; message: string; location: { pointer: string }[] }[];
+    };
     const problems = (report.problems ?? []).map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
     const unexpected = problems.filter((problem) => !KEPT_WARNINGS.includes(problem.split(':')[0]));
     expect({ errors: report.totals?.errors, unexpected }).toEqual({ errors: 0, unexpected: [] });
@@ -103,7 +116,9 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
     const generated = await node('node_modules/openapi-typescript/bin/cli.js', [documentPath, '--output', join(dir, 'schema.ts')]);
     expect(generated.status).toBe(0);
     writeFileSync(join(dir, 'client.ts'), CLIENT);
-    const tsc = await node('node_modules/typescript/bin/tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', 'client.ts'], { cwd: dir });
+    const tsc = await node('node_modules/typescript/bin/tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', 'client.ts'], {
+      cwd: dir,
+    });
     expect({ status: tsc.status, errors: tsc.stdout + tsc.stderr }).toEqual({ status: 0, errors: '' });
   });
 });

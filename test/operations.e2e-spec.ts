@@ -24,10 +24,14 @@ describe('health, readiness and metrics', () => {
     await api.app.inject({ method: 'GET', url: '/health' });
     await api.app.inject({ method: 'GET', url: '/no/such/route' });
     // The queue and delivery gauges come from a refresh started at start-up, off the scrape's path.
-    const res = await waitFor(async () => {
-      const scrape = await api.app.inject({ method: 'GET', url: '/metrics' });
-      return scrape.body.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
-    }, 5_000, 'the first refresh of the cached gauges');
+    const res = await waitFor(
+      async () => {
+        const scrape = await api.app.inject({ method: 'GET', url: '/metrics' });
+        return scrape.body.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
+      },
+      5_000,
+      'the first refresh of the cached gauges',
+    );
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     expect(res.body).toMatch(/merchant_pay_http_requests_total\{method="GET",route="\/health",code="200"\} [1-9]/);
@@ -41,21 +45,33 @@ describe('health, readiness and metrics', () => {
   });
 
   it('shows in its gauges the jobs and deliveries there are at its refresh', async () => {
-    const sample = (body: string, series: string) => Number(body.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
+    const sample = (body: string, series: string) =>
+      Number(
+        body
+          .split('\n')
+          .find((l) => l.startsWith(`${series} `))
+          ?.slice(series.length + 1),
+      );
     // Two orders paid on the API alone as epay's are (not final): each leaves one confirmation job waiting (no worker here) and one pending order.paid callback.
     const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: 'https://merchant.example/notify' });
     for (const merchantOrderNo of ['gauges-1', 'gauges-2']) {
       const created = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay, merchant_order_no: merchantOrderNo });
       const row = await orderRow(api.app, created.body.data.order_no);
-      expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: 1000, channelTradeNo: `T-${merchantOrderNo}` }, { final: false })).toBe('paid');
+      expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: 1000, channelTradeNo: `T-${merchantOrderNo}` }, { final: false })).toBe(
+        'paid',
+      );
     }
     // A second API on the same database and queue: its start-up refresh reads them, where this one's figures are 10 s fresh.
     const second = await createApiApp(api.config);
     try {
-      const body = await waitFor(async () => {
-        const scrape = (await second.inject({ method: 'GET', url: '/metrics' })).body;
-        return scrape.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
-      }, 5_000, 'the refresh of the second API');
+      const body = await waitFor(
+        async () => {
+          const scrape = (await second.inject({ method: 'GET', url: '/metrics' })).body;
+          return scrape.includes('merchant_pay_cached_gauge_refreshes_total{outcome="ok"} 1') ? scrape : null;
+        },
+        5_000,
+        'the refresh of the second API',
+      );
       expect(sample(body, 'merchant_pay_queue_jobs{queue="orders",state="waiting"}')).toBe(2);
       expect(sample(body, 'merchant_pay_queue_jobs{queue="orders",state="active"}')).toBe(0);
       expect(sample(body, 'merchant_pay_callback_deliveries{status="pending"}')).toBe(2);
@@ -102,7 +118,11 @@ describe('queue dashboard', () => {
       const none = await api.app.inject({ method: 'GET', url: '/admin/queues' });
       expect(none.statusCode).toBe(401);
       expect(none.headers['www-authenticate']).toContain('Basic');
-      const wrong = await api.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` } });
+      const wrong = await api.app.inject({
+        method: 'GET',
+        url: '/admin/queues/api/queues',
+        headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` },
+      });
       expect(wrong.statusCode).toBe(401);
       const auth = { authorization: `Basic ${Buffer.from('ops:pa55-word').toString('base64')}` };
       const page = await api.app.inject({ method: 'GET', url: '/admin/queues', headers: auth });
@@ -159,13 +179,16 @@ describe('OpenAPI document', () => {
     for (const op of ['regionData', 'provinceList', 'cityList', 'districtList']) {
       expect(doc.paths[`/addons/paychannel/channel/processor/${op}`]?.get).toBeDefined();
     }
-    const schemas = (doc as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }).components.schemas;
+    const schemas = (doc as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }).components
+      .schemas;
     expect(Object.keys(schemas.CreateOrderDto.properties)).toEqual(
       expect.arrayContaining(['order_type', 'cny_amount', 'paychannel_id', 'paychannel_paymethod', 'customer_name', 'notify_url', 'merchant_order_no']),
     );
     expect(schemas.CreateOrderDto.required).toEqual(expect.arrayContaining(['order_type', 'cny_amount', 'paychannel_id', 'paychannel_paymethod']));
     expect(Object.keys(schemas.SignedParamsDoc.properties).sort()).toEqual(['api_key', 'nonce', 'signature', 'timestamp']);
-    expect(Object.keys(schemas.OrderQueryListDto.properties)).toEqual(expect.arrayContaining(['page', 'limit', 'status', 'order_type', 'start_time', 'end_time']));
+    expect(Object.keys(schemas.OrderQueryListDto.properties)).toEqual(
+      expect.arrayContaining(['page', 'limit', 'status', 'order_type', 'start_time', 'end_time']),
+    );
     const cityList = doc.paths['/addons/paychannel/channel/processor/cityList'].get as { parameters: { name: string }[] };
     expect(cityList.parameters.map((p) => p.name)).toContain('province');
     expect(Object.keys(schemas.RefundCreateDto.properties).sort()).toEqual(['merchant_refund_no', 'notify_url', 'order_no', 'reason', 'refund_amount']);
@@ -186,7 +209,7 @@ describe('OpenAPI document', () => {
     expect(page.body).toContain('swagger');
   });
 
-  it('/docs keeps working: its inline scripts are not under the HTML pages\' policy', async () => {
+  it("/docs keeps working: its inline scripts are not under the HTML pages' policy", async () => {
     for (const url of ['/docs', '/docs/swagger-ui-init.js', '/docs/swagger-ui-bundle.js']) {
       const res = await api.app.inject({ method: 'GET', url });
       expect([url, res.statusCode]).toEqual([url, 200]);

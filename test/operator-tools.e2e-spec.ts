@@ -26,7 +26,12 @@ describe('operator CLI: the on-call tools', () => {
   beforeAll(async () => {
     receiver = await CallbackReceiver.start();
     // Two failures open a circuit; its probe waits an hour, so what it holds stays held until an operator acts.
-    api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms', CALLBACK_ALLOW_PRIVATE: 'true', CALLBACK_CIRCUIT_FAILURES: '2', CALLBACK_CIRCUIT_PROBE_SECONDS: '3600' });
+    api = await startTestApi({
+      CALLBACK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms',
+      CALLBACK_ALLOW_PRIVATE: 'true',
+      CALLBACK_CIRCUIT_FAILURES: '2',
+      CALLBACK_CIRCUIT_PROBE_SECONDS: '3600',
+    });
     worker = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     db = await CallbackFixtures.connect(api.databaseUrl);
     ({ merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
@@ -63,13 +68,20 @@ describe('operator CLI: the on-call tools', () => {
   it("callback:list --merchant lists the merchant's deliveries newest first, narrowed by --status and --since; --order still works", async () => {
     const ok = await db.insertOrder(merchant.id, channels.remotepay);
     const okEvent = await db.insertEvent(ok.orderId);
-    await db.db.query(`UPDATE callback_deliveries SET status = 'succeeded', attempts_made = 1, updated_at = now() - interval '2 hours' WHERE id = $1`, [okEvent.deliveryId]);
+    await db.db.query(`UPDATE callback_deliveries SET status = 'succeeded', attempts_made = 1, updated_at = now() - interval '2 hours' WHERE id = $1`, [
+      okEvent.deliveryId,
+    ]);
     const bad = await db.insertOrder(merchant.id, channels.remotepay);
     const badEvent = await db.insertEvent(bad.orderId);
-    await db.db.query(`UPDATE callback_deliveries SET status = 'failed', attempts_made = 16, last_error = 'HTTP 500', updated_at = now() - interval '1 hour' WHERE id = $1`, [badEvent.deliveryId]);
+    await db.db.query(
+      `UPDATE callback_deliveries SET status = 'failed', attempts_made = 16, last_error = 'HTTP 500', updated_at = now() - interval '1 hour' WHERE id = $1`,
+      [badEvent.deliveryId],
+    );
     const oldBad = await db.insertOrder(merchant.id, channels.remotepay);
     const oldBadEvent = await db.insertEvent(oldBad.orderId);
-    await db.db.query(`UPDATE callback_deliveries SET status = 'failed', attempts_made = 16, updated_at = now() - interval '3 days' WHERE id = $1`, [oldBadEvent.deliveryId]);
+    await db.db.query(`UPDATE callback_deliveries SET status = 'failed', attempts_made = 16, updated_at = now() - interval '3 days' WHERE id = $1`, [
+      oldBadEvent.deliveryId,
+    ]);
 
     const all = await cli('callback:list', '--merchant', String(merchant.id));
     const ids = (all.json!.deliveries as { delivery_id: string }[]).map((d) => d.delivery_id);
@@ -83,10 +95,20 @@ describe('operator CLI: the on-call tools', () => {
       status: 'failed',
       since,
       deliveries: [
-        expect.objectContaining({ delivery_id: badEvent.deliveryId, order_no: bad.orderNo, event: 'order.paid', status: 'failed', attempts_made: 16, last_error: 'HTTP 500' }),
+        expect.objectContaining({
+          delivery_id: badEvent.deliveryId,
+          order_no: bad.orderNo,
+          event: 'order.paid',
+          status: 'failed',
+          attempts_made: 16,
+          last_error: 'HTTP 500',
+        }),
       ],
     });
-    expect((await cli('callback:list', '--order', bad.orderNo)).json).toMatchObject({ order_no: bad.orderNo, deliveries: [{ delivery_id: badEvent.deliveryId }] });
+    expect((await cli('callback:list', '--order', bad.orderNo)).json).toMatchObject({
+      order_no: bad.orderNo,
+      deliveries: [{ delivery_id: badEvent.deliveryId }],
+    });
 
     for (const [argv, message] of [
       [['callback:list', '--merchant', String(merchant.id), '--status', 'lost'], /--status must be one of pending, succeeded, failed/],
@@ -145,7 +167,11 @@ describe('operator CLI: the on-call tools', () => {
     expect([unknown.code, unknown.out]).toEqual([2, '']);
     expect(unknown.err).toMatch(/no circuit for merchant \d+ and https:\/\/nobody.example:443/);
     const notUrl = await cli('callback:circuit:reset', '--merchant', String(merchant.id), '--destination', 'nobody');
-    expect([notUrl.code, notUrl.out, notUrl.err]).toEqual([2, '', 'error: --destination must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it\n']);
+    expect([notUrl.code, notUrl.out, notUrl.err]).toEqual([
+      2,
+      '',
+      'error: --destination must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it\n',
+    ]);
   });
 
   it("order:show prints the order, its timeline, ledger lines and deliveries, and never the payee's full account", async () => {
@@ -157,7 +183,9 @@ describe('operator CLI: the on-call tools', () => {
       refunds: [],
       payout: null,
     });
-    expect((shown.json!.ledger as { kind: string; amount_fen: number }[]).find((l) => l.kind === 'order_credit')).toMatchObject({ amount_fen: expect.any(Number) });
+    expect((shown.json!.ledger as { kind: string; amount_fen: number }[]).find((l) => l.kind === 'order_credit')).toMatchObject({
+      amount_fen: expect.any(Number),
+    });
     expect((shown.json!.deliveries as { event: string }[]).map((d) => d.event).sort()).toEqual(['order.completed', 'order.paid']);
     expect(shown.out).not.toMatch(/request_hash|api_secret/);
 
@@ -176,7 +204,11 @@ describe('operator CLI: the on-call tools', () => {
     await completedOrder(api.app, merchant, { cny_amount: '50.00', paychannel_id: channels.remotepay });
     // Paused, and their jobs in flight done: the workers' sweep would confirm the stuck order and settle the payout under the test.
     expect((await cli('worker:pause')).code).toBe(0);
-    await waitFor(async () => Object.values(((await cli('worker:status')).json as { queues: Record<string, { active: number }> }).queues).every((q) => q.active === 0), 10_000, 'no job in flight');
+    await waitFor(
+      async () => Object.values(((await cli('worker:status')).json as { queues: Record<string, { active: number }> }).queues).every((q) => q.active === 0),
+      10_000,
+      'no job in flight',
+    );
     try {
       const stuck = await db.insertOrder(merchant.id, channels.remotepay, { status: 'paid' });
       await db.db.query(`UPDATE orders SET updated_at = now() - interval '2 hours' WHERE id = $1`, [stuck.orderId]);
@@ -191,13 +223,17 @@ describe('operator CLI: the on-call tools', () => {
       );
       const sell = await createSellOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.remotepay });
       expect(sell.body.code).toBe(1);
-      await db.db.query(`UPDATE payouts SET attempted_at = now() - interval '4 hours' WHERE order_id = (SELECT id FROM orders WHERE order_no = $1)`, [sell.body.data.order_no]);
+      await db.db.query(`UPDATE payouts SET attempted_at = now() - interval '4 hours' WHERE order_id = (SELECT id FROM orders WHERE order_no = $1)`, [
+        sell.body.data.order_no,
+      ]);
       const listed = await cli('order:stuck', '--older-than', '1h');
       const items = listed.json!.stuck as { kind: string; order_no: string; refund_no: string | null; status: string }[];
       const orders = items.filter((s) => s.kind === 'order').map((s) => s.order_no);
       expect(orders).toContain(stuck.orderNo);
       expect(orders).not.toContain(fresh.orderNo);
-      expect(items).toContainEqual(expect.objectContaining({ kind: 'refund', order_no: refunded.orderNo, refund_no: `R${refunded.orderNo.slice(1)}`, status: 'processing' }));
+      expect(items).toContainEqual(
+        expect.objectContaining({ kind: 'refund', order_no: refunded.orderNo, refund_no: `R${refunded.orderNo.slice(1)}`, status: 'processing' }),
+      );
       expect(items).toContainEqual(expect.objectContaining({ kind: 'payout', order_no: sell.body.data.order_no }));
       expect(listed.json!.older_than).toBe('1h');
       const bad = await cli('order:stuck', '--older-than', 'long');

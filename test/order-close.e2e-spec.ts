@@ -6,7 +6,18 @@ import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api'
 import { orderClose } from './helpers/money-out';
 import { createOrder, eventsOf, orderRow, sql } from './helpers/orders';
 
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = [
+  'cny_amount',
+  'createtime',
+  'merchant_actual_amount',
+  'merchant_order_no',
+  'order_no',
+  'order_type',
+  'service_amount',
+  'service_rate',
+  'status',
+  'updatetime',
+].sort();
 
 describe('orderClose (real PostgreSQL and Redis)', () => {
   let api: TestApi;
@@ -21,7 +32,8 @@ describe('orderClose (real PostgreSQL and Redis)', () => {
   });
   afterAll(() => api.close());
 
-  const newOrder = async (amount = '10.00'): Promise<string> => (await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channel })).body.data.order_no;
+  const newOrder = async (amount = '10.00'): Promise<string> =>
+    (await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channel })).body.data.order_no;
   const notify = async (orderNo: string, fen: number, outcome: 'paid' | 'failed') => {
     const secret = api.app.get(ChannelAdapters).channelConfig((await api.app.get(ChannelRepository).findById(channel))!).secret_key!;
     return api.app.inject({
@@ -93,7 +105,7 @@ describe('orderClose (real PostgreSQL and Redis)', () => {
     expect(await eventsOf(api.app, orderNo)).toHaveLength(1);
   });
 
-  it('an unknown order, or another merchant\'s, is 40400; a missing order_no is 40000', async () => {
+  it("an unknown order, or another merchant's, is 40400; a missing order_no is 40000", async () => {
     expect((await orderClose(api.app, merchant, '1'.repeat(22))).body.code).toBe(40400);
     const other = await merchantWithChannels(api.operator);
     const theirs = (await createOrder(api.app, other.merchant, { cny_amount: '1.00', paychannel_id: other.channels.processor })).body.data.order_no;

@@ -22,7 +22,12 @@ describe('order counts behind orderQueryList totals', () => {
     const other = await merchantWithChannels(api.operator);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const res = await createOrder(api.app, merchant, { order_type: 1, cny_amount: `${i + 1}.00`, paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay' });
+      const res = await createOrder(api.app, merchant, {
+        order_type: 1,
+        cny_amount: `${i + 1}.00`,
+        paychannel_id: channels.remotepay,
+        paychannel_paymethod: 'alipay',
+      });
       expect(res.body.code).toBe(1);
       ids.push(String((await sql(api.app).query('SELECT id FROM orders WHERE order_no = $1', [res.body.data.order_no]))[0].id));
     }
@@ -122,14 +127,17 @@ describe('order counters of one merchant under concurrent sessions (no hot row)'
       await first.query(INSERT_ORDERS, [merchant.id, channels.remotepay, '71', 3]);
       await first.query('BEGIN');
       await first.query(INSERT_ORDERS, [merchant.id, channels.remotepay, '72', 2]);
-      await first.query(`UPDATE orders SET status = 'paid' WHERE order_no LIKE '71%' AND merchant_id = $1 AND order_no <= '71' || lpad('1', 20, '0')`, [merchant.id]);
+      await first.query(`UPDATE orders SET status = 'paid' WHERE order_no LIKE '71%' AND merchant_id = $1 AND order_no <= '71' || lpad('1', 20, '0')`, [
+        merchant.id,
+      ]);
       // The first session now holds the merchant's counter rows of its slot. Waiting on them would end in 55P03, not hang.
       await second.query(`SET lock_timeout = '2s'`);
       await second.query('BEGIN');
       await second.query(INSERT_ORDERS, [merchant.id, channels.remotepay, '73', 4]);
-      await second.query(`UPDATE orders SET status = 'paid' WHERE order_no LIKE '71%' AND merchant_id = $1 AND status = 'pending' AND order_no > '71' || lpad('1', 20, '0')`, [
-        merchant.id,
-      ]);
+      await second.query(
+        `UPDATE orders SET status = 'paid' WHERE order_no LIKE '71%' AND merchant_id = $1 AND status = 'pending' AND order_no > '71' || lpad('1', 20, '0')`,
+        [merchant.id],
+      );
       await second.query('COMMIT');
       await first.query('COMMIT');
     } finally {
@@ -149,13 +157,20 @@ describe('order counters of one merchant under concurrent sessions (no hot row)'
   it('stay exact through concurrent createOrder requests and transitions of one merchant', async () => {
     const { merchant, channels } = await merchantWithChannels(api.operator);
     const created = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => createOrder(api.app, merchant, { cny_amount: `${i + 1}.00`, paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay' })),
+      Array.from({ length: 40 }, (_, i) =>
+        createOrder(api.app, merchant, { cny_amount: `${i + 1}.00`, paychannel_id: channels.remotepay, paychannel_paymethod: 'alipay' }),
+      ),
     );
     expect(created.map((r) => r.body.code)).toEqual(created.map(() => 1));
-    const ids: string[] = (await sql(api.app).query('SELECT id FROM orders WHERE merchant_id = $1 ORDER BY id', [merchant.id])).map((r: { id: string }) => String(r.id));
+    const ids: string[] = (await sql(api.app).query('SELECT id FROM orders WHERE merchant_id = $1 ORDER BY id', [merchant.id])).map((r: { id: string }) =>
+      String(r.id),
+    );
     const lifecycle = api.app.get(OrderLifecycle);
     const amounts = new Map<string, number>(
-      (await sql(api.app).query('SELECT id, cny_fen FROM orders WHERE merchant_id = $1', [merchant.id])).map((r: { id: string; cny_fen: string }) => [String(r.id), Number(r.cny_fen)]),
+      (await sql(api.app).query('SELECT id, cny_fen FROM orders WHERE merchant_id = $1', [merchant.id])).map((r: { id: string; cny_fen: string }) => [
+        String(r.id),
+        Number(r.cny_fen),
+      ]),
     );
     // Inserts of a second batch race the transitions of the first.
     const [more] = await Promise.all([
@@ -202,14 +217,19 @@ describe('folding past days of order_day_counts into one slot (the worker sweep)
         await client.query(fiveDaysAgo, [`6${i}`]);
         await client.query(INSERT_ORDERS, [merchant.id, channels.remotepay, `5${i}`, 2]);
       }
-      const slotOf: number[] = (await Promise.all(sessions.map((c) => c.query(`SELECT pg_backend_pid() % ${ORDER_COUNT_SLOTS} AS slot`)))).map((r) => r.rows[0].slot);
+      const slotOf: number[] = (await Promise.all(sessions.map((c) => c.query(`SELECT pg_backend_pid() % ${ORDER_COUNT_SLOTS} AS slot`)))).map(
+        (r) => r.rows[0].slot,
+      );
       const [past] = await slotRows(`day < current_date - 1`);
       expect(past.rows).toBeGreaterThan(past.keys);
 
       // A writer in the middle of moving a past order holds its slot's rows of that day (a slot the fold empties, not slot 0).
       const w = slotOf.findIndex((slot) => slot !== 0);
       await sessions[w].query('BEGIN');
-      await sessions[w].query(`UPDATE orders SET status = 'cancelled' WHERE order_no LIKE $2 || '%' AND merchant_id = $1 AND right(order_no, 1) = '1'`, [merchant.id, `6${w}`]);
+      await sessions[w].query(`UPDATE orders SET status = 'cancelled' WHERE order_no LIKE $2 || '%' AND merchant_id = $1 AND right(order_no, 1) = '1'`, [
+        merchant.id,
+        `6${w}`,
+      ]);
       const repository = api.app.get(OrderRepository);
       expect(await repository.foldPastDayCountSlots(1000)).toBeGreaterThan(0);
       await sessions[w].query('COMMIT');
@@ -218,11 +238,14 @@ describe('folding past days of order_day_counts into one slot (the worker sweep)
 
       const [folded] = await slotRows(`day < current_date - 1`);
       expect(folded).toEqual({ day: past.day, keys: 2, rows: 2 });
-      expect(await db.query(`SELECT DISTINCT slot FROM order_day_counts WHERE merchant_id = $1 AND day < current_date - 1`, [merchant.id])).toEqual([{ slot: 0 }]);
+      expect(await db.query(`SELECT DISTINCT slot FROM order_day_counts WHERE merchant_id = $1 AND day < current_date - 1`, [merchant.id])).toEqual([
+        { slot: 0 },
+      ]);
       const [today] = await slotRows(`day >= current_date - 1`);
       expect(today.rows).toBe(new Set(slotOf).size);
       expect(await drift(db)).toEqual([]);
-      const total = async (filter: Record<string, unknown>) => (await post<{ total: number }>(api.app, '/api/merchant/orderQueryList', signed(merchant, filter))).body.data.total;
+      const total = async (filter: Record<string, unknown>) =>
+        (await post<{ total: number }>(api.app, '/api/merchant/orderQueryList', signed(merchant, filter))).body.data.total;
       const now = Math.floor(Date.now() / 1000);
       expect(await total({ start_time: now - 10 * 86_400, end_time: now - 2 * 86_400 })).toBe(12);
       expect(await total({ start_time: now - 10 * 86_400, end_time: now - 2 * 86_400, status: 'cancelled' })).toBe(1);
@@ -242,7 +265,10 @@ describe('migration OrderCountSlots1764410000000 on a database with orders', () 
       await ds.runMigrations({ transaction: 'each' });
       const merchants: number[] = [];
       for (const name of ['big shop', 'small shop']) {
-        const [{ id }] = await ds.query(`INSERT INTO merchants (name, api_key, api_secret_enc) VALUES ($1, $2, 'sealed') RETURNING id`, [name, `mk_${name.replace(' ', '')}0123456789ABCDEFGH`.slice(0, 27)]);
+        const [{ id }] = await ds.query(`INSERT INTO merchants (name, api_key, api_secret_enc) VALUES ($1, $2, 'sealed') RETURNING id`, [
+          name,
+          `mk_${name.replace(' ', '')}0123456789ABCDEFGH`.slice(0, 27),
+        ]);
         merchants.push(id);
       }
       const [{ id: channel }] = await ds.query(
@@ -250,7 +276,9 @@ describe('migration OrderCountSlots1764410000000 on a database with orders', () 
       );
       await ds.query(INSERT_ORDERS, [merchants[0], channel, '81', 30]);
       await ds.query(INSERT_ORDERS, [merchants[1], channel, '82', 5]);
-      await ds.query(`UPDATE orders SET status = 'cancelled', created_at = created_at - interval '3 days' WHERE order_no LIKE '81%' AND right(order_no, 1) IN ('1', '2')`);
+      await ds.query(
+        `UPDATE orders SET status = 'cancelled', created_at = created_at - interval '3 days' WHERE order_no LIKE '81%' AND right(order_no, 1) IN ('1', '2')`,
+      );
       expect(await drift(ds)).toEqual([]);
 
       // Its migration first; those of later branches follow it on this database.

@@ -106,7 +106,12 @@ describe('orderQueryList against a plain ORDER BY ... OFFSET (SPEC 5)', () => {
     await insertOrders(db, merchantId, made.channels.remotepay, seeds());
     // Another merchant's orders on the same days must never count.
     const other = await merchantWithChannels(api.operator);
-    await insertOrders(db, other.merchant.id, other.channels.remotepay, seeds().map((s) => ({ ...s, orderNo: `9${s.orderNo.slice(1)}` })));
+    await insertOrders(
+      db,
+      other.merchant.id,
+      other.channels.remotepay,
+      seeds().map((s) => ({ ...s, orderNo: `9${s.orderNo.slice(1)}` })),
+    );
   });
   afterAll(() => api.close());
 
@@ -155,7 +160,11 @@ describe('orderQueryList against a plain ORDER BY ... OFFSET (SPEC 5)', () => {
 
   it('answers a deep page through the API as the plain statement does', async () => {
     const params = { status: 'completed', start_time: D0 + DAY - 1, end_time: D0 + 5 * DAY + 1, page: 4, limit: 5 };
-    const res = await post<{ list: { order_no: string }[]; total: number; page: number; limit: number }>(api.app, '/api/merchant/orderQueryList', signed(credentials, params));
+    const res = await post<{ list: { order_no: string }[]; total: number; page: number; limit: number }>(
+      api.app,
+      '/api/merchant/orderQueryList',
+      signed(credentials, params),
+    );
     const expected = await reference(db, merchantId, { status: 'completed', startTime: params.start_time, endTime: params.end_time, page: 4, limit: 5 });
     expect(res.body.data).toMatchObject({ total: expected.total, page: 4, limit: 5 });
     expect(res.body.data.list.map((o) => o.order_no)).toEqual(expected.orderNos);
@@ -170,7 +179,9 @@ describe('orderQueryList against a plain ORDER BY ... OFFSET (SPEC 5)', () => {
 
   it('moves an order between day counters when its created_at, status or type changes', async () => {
     const [order] = await db.query(`SELECT order_no FROM orders WHERE merchant_id = $1 AND created_at = $2::timestamptz LIMIT 1`, [merchantId, iso(D0 + DAY)]);
-    await db.query(`UPDATE orders SET created_at = created_at - interval '1 microsecond', status = 'cancelled', order_type = 2 WHERE order_no = $1`, [order.order_no]);
+    await db.query(`UPDATE orders SET created_at = created_at - interval '1 microsecond', status = 'cancelled', order_type = 2 WHERE order_no = $1`, [
+      order.order_no,
+    ]);
     expect(await drift(db)).toEqual([]);
     const window = { startTime: D0, endTime: D0 + DAY - 1, status: 'cancelled' as const, page: 1, limit: 100 };
     const listed = await repository.list(merchantId, window);
@@ -207,16 +218,22 @@ describe('order_day_counts under concurrent writers', () => {
         case 0: {
           const rows = Array.from({ length: 1 + (writer % 3) }, () => {
             const n = ++serial;
-            return { orderNo: `3${String(writer).padStart(3, '0')}${String(n).padStart(18, '0')}`, createdAt: nearMidnight(n), status: 'pending', orderType: 1 + (n % 2) };
+            return {
+              orderNo: `3${String(writer).padStart(3, '0')}${String(n).padStart(18, '0')}`,
+              createdAt: nearMidnight(n),
+              status: 'pending',
+              orderType: 1 + (n % 2),
+            };
           });
           return insertOrders(target, merchant.id, channels.remotepay, rows);
         }
         case 1:
           return target.query(`UPDATE orders SET status = $1 WHERE id IN (SELECT id FROM orders ORDER BY random() LIMIT 3)`, [STATUSES[(writer + round) % 5]]);
         case 2:
-          return target.query(`UPDATE orders SET created_at = created_at + make_interval(secs => $1) WHERE id IN (SELECT id FROM orders ORDER BY random() LIMIT 2)`, [
-            writer % 2 === 0 ? 3 : -3,
-          ]);
+          return target.query(
+            `UPDATE orders SET created_at = created_at + make_interval(secs => $1) WHERE id IN (SELECT id FROM orders ORDER BY random() LIMIT 2)`,
+            [writer % 2 === 0 ? 3 : -3],
+          );
         default:
           // The SET list sees the old type: the amounts follow the kind of order they become.
           return target.query(

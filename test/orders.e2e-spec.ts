@@ -17,7 +17,18 @@ const CREATED_FIELDS = [
   'service_amount',
   'status',
 ].sort();
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = [
+  'cny_amount',
+  'createtime',
+  'merchant_actual_amount',
+  'merchant_order_no',
+  'order_no',
+  'order_type',
+  'service_amount',
+  'service_rate',
+  'status',
+  'updatetime',
+].sort();
 
 describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Redis)', () => {
   let api: TestApi;
@@ -164,7 +175,14 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
     });
 
     it("enforces the channel's min and max with 40000", async () => {
-      const { id } = await api.operator.channels.create({ category: 'processor', name: 'small', payMethod: 'alipay', adapter: 'sandbox', min: '1.00', max: '10.00' });
+      const { id } = await api.operator.channels.create({
+        category: 'processor',
+        name: 'small',
+        payMethod: 'alipay',
+        adapter: 'sandbox',
+        min: '1.00',
+        max: '10.00',
+      });
       await api.operator.channels.link(merchant.id, id);
       for (const amount of ['0.99', '10.01']) {
         const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: id });
@@ -241,7 +259,7 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect(other.body.code).toBe(owner === 'channel' ? 1 : 50000);
     });
 
-    it("orderQueryDetail and orderQueryList of an order whose service_rate is corrupted: 50000, logged with its order_no", async () => {
+    it('orderQueryDetail and orderQueryList of an order whose service_rate is corrupted: 50000, logged with its order_no', async () => {
       const { merchant: m, channels } = await merchantWithChannels(api.operator);
       const created = await createOrder(api.app, m, { cny_amount: '100.00', paychannel_id: channels.processor });
       expect(created.body.code).toBe(1);
@@ -272,7 +290,13 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
     });
 
     it('a repeat is answered before the channel checks: the first order even after its channel was disabled', async () => {
-      const { id } = await api.operator.channels.create({ category: 'processor', name: 'soon disabled', payMethod: 'alipay', adapter: 'sandbox', max: '50.00' });
+      const { id } = await api.operator.channels.create({
+        category: 'processor',
+        name: 'soon disabled',
+        payMethod: 'alipay',
+        adapter: 'sandbox',
+        max: '50.00',
+      });
       await api.operator.channels.link(merchant.id, id);
       const params = { cny_amount: '30.00', paychannel_id: id, merchant_order_no: 'before-disable' };
       const first = await createOrder(api.app, merchant, params);
@@ -301,7 +325,9 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
 
     it('ten concurrent conflicting repeats: one order, the rest 40900', async () => {
       const answers = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => createOrder(api.app, merchant, { cny_amount: `${i + 1}.00`, paychannel_id: channel, merchant_order_no: 'race-2' })),
+        Array.from({ length: 10 }, (_, i) =>
+          createOrder(api.app, merchant, { cny_amount: `${i + 1}.00`, paychannel_id: channel, merchant_order_no: 'race-2' }),
+        ),
       );
       expect(answers.filter((a) => a.body.code === 1)).toHaveLength(1);
       expect(answers.filter((a) => a.body.code === 40900)).toHaveLength(9);
@@ -325,10 +351,15 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       // Spread createtime: order i created i hours ago; one sell order; one cancelled.
       const db = sql(api.app);
       for (let i = 0; i < 5; i++) {
-        await db.query(`UPDATE "orders" SET "created_at" = now() - make_interval(hours => $2), "updated_at" = now() WHERE "order_no" = $1`, [orderNos[i], 5 - i]);
+        await db.query(`UPDATE "orders" SET "created_at" = now() - make_interval(hours => $2), "updated_at" = now() WHERE "order_no" = $1`, [
+          orderNos[i],
+          5 - i,
+        ]);
       }
       // A sell order's amounts are the balance's side: no deposit, cny + service debited.
-      await db.query(`UPDATE "orders" SET "order_type" = 2, "deposit_fen" = 0, "merchant_actual_fen" = "cny_fen" + "service_fen" WHERE "order_no" = $1`, [orderNos[0]]);
+      await db.query(`UPDATE "orders" SET "order_type" = 2, "deposit_fen" = 0, "merchant_actual_fen" = "cny_fen" + "service_fen" WHERE "order_no" = $1`, [
+        orderNos[0],
+      ]);
       await db.query(`UPDATE "orders" SET "status" = 'cancelled' WHERE "order_no" = $1`, [orderNos[1]]);
     });
 
@@ -403,9 +434,17 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
 
     it('finds an order by merchant_order_no, the alternative key: exactly one of the two, and both answers carry it', async () => {
       const made = await merchantWithChannels(api.operator);
-      const created = await createOrder(api.app, made.merchant, { cny_amount: '7.00', paychannel_id: made.channels.processor, merchant_order_no: 'lost-answer-1' });
+      const created = await createOrder(api.app, made.merchant, {
+        cny_amount: '7.00',
+        paychannel_id: made.channels.processor,
+        merchant_order_no: 'lost-answer-1',
+      });
       const orderNo = created.body.data.order_no;
-      const byOwn = await post<Record<string, unknown>>(api.app, '/api/merchant/orderQueryDetail', signed(made.merchant, { merchant_order_no: 'lost-answer-1' }));
+      const byOwn = await post<Record<string, unknown>>(
+        api.app,
+        '/api/merchant/orderQueryDetail',
+        signed(made.merchant, { merchant_order_no: 'lost-answer-1' }),
+      );
       expect([byOwn.status, byOwn.body.code]).toEqual([200, 1]);
       expect(byOwn.body.data).toEqual((await orderDetail(api.app, made.merchant, orderNo)).body.data);
       expect(byOwn.body.data).toMatchObject({ order_no: orderNo, merchant_order_no: 'lost-answer-1', cny_amount: '7.00' });
@@ -418,7 +457,12 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       const foreign = await post(api.app, '/api/merchant/orderQueryDetail', signed(m, { merchant_order_no: 'lost-answer-1' }));
       expect([foreign.status, foreign.body.code, foreign.body.data]).toEqual([404, 40400, null]);
       // Neither, both (even naming the same order), or a malformed one: 40000.
-      for (const params of [{}, { order_no: '', merchant_order_no: '' }, { order_no: orderNo, merchant_order_no: 'lost-answer-1' }, { merchant_order_no: 'has space' }]) {
+      for (const params of [
+        {},
+        { order_no: '', merchant_order_no: '' },
+        { order_no: orderNo, merchant_order_no: 'lost-answer-1' },
+        { merchant_order_no: 'has space' },
+      ]) {
         const res = await post<{ errors: { field: string }[] }>(api.app, '/api/merchant/orderQueryDetail', signed(made.merchant, params));
         expect([res.status, res.body.code]).toEqual([400, 40000]);
         expect(res.body.msg).toMatch(/merchant_order_no/);

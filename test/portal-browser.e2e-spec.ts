@@ -58,32 +58,61 @@ describe('merchant portal in a browser', () => {
       orders.push(res.body.data);
     }
     for (const order of orders.slice(0, 2)) {
-      const token = new URL((await sql(api.app).query(`SELECT pay_url FROM orders WHERE order_no = $1`, [order.order_no]))[0].pay_url).searchParams.get('token')!;
-      const paid = await api.app.inject({ method: 'POST', url: `/sandbox/checkout/${order.order_no}/pay`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `token=${token}` });
+      const token = new URL((await sql(api.app).query(`SELECT pay_url FROM orders WHERE order_no = $1`, [order.order_no]))[0].pay_url).searchParams.get(
+        'token',
+      )!;
+      const paid = await api.app.inject({
+        method: 'POST',
+        url: `/sandbox/checkout/${order.order_no}/pay`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `token=${token}`,
+      });
       expect(paid.statusCode).toBe(200);
     }
-    await waitFor(async () => {
-      const rows = await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE merchant_id = $1 AND status = 'succeeded'`, [shop.id]);
-      return rows[0].n >= 4;
-    }, 60_000, 'order.paid and order.completed delivered for both paid orders');
+    await waitFor(
+      async () => {
+        const rows = await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE merchant_id = $1 AND status = 'succeeded'`, [shop.id]);
+        return rows[0].n >= 4;
+      },
+      60_000,
+      'order.paid and order.completed delivered for both paid orders',
+    );
 
     // Money out through the signed API: part of the 88.00 order refunded, and a payout of 100.00 (+0.60 fee).
-    const refund = await refundCreate(api.app, shop, { order_no: orders[1].order_no, refund_amount: '8.00', merchant_refund_no: 'R-88-1', reason: 'one item returned' });
+    const refund = await refundCreate(api.app, shop, {
+      order_no: orders[1].order_no,
+      refund_amount: '8.00',
+      merchant_refund_no: 'R-88-1',
+      reason: 'one item returned',
+    });
     expect(refund.body.code).toBe(1);
     refundNo = refund.body.data.refund_no;
     const sell = await createSellOrder(api.app, shop, { cny_amount: '100.00', paychannel_id: made.channels.remotepay });
     expect(sell.body.code).toBe(1);
     sellOrderNo = sell.body.data.order_no;
-    await waitFor(async () => {
-      const [refundRow] = await sql(api.app).query(`SELECT status FROM refunds WHERE refund_no = $1`, [refundNo]);
-      const [sellRow] = await sql(api.app).query(`SELECT status FROM orders WHERE order_no = $1`, [sellOrderNo]);
-      return refundRow.status === 'succeeded' && sellRow.status === 'completed';
-    }, 60_000, 'the refund succeeded and the payout completed');
+    await waitFor(
+      async () => {
+        const [refundRow] = await sql(api.app).query(`SELECT status FROM refunds WHERE refund_no = $1`, [refundNo]);
+        const [sellRow] = await sql(api.app).query(`SELECT status FROM orders WHERE order_no = $1`, [sellOrderNo]);
+        return refundRow.status === 'succeeded' && sellRow.status === 'completed';
+      },
+      60_000,
+      'the refund succeeded and the payout completed',
+    );
 
     context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'portal-chromium-')), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: WIDTHS.desktop, height: 900 },
       locale: 'en-US',
     });
@@ -163,7 +192,9 @@ describe('merchant portal in a browser', () => {
     expect(await today.locator('.figure').innerText()).toBe('¥1,322.56');
     expect(await today.locator('.muted').innerText()).toBe('2 orders');
     expect(await page.locator('svg.chart rect.bar').count()).toBe(14);
-    const credited = (await post(api.app, '/api/merchant/orderQueryList', signed(shop, { status: 'completed', order_type: 1 }))).body.data as { list: { merchant_actual_amount: number }[] };
+    const credited = (await post(api.app, '/api/merchant/orderQueryList', signed(shop, { status: 'completed', order_type: 1 }))).body.data as {
+      list: { merchant_actual_amount: number }[];
+    };
     expect(credited.list).toHaveLength(2);
     // Available: both credits, less the 8.00 refund and the payout's 100.00 + 0.60.
     const availableFen = credited.list.reduce((n, o) => n + o.merchant_actual_amount, 0) - 800 - 10_060;
@@ -220,7 +251,16 @@ describe('merchant portal in a browser', () => {
     await page.getByRole('button', { name: 'Resend the latest callback' }).click();
     await page.waitForURL(/notice=resent/);
     expect(await page.getByRole('status').first().innerText()).toContain('order.completed');
-    await waitFor(async () => (await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.order_no = $1`, [orders[0].order_no]))[0].n === 3, 10_000, 'the resent delivery');
+    await waitFor(
+      async () =>
+        (
+          await sql(api.app).query(`SELECT count(*)::int AS n FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.order_no = $1`, [
+            orders[0].order_no,
+          ])
+        )[0].n === 3,
+      10_000,
+      'the resent delivery',
+    );
     await page.reload();
     expect(await page.locator('article.delivery').count()).toBe(3);
     expect(await page.getByRole('heading', { name: 'Refunds' }).count()).toBe(1);
@@ -231,15 +271,20 @@ describe('merchant portal in a browser', () => {
     const refunds = page.locator('article.refund');
     expect(await refunds.count()).toBe(1);
     const refundText = await refunds.innerText();
-    for (const text of ['Refund of ¥8.00', 'Succeeded', refundNo, 'R-88-1', 'one item returned']) expect([text, refundText.includes(text)]).toEqual([text, true]);
+    for (const text of ['Refund of ¥8.00', 'Succeeded', refundNo, 'R-88-1', 'one item returned'])
+      expect([text, refundText.includes(text)]).toEqual([text, true]);
     const refundFacts = await page.locator('section', { hasText: 'Still refundable' }).locator('dl.facts').first().innerText();
     expect(refundFacts).toMatch(/Refunded\s+¥8\.00/);
     expect(refundFacts).toMatch(/Still refundable\s+¥80\.00/);
     expect(await page.locator('.timeline').innerText()).toContain('Refund succeeded (refund.succeeded)');
-    await waitFor(async () => {
-      await page.reload();
-      return (await page.locator('article.delivery', { hasText: 'refund.succeeded' }).locator('.badge').innerText()) === 'Delivered';
-    }, 20_000, 'the refund.succeeded callback delivered');
+    await waitFor(
+      async () => {
+        await page.reload();
+        return (await page.locator('article.delivery', { hasText: 'refund.succeeded' }).locator('.badge').innerText()) === 'Delivered';
+      },
+      20_000,
+      'the refund.succeeded callback delivered',
+    );
     await shoot('order-refunded');
 
     // The sell order: its payee with the account masked, never in full.
@@ -294,7 +339,11 @@ describe('merchant portal in a browser', () => {
     const secret = (await page.locator('#new-secret').innerText()).trim();
     expect(secret).toMatch(/^sk_/);
     await shoot('secret');
-    await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop, api_secret: secret }))).body.code === 1, 1000, 'the new secret');
+    await waitFor(
+      async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop, api_secret: secret }))).body.code === 1,
+      1000,
+      'the new secret',
+    );
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop))).body.code).toBe(1);
     // The signing examples on the page work as printed, given the secret in API_SECRET.
     await page.getByRole('link', { name: 'I have saved it' }).click();
@@ -303,7 +352,9 @@ describe('merchant portal in a browser', () => {
     const run = promisify(execFile);
     const curl = await run('bash', ['-c', await page.locator('#example-curl').innerText()], { env, timeout: 20_000 });
     expect(JSON.parse(curl.stdout)).toMatchObject({ code: 1, data: { total: 4 } });
-    const typescript = ts.transpileModule(await page.locator('#example-typescript').innerText(), { compilerOptions: { module: ts.ModuleKind.CommonJS } }).outputText;
+    const typescript = ts.transpileModule(await page.locator('#example-typescript').innerText(), {
+      compilerOptions: { module: ts.ModuleKind.CommonJS },
+    }).outputText;
     expect((await run(process.execPath, ['-e', typescript], { env, timeout: 20_000 })).stdout).toMatch(/code: 1,/);
     expect(await page.content()).not.toContain(secret);
 
@@ -353,7 +404,7 @@ describe('merchant portal in a browser', () => {
     await shoot('checkout');
   });
 
-  it('shows a second merchant\'s user none of the first merchant\'s data', async () => {
+  it("shows a second merchant's user none of the first merchant's data", async () => {
     const other = await merchantWithChannels(api.operator);
     const { invitation_url } = await api.operator.portalUsers.invite(other.merchant.id, 'owner@other.example');
     await context.clearCookies();

@@ -132,7 +132,7 @@ describe('merchant portal: money out and mode', () => {
     expect(text((await client.get('/portal')).html)).toMatch(/Available balance ¥198\.80/);
   });
 
-  it('labels every page with the merchant\'s mode, and the developers page beside the api_key', async () => {
+  it("labels every page with the merchant's mode, and the developers page beside the api_key", async () => {
     const test = await merchantWithChannels(api.operator);
     const live = await api.operator.merchants.create({ name: 'live shop', mode: 'live' });
     const testClient = await inviteAndAccept(api.app, api.operator, test.merchant.id, email('test-mode'));

@@ -46,8 +46,17 @@ describe('merchant portal security', () => {
   describe('invitations', () => {
     it('the CLI prints one JSON line with a 24 h single-use invitation URL under PUBLIC_BASE_URL', async () => {
       let out = '';
-      const env = { DATABASE_URL: api.databaseUrl, MASTER_KEY: api.config.masterKey.toString('base64'), PUBLIC_BASE_URL: 'https://pay.example', LOG_LEVEL: 'silent' };
-      const code = await runCli(['merchant:user:invite', '--merchant', String(a.merchant.id), '--email', email('cli')], { env, stdout: (t) => (out += t), stderr: () => undefined });
+      const env = {
+        DATABASE_URL: api.databaseUrl,
+        MASTER_KEY: api.config.masterKey.toString('base64'),
+        PUBLIC_BASE_URL: 'https://pay.example',
+        LOG_LEVEL: 'silent',
+      };
+      const code = await runCli(['merchant:user:invite', '--merchant', String(a.merchant.id), '--email', email('cli')], {
+        env,
+        stdout: (t) => (out += t),
+        stderr: () => undefined,
+      });
       expect(code).toBe(0);
       const lines = out.trim().split('\n');
       expect(lines).toHaveLength(1);
@@ -59,7 +68,11 @@ describe('merchant portal security', () => {
       const [row] = await sql(api.app).query(`SELECT token_hash FROM merchant_user_invitations ORDER BY id DESC LIMIT 1`);
       expect(invitation.invitation_url).not.toContain(row.token_hash);
 
-      const refused = await runCli(['merchant:user:invite', '--merchant', String(a.merchant.id), '--email', 'not an email'], { env, stdout: () => undefined, stderr: () => undefined });
+      const refused = await runCli(['merchant:user:invite', '--merchant', String(a.merchant.id), '--email', 'not an email'], {
+        env,
+        stdout: () => undefined,
+        stderr: () => undefined,
+      });
       expect(refused).toBe(2);
     });
 
@@ -86,7 +99,7 @@ describe('merchant portal security', () => {
       expect((await new PortalClient(api.app).get(new URL(late.invitation_url).pathname)).status).toBe(404);
     });
 
-    it('refuses an email of another merchant\'s user', async () => {
+    it("refuses an email of another merchant's user", async () => {
       const user = email('taken');
       await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
       await expect(api.operator.portalUsers.invite(b.merchant.id, user.toUpperCase())).rejects.toThrow('already a user of another merchant');
@@ -144,7 +157,16 @@ describe('merchant portal security', () => {
     });
 
     it('every page without a session redirects to sign-in; an idled-out session counts as none', async () => {
-      for (const path of ['/portal', '/portal/orders', '/portal/orders/20250101000000123', '/portal/ledger', '/portal/channels', '/portal/developers', '/portal/account', '/portal/orders/export.csv']) {
+      for (const path of [
+        '/portal',
+        '/portal/orders',
+        '/portal/orders/20250101000000123',
+        '/portal/ledger',
+        '/portal/channels',
+        '/portal/developers',
+        '/portal/account',
+        '/portal/orders/export.csv',
+      ]) {
         const res = await new PortalClient(api.app).get(path);
         expect([path, res.status, res.location?.startsWith('/portal/login')]).toEqual([path, 303, true]);
       }
@@ -201,7 +223,12 @@ describe('merchant portal security', () => {
       const other = email('disabled-late');
       const late = await inviteAndAccept(api.app, api.operator, a.merchant.id, other);
       await sql(api.app).query(`UPDATE merchant_users SET status = 'disabled' WHERE email = $1`, [other]);
-      const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: late.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
+      const list = await api.app.inject({
+        method: 'POST',
+        url: '/api/merchant/orderList',
+        headers: { cookie: late.cookieHeader(), 'content-type': 'application/json' },
+        payload: '{}',
+      });
       expect(list.json().code).toBe(40100);
       expect((await late.get('/portal')).location).toBe('/portal/login');
     });
@@ -211,10 +238,20 @@ describe('merchant portal security', () => {
       const client = await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
       const sessionOf = `FROM merchant_users u WHERE u.id = s.user_id AND u.email = $1`;
       // Used a minute ago, so the 12-hour idle expiry is far: only the age decides.
-      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' + interval '1 minute', last_seen_at = now() ${sessionOf}`, [user]);
+      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' + interval '1 minute', last_seen_at = now() ${sessionOf}`, [
+        user,
+      ]);
       expect((await client.get('/portal')).status).toBe(200);
-      await sql(api.app).query(`UPDATE portal_sessions s SET created_at = now() - interval '7 days' - interval '1 second', expires_at = now() + interval '12 hours' ${sessionOf}`, [user]);
-      const list = await api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { cookie: client.cookieHeader(), 'content-type': 'application/json' }, payload: '{}' });
+      await sql(api.app).query(
+        `UPDATE portal_sessions s SET created_at = now() - interval '7 days' - interval '1 second', expires_at = now() + interval '12 hours' ${sessionOf}`,
+        [user],
+      );
+      const list = await api.app.inject({
+        method: 'POST',
+        url: '/api/merchant/orderList',
+        headers: { cookie: client.cookieHeader(), 'content-type': 'application/json' },
+        payload: '{}',
+      });
       expect(list.json().code).toBe(40100);
       expect((await client.get('/portal')).location).toBe('/portal/login');
     });
@@ -225,10 +262,18 @@ describe('merchant portal security', () => {
       const other = new PortalClient(api.app);
       await signIn(other, user);
       await client.get('/portal/account');
-      const wrong = await client.post('/portal/account/password', { current_password: 'not the password', new_password: 'a brand new password', new_password_repeat: 'a brand new password' });
+      const wrong = await client.post('/portal/account/password', {
+        current_password: 'not the password',
+        new_password: 'a brand new password',
+        new_password_repeat: 'a brand new password',
+      });
       expect([wrong.status, errorText(wrong.html)]).toEqual([400, 'The current password is wrong.']);
       await client.get('/portal/account');
-      const changed = await client.post('/portal/account/password', { current_password: PASSWORD, new_password: 'a brand new password', new_password_repeat: 'a brand new password' });
+      const changed = await client.post('/portal/account/password', {
+        current_password: PASSWORD,
+        new_password: 'a brand new password',
+        new_password_repeat: 'a brand new password',
+      });
       expect(changed.location).toBe('/portal/account?notice=password');
       expect((await client.get('/portal')).status).toBe(200);
       expect((await other.get('/portal')).location).toBe('/portal/login');
@@ -269,11 +314,13 @@ describe('merchant portal security', () => {
       const user = email('burst');
       await inviteAndAccept(api.app, api.operator, a.merchant.id, user);
       const burst = async (password: (i: number) => string): Promise<number[]> => {
-        const clients = await Promise.all(Array.from({ length: 30 }, async () => {
-          const client = new PortalClient(api.app);
-          await client.get('/portal/login');
-          return client;
-        }));
+        const clients = await Promise.all(
+          Array.from({ length: 30 }, async () => {
+            const client = new PortalClient(api.app);
+            await client.get('/portal/login');
+            return client;
+          }),
+        );
         const answers = await Promise.all(clients.map((client, i) => client.post('/portal/login', { email: user, password: password(i) })));
         return answers.map((res) => res.status);
       };
@@ -413,7 +460,7 @@ describe('merchant portal security', () => {
       expect(anonymous.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     });
 
-    it('never show the api_secret, a channel config value or a full payee account, and show none of another merchant\'s data', async () => {
+    it("never show the api_secret, a channel config value or a full payee account, and show none of another merchant's data", async () => {
       const client = new PortalClient(api.app);
       await signIn(client, a.email);
       const mine = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
@@ -432,11 +479,16 @@ describe('merchant portal security', () => {
 
       // A sell order of each merchant: the payee account is stored sealed and shown only masked.
       const sellOrders: { orderNo: string; account: string; sealed: string }[] = [];
-      for (const [shop, account] of [[a, '6222021111112222'], [b, '6217003333334444']] as const) {
+      for (const [shop, account] of [
+        [a, '6222021111112222'],
+        [b, '6217003333334444'],
+      ] as const) {
         await completedOrder(api.app, shop.merchant, { cny_amount: '500.00', paychannel_id: shop.channels.remotepay });
         const sell = await createSellOrder(api.app, shop.merchant, { cny_amount: '50.00', paychannel_id: shop.channels.remotepay, payee_account: account });
         expect(sell.body.code).toBe(1);
-        const [row] = await sql(api.app).query(`SELECT p.payee_account_enc FROM payouts p JOIN orders o ON o.id = p.order_id WHERE o.order_no = $1`, [sell.body.data.order_no]);
+        const [row] = await sql(api.app).query(`SELECT p.payee_account_enc FROM payouts p JOIN orders o ON o.id = p.order_id WHERE o.order_no = $1`, [
+          sell.body.data.order_no,
+        ]);
         sellOrders.push({ orderNo: sell.body.data.order_no, account, sealed: row.payee_account_enc });
       }
       const [mySell, theirSell] = sellOrders;
@@ -445,8 +497,25 @@ describe('merchant portal security', () => {
       // Not even the digits the mask hides, in any run of the page's text.
       expect(sellPage.html.replace(/<[^>]+>|\s/g, '')).not.toContain(mySell.account.slice(4, 12));
 
-      const pages = ['/portal', '/portal/orders', `/portal/orders/${mine.orderNo}`, `/portal/orders/${mySell.orderNo}`, '/portal/ledger', '/portal/channels', '/portal/developers', '/portal/account'];
-      const never = [a.merchant.api_secret, b.merchant.api_secret, b.merchant.api_key, theirs.orderNo, theirSell.orderNo, ...configValues, ...sellOrders.flatMap((o) => [o.account, o.sealed])];
+      const pages = [
+        '/portal',
+        '/portal/orders',
+        `/portal/orders/${mine.orderNo}`,
+        `/portal/orders/${mySell.orderNo}`,
+        '/portal/ledger',
+        '/portal/channels',
+        '/portal/developers',
+        '/portal/account',
+      ];
+      const never = [
+        a.merchant.api_secret,
+        b.merchant.api_secret,
+        b.merchant.api_key,
+        theirs.orderNo,
+        theirSell.orderNo,
+        ...configValues,
+        ...sellOrders.flatMap((o) => [o.account, o.sealed]),
+      ];
       for (const path of pages) {
         const { status, html } = await client.get(path);
         expect([path, status]).toEqual([path, 200]);
@@ -495,13 +564,20 @@ describe('merchant portal security', () => {
       const unconfirmed = await client.post('/portal/developers/rotate-secret', { password: PASSWORD });
       expect(unconfirmed.status).toBe(400);
       // The password is asked again, for a routine rotation and a revocation alike: the answer shows the new secret.
-      for (const [grace, password] of [['24h', null], ['0', null], ['24h', 'not the password'], ['0', 'not the password']]) {
+      for (const [grace, password] of [
+        ['24h', null],
+        ['0', null],
+        ['24h', 'not the password'],
+        ['0', 'not the password'],
+      ]) {
         await client.get('/portal/developers');
         const refused = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace, password });
         expect([grace, refused.status, errorText(refused.html)]).toEqual([grace, 400, 'The password is wrong. Nothing was changed.']);
         expect(refused.html).not.toContain('id="new-secret"');
       }
-      expect((await sql(api.app).query(`SELECT api_secret_previous_until FROM merchants WHERE id = $1`, [shop.merchant.id]))[0].api_secret_previous_until).toBeNull();
+      expect(
+        (await sql(api.app).query(`SELECT api_secret_previous_until FROM merchants WHERE id = $1`, [shop.merchant.id]))[0].api_secret_previous_until,
+      ).toBeNull();
       await client.get('/portal/developers');
       const badGrace = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', grace: '30d', password: PASSWORD });
       expect(badGrace.status).toBe(400);
@@ -513,13 +589,19 @@ describe('merchant portal security', () => {
       expect(form.html).toMatch(/id="rotate-callbacks">[^<]*a receiver that checks the body signature must accept either secret until the grace ends/);
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
-      expect(answer.html).toMatch(/id="rotate-callbacks">Callbacks are signed with this new secret from now on\. Until [^<]+ a receiver that checks the body signature must accept either secret/);
+      expect(answer.html).toMatch(
+        /id="rotate-callbacks">Callbacks are signed with this new secret from now on\. Until [^<]+ a receiver that checks the body signature must accept either secret/,
+      );
       expect(answer.headers['cache-control']).toBe('no-store');
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);
       const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)![1];
       expect(secret).not.toBe(shop.merchant.api_secret);
       // Heard by the API within 1 s (NOTIFY); the old secret keeps working meanwhile and after.
-      await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 1, 1000, 'the new secret');
+      await waitFor(
+        async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 1,
+        1000,
+        'the new secret',
+      );
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(shop.merchant))).body.code).toBe(1);
       for (const path of ['/portal', '/portal/developers', '/portal/account']) expect((await client.get(path)).html).not.toContain(secret);
 
@@ -528,7 +610,11 @@ describe('merchant portal security', () => {
       expect(revoked.html).toContain('the previous secret no longer works');
       expect(revoked.html).not.toContain('id="rotate-callbacks"');
       const newest = /id="new-secret"[^>]*>([^<]+)</.exec(revoked.html)![1];
-      await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102, 1000, 'the revoked secret refused');
+      await waitFor(
+        async () => (await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: secret }))).body.code === 40102,
+        1000,
+        'the revoked secret refused',
+      );
       expect((await post(api.app, '/api/merchant/getPayChannels', signed({ ...shop.merchant, api_secret: newest }))).body.code).toBe(1);
     });
 
@@ -569,14 +655,21 @@ describe('merchant portal security', () => {
         expect([bad, res.status]).toEqual([bad, 400]);
       }
       await client.get('/portal/developers');
-      expect((await client.post('/portal/developers/notify-url', { notify_url: 'https://shop.example/notify' })).location).toBe('/portal/developers?notice=saved');
+      expect((await client.post('/portal/developers/notify-url', { notify_url: 'https://shop.example/notify' })).location).toBe(
+        '/portal/developers?notice=saved',
+      );
       expect((await sql(api.app).query(`SELECT notify_url FROM merchants WHERE id = $1`, [a.merchant.id]))[0].notify_url).toBe('https://shop.example/notify');
     });
   });
 
   describe('orderList', () => {
     const orderList = (cookie: string | null, body: Record<string, unknown> = {}) =>
-      api.app.inject({ method: 'POST', url: '/api/merchant/orderList', headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, payload: JSON.stringify(body) });
+      api.app.inject({
+        method: 'POST',
+        url: '/api/merchant/orderList',
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        payload: JSON.stringify(body),
+      });
 
     it('is 40100 without a session, with a made-up one and with an expired one', async () => {
       expect((await orderList(null)).json()).toMatchObject({ code: 40100, data: null });

@@ -31,7 +31,7 @@ interface Attempt {
  * callbacks (callbackTest), and what its rotation section says: a receiver that knows only the
  * previous secret verifies the header but not the body; given both secrets it accepts.
  */
-describe('the README\'s callback receivers and rotation advice (real PostgreSQL and Redis)', () => {
+describe("the README's callback receivers and rotation advice (real PostgreSQL and Redis)", () => {
   let api: TestApi;
   let merchant: Credentials;
   const dir = mkdtempSync(join(tmpdir(), 'readme-receivers-'));
@@ -70,7 +70,15 @@ describe('the README\'s callback receivers and rotation advice (real PostgreSQL 
         : spawn('php', ['-S', `127.0.0.1:${port}`, join(dir, 'receiver.php')], { env, stdio: 'ignore' });
     children.push(child);
     const url = `http://127.0.0.1:${port}/notify`;
-    await waitFor(() => fetch(url, { method: 'GET' }).then(() => true, () => false), 10_000, `the ${kind} receiver listening`);
+    await waitFor(
+      () =>
+        fetch(url, { method: 'GET' }).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      `the ${kind} receiver listening`,
+    );
     return url;
   }
 
@@ -95,13 +103,20 @@ describe('the README\'s callback receivers and rotation advice (real PostgreSQL 
       await callbackTest(capture.url);
       callback = capture.received[0];
       const withOld = new MerchantClient('', merchant.api_key, oldSecret);
-      expect([withOld.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw), withOld.verifyCallbackBody(callback.body)]).toEqual([true, false]);
+      expect([withOld.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw), withOld.verifyCallbackBody(callback.body)]).toEqual([
+        true,
+        false,
+      ]);
       const withNew = new MerchantClient('', merchant.api_key, rotated.api_secret);
-      expect([withNew.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw), withNew.verifyCallbackBody(callback.body)]).toEqual([true, true]);
+      expect([withNew.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw), withNew.verifyCallbackBody(callback.body)]).toEqual([
+        true,
+        true,
+      ]);
     } finally {
       await capture.close();
     }
-    for (const url of Object.values(oldOnly)) expect(await callbackTest(url)).toMatchObject({ http_status: 401, success: false, response_excerpt: 'bad signature' });
+    for (const url of Object.values(oldOnly))
+      expect(await callbackTest(url)).toMatchObject({ http_status: 401, success: false, response_excerpt: 'bad signature' });
 
     // Given both, as the README says to keep them for the grace: accepted again.
     const both = { API_SECRET: rotated.api_secret, API_SECRET_PREVIOUS: oldSecret };
@@ -114,7 +129,12 @@ describe('the README\'s callback receivers and rotation advice (real PostgreSQL 
         const again = await fetch(url, { method: 'POST', headers, body: callback.raw });
         expect([kind, again.status, await again.text()]).toEqual([kind, 200, 'success']);
       }
-      if (kind === 'php') expect(readFileSync(join(dir, `seen-${new URL(url).port}`), 'utf8').split('\n').filter((id) => id === callback.body.event_id)).toHaveLength(1);
+      if (kind === 'php')
+        expect(
+          readFileSync(join(dir, `seen-${new URL(url).port}`), 'utf8')
+            .split('\n')
+            .filter((id) => id === callback.body.event_id),
+        ).toHaveLength(1);
     }
   }, 60_000);
 

@@ -42,7 +42,14 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
     const alipay = await new FakeAlipayGateway(APP_ID, app.publicKey).start();
     gateways.push(alipay);
     const config = JSON.stringify({ app_id: APP_ID, private_key: app.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway });
-    const { id: channel } = await api.operator.channels.create({ category: 'processor', name: 'Alipay', payMethod: 'alipay', adapter: 'alipay', rate: '0.006', config });
+    const { id: channel } = await api.operator.channels.create({
+      category: 'processor',
+      name: 'Alipay',
+      payMethod: 'alipay',
+      adapter: 'alipay',
+      rate: '0.006',
+      config,
+    });
     await api.operator.channels.link(merchant.id, channel);
     return { alipay, channel };
   }
@@ -75,8 +82,18 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
     expect(refund.status).toBe('succeeded');
 
     const run = await recon.run(channel, today());
-    expect(alipay.apiCalls.filter((c) => c.method === 'alipay.data.dataservice.bill.downloadurl.query').map((c) => c.biz)).toEqual([{ bill_type: 'trade', bill_date: today() }]);
-    expect(run).toMatchObject({ status: 'completed', new_run: true, bill_format: 'alipay', bill_total: '113.45', our_total: '113.45', difference: '0.00', fees: '0.68' });
+    expect(alipay.apiCalls.filter((c) => c.method === 'alipay.data.dataservice.bill.downloadurl.query').map((c) => c.biz)).toEqual([
+      { bill_type: 'trade', bill_date: today() },
+    ]);
+    expect(run).toMatchObject({
+      status: 'completed',
+      new_run: true,
+      bill_format: 'alipay',
+      bill_total: '113.45',
+      our_total: '113.45',
+      difference: '0.00',
+      fees: '0.68',
+    });
     expect(run.counts).toEqual({ matched: 3, missing_local: 0, missing_channel: 0, amount_mismatch: 0, status_mismatch: 0 });
     expect(JSON.stringify(run)).not.toContain(app.privateKey.split('\n')[1]);
 
@@ -93,7 +110,15 @@ describe('reconciliation of an alipay channel: the trade bill downloaded from th
 
     const run = await recon.run(channel, today());
     expect(run.counts).toEqual({ matched: 1, missing_local: 1, missing_channel: 0, amount_mismatch: 0, status_mismatch: 0 });
-    expect(run.mismatches).toEqual([expect.objectContaining({ class: 'missing_local', order_no: lost, bill_amount: '20.00', resolution: 'moved_paid', channel_trade_no: alipay.trades.get(lost)!.tradeNo })]);
+    expect(run.mismatches).toEqual([
+      expect.objectContaining({
+        class: 'missing_local',
+        order_no: lost,
+        bill_amount: '20.00',
+        resolution: 'moved_paid',
+        channel_trade_no: alipay.trades.get(lost)!.tradeNo,
+      }),
+    ]);
     expect(run.mismatches[0].bill_line).toContain(lost);
     expect(await orderRow(api.app, lost)).toMatchObject({ status: 'completed', channel_trade_no: alipay.trades.get(lost)!.tradeNo });
     expect(await creditsOf(api.app, lost)).toBe(1);

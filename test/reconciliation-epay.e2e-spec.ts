@@ -41,7 +41,9 @@ describe('reconciliation of an epay channel: a query per order of the day (real 
   /** Paid on our side, as a verified notification would have done, and credited. */
   async function paidHere(orderNo: string): Promise<void> {
     const row = await orderRow(api.app, orderNo);
-    expect(await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: Number(row.cny_fen), channelTradeNo: `EP${orderNo}` }, { final: false })).toBe('paid');
+    expect(
+      await api.app.get(OrderLifecycle).markPaid(String(row.id), { amountFen: Number(row.cny_fen), channelTradeNo: `EP${orderNo}` }, { final: false }),
+    ).toBe('paid');
   }
 
   it('classifies each order from the gateway answers, picks up the lost payment once, and a re-run with the same answers is the same run', async () => {
@@ -60,7 +62,11 @@ describe('reconciliation of an epay channel: a query per order of the day (real 
     const orderQueries = epay.asked.filter((q) => q.get('act') === 'order').map((q) => q.get('out_trade_no'));
     // One query per order of the day to build the bill, and the missing_local order asked once more before it moves.
     expect(orderQueries.sort()).toEqual([both, lost, lost, notThere, otherAmount, unpaid].sort());
-    expect(run).toMatchObject({ status: 'completed', bill_format: 'epay', counts: { matched: 2, missing_local: 1, status_mismatch: 1, amount_mismatch: 1, missing_channel: 0 } });
+    expect(run).toMatchObject({
+      status: 'completed',
+      bill_format: 'epay',
+      counts: { matched: 2, missing_local: 1, status_mismatch: 1, amount_mismatch: 1, missing_channel: 0 },
+    });
     const byOrder = Object.fromEntries(run.mismatches.map((m) => [m.order_no, m]));
     expect(byOrder[lost]).toMatchObject({ class: 'missing_local', resolution: 'moved_paid', bill_amount: '20.00' });
     expect(byOrder[notThere]).toMatchObject({ class: 'status_mismatch', our_status: 'paid' });

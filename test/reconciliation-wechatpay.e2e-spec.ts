@@ -56,7 +56,14 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
       platform_public_key_id: wechat.publicKeyId,
       gateway: wechat.url,
     };
-    const { id: channel } = await api.operator.channels.create({ category: 'processor', name: 'WeChat Pay', payMethod: 'wxpay', adapter: 'wechatpay', rate: '0.006', config: JSON.stringify(config) });
+    const { id: channel } = await api.operator.channels.create({
+      category: 'processor',
+      name: 'WeChat Pay',
+      payMethod: 'wxpay',
+      adapter: 'wechatpay',
+      rate: '0.006',
+      config: JSON.stringify(config),
+    });
     await api.operator.channels.link(merchant.id, channel);
     return { wechat, channel };
   }
@@ -70,7 +77,10 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
   /** Paid by scanning the code_url on the fake's page and notified: WeChat Pay's signed word settles it at once. */
   async function paidByScan(wechat: FakeWechatpayGateway, channel: number, amount: string): Promise<string> {
     const orderNo = await pendingOrder(channel, amount);
-    const res = await fetch(`${wechat.url}/fake/scan-and-pay`, { method: 'POST', body: new URLSearchParams({ code_url: wechat.trades.get(orderNo)!.codeUrl }) });
+    const res = await fetch(`${wechat.url}/fake/scan-and-pay`, {
+      method: 'POST',
+      body: new URLSearchParams({ code_url: wechat.trades.get(orderNo)!.codeUrl }),
+    });
     expect(res.status).toBe(200);
     const delivery = wechat.deliveries.at(-1)!;
     await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
@@ -90,7 +100,15 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
     const paths = wechat.calls.filter((c) => c.path.startsWith('/v3/bill')).map((c) => c.path.split('?')[0]);
     expect(paths).toEqual(['/v3/bill/tradebill', '/v3/billdownload/file']);
     expect(wechat.calls.find((c) => c.path.startsWith('/v3/bill/tradebill'))!.path).toBe(`/v3/bill/tradebill?bill_date=${today()}&bill_type=ALL&tar_type=GZIP`);
-    expect(run).toMatchObject({ status: 'completed', new_run: true, bill_format: 'wechatpay', bill_total: '113.45', our_total: '113.45', difference: '0.00', fees: '0.68' });
+    expect(run).toMatchObject({
+      status: 'completed',
+      new_run: true,
+      bill_format: 'wechatpay',
+      bill_total: '113.45',
+      our_total: '113.45',
+      difference: '0.00',
+      fees: '0.68',
+    });
     expect(run.counts).toEqual({ matched: 3, missing_local: 0, missing_channel: 0, amount_mismatch: 0, status_mismatch: 0 });
     expect(JSON.stringify(run)).not.toContain(apiV3Key);
 
@@ -106,7 +124,9 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
     const run = await recon.run(channel, today());
     expect(run.counts).toEqual({ matched: 1, missing_local: 1, missing_channel: 0, amount_mismatch: 0, status_mismatch: 0 });
     const transactionId = wechat.trades.get(lost)!.transactionId;
-    expect(run.mismatches).toEqual([expect.objectContaining({ class: 'missing_local', order_no: lost, bill_amount: '20.00', resolution: 'moved_paid', channel_trade_no: transactionId })]);
+    expect(run.mismatches).toEqual([
+      expect.objectContaining({ class: 'missing_local', order_no: lost, bill_amount: '20.00', resolution: 'moved_paid', channel_trade_no: transactionId }),
+    ]);
     expect(await orderRow(api.app, lost)).toMatchObject({ status: 'completed', channel_trade_no: transactionId });
     expect(await creditsOf(api.app, lost)).toBe(1);
 

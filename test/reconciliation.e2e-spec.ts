@@ -77,12 +77,16 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     await sandboxBook(api.app, `UPDATE "sandbox_bill_lines" SET "amount_fen" = 2001 WHERE "order_no" = $1`, [amountOff.orderNo]);
     await sandboxBook(api.app, `DELETE FROM "sandbox_bill_lines" WHERE "order_no" = $1`, [notOnBill.orderNo]);
     // The channel says it refunded what we recorded as failed; it took the lost order's money but its notification never came.
-    await sandboxBook(api.app, `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "refund_no", "amount_fen") VALUES ($1, 'refund', 'SBXR1', $2, $3, 144)`, [
-      channel,
-      refused.orderNo,
-      failedRefund.refund_no,
-    ]);
-    await sandboxBook(api.app, `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "amount_fen") VALUES ($1, 'pay', $2, $3, 6000)`, [channel, `SBX${lost}`, lost]);
+    await sandboxBook(
+      api.app,
+      `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "refund_no", "amount_fen") VALUES ($1, 'refund', 'SBXR1', $2, $3, 144)`,
+      [channel, refused.orderNo, failedRefund.refund_no],
+    );
+    await sandboxBook(
+      api.app,
+      `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "amount_fen") VALUES ($1, 'pay', $2, $3, 6000)`,
+      [channel, `SBX${lost}`, lost],
+    );
 
     const before = await metric('recon_mismatches_total{kind="amount_mismatch"}');
     const run = await recon.run(channel, today());
@@ -119,16 +123,20 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     const secret = api.app.get(ChannelAdapters).channelConfig((await api.app.get(ChannelRepository).findById(channel))!).secret_key!;
     for (let round = 0; round < 3; round++) {
       const orderNo = await pendingOrder(api.app, merchant, channel, `7${round}.00`);
-      await sandboxBook(api.app, `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "amount_fen") VALUES ($1, 'pay', $2, $3, $4)`, [
-        channel,
-        `SBX${orderNo}`,
-        orderNo,
-        (70 + round) * 100,
-      ]);
+      await sandboxBook(
+        api.app,
+        `INSERT INTO "sandbox_bill_lines" ("channel_id", "kind", "trade_no", "order_no", "amount_fen") VALUES ($1, 'pay', $2, $3, $4)`,
+        [channel, `SBX${orderNo}`, orderNo, (70 + round) * 100],
+      );
       const notification = signSandboxNotification(secret, orderNo, (70 + round) * 100, 'paid');
       const [run, notified] = await Promise.all([
         recon.run(channel, today()),
-        api.app.inject({ method: 'POST', url: `/api/channel/notify/${channel}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(notification) }),
+        api.app.inject({
+          method: 'POST',
+          url: `/api/channel/notify/${channel}`,
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(notification),
+        }),
       ]);
       expect(notified.body).toBe('success');
       const line = run.mismatches.find((m) => m.order_no === orderNo);
@@ -181,20 +189,44 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
       [
         { tradeNo: `A${a.orderNo}`, orderNo: a.orderNo, type: '交易', subject: '充值-张记小卖部', amount: '100.00', received: '100.00', fee: '-0.60', time },
         { tradeNo: `A${b.orderNo}`, orderNo: b.orderNo, type: '交易', subject: '会员充值', amount: '0.01', received: '0.01', fee: '0.00', time },
-        { tradeNo: `A${a.orderNo}`, orderNo: a.orderNo, type: '退款', subject: '充值-张记小卖部', amount: '100.00', received: '-30.49', refundNo: String(refund.refund_no), fee: '0.18', time },
+        {
+          tradeNo: `A${a.orderNo}`,
+          orderNo: a.orderNo,
+          type: '退款',
+          subject: '充值-张记小卖部',
+          amount: '100.00',
+          received: '-30.49',
+          refundNo: String(refund.refund_no),
+          fee: '0.18',
+          time,
+        },
       ],
       { date: today() },
     );
     const run = await recon.run(channel, today(), { format: 'alipay', raw: alipay });
     expect(run).toMatchObject({ status: 'completed', bill_format: 'alipay', bill_total: '69.52', our_total: '69.51', fees: '0.42', difference: '0.01' });
-    expect(run.mismatches).toMatchObject([{ class: 'amount_mismatch', kind: 'refund', refund_no: refund.refund_no, bill_amount: '30.49', our_amount: '30.50' }]);
+    expect(run.mismatches).toMatchObject([
+      { class: 'amount_mismatch', kind: 'refund', refund_no: refund.refund_no, bill_amount: '30.49', our_amount: '30.50' },
+    ]);
     expect(run.mismatches[0].bill_line).toContain('充值-张记小卖部');
 
     const wechat = wechatpayTradeBill(
       [
         { time, transactionId: `W${a.orderNo}`, orderNo: a.orderNo, state: 'SUCCESS', settled: '100.00', subject: '充值', fee: '0.60000', total: '100.00' },
         { time, transactionId: `W${b.orderNo}`, orderNo: b.orderNo, state: 'SUCCESS', settled: '0.01', subject: '充值', fee: '0.00006', total: '0.01' },
-        { time, transactionId: `W${a.orderNo}`, orderNo: a.orderNo, state: 'REFUND', settled: '0.00', refundNo: String(refund.refund_no), refundAmount: '30.50', refundState: 'SUCCESS', subject: '充值', fee: '-0.18300', total: '0.00' },
+        {
+          time,
+          transactionId: `W${a.orderNo}`,
+          orderNo: a.orderNo,
+          state: 'REFUND',
+          settled: '0.00',
+          refundNo: String(refund.refund_no),
+          refundAmount: '30.50',
+          refundState: 'SUCCESS',
+          subject: '充值',
+          fee: '-0.18300',
+          total: '0.00',
+        },
       ],
       { gzip: true },
     );
@@ -232,10 +264,27 @@ describe('reconciliation: a channel bill against our books (real PostgreSQL and 
     expect(await cli('recon:run', '--channel', String(channel), '--date', '2025-02-30')).toMatchObject({ code: 2, err: expect.stringContaining('--date') });
     expect(await cli('recon:run', '--channel', '999999', '--date', today())).toMatchObject({ code: 2, err: expect.stringContaining('no channel') });
     expect(await cli('recon:show')).toMatchObject({ code: 2 });
-    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', '/nonexistent/bill.csv', '--format', 'sandbox')).toMatchObject({ code: 2, err: expect.stringContaining('cannot be read') });
-    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', 'nope')).toMatchObject({ code: 2, err: expect.stringContaining('--hash') });
+    expect(await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', '/nonexistent/bill.csv', '--format', 'sandbox')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('cannot be read'),
+    });
+    expect(
+      await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', 'nope'),
+    ).toMatchObject({ code: 2, err: expect.stringContaining('--hash') });
     // A bill given by hand that is not one: refused, said so in the JSON.
-    const refused = await cli('recon:run', '--channel', String(channel), '--date', today(), '--file', __filename, '--format', 'wechatpay', '--hash', `SHA1:${'0'.repeat(40)}`);
+    const refused = await cli(
+      'recon:run',
+      '--channel',
+      String(channel),
+      '--date',
+      today(),
+      '--file',
+      __filename,
+      '--format',
+      'wechatpay',
+      '--hash',
+      `SHA1:${'0'.repeat(40)}`,
+    );
     expect(JSON.parse(refused.out)).toMatchObject({ status: 'refused', error: expect.stringContaining('hash_value') });
   });
 });

@@ -5,17 +5,7 @@ import { RefundLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { eventsOf, sql } from './helpers/orders';
-import {
-  REFUND_FIELDS,
-  books,
-  completedOrder,
-  createSellOrder,
-  entriesOf,
-  refundCreate,
-  refundQuery,
-  refundQueryList,
-  refundRow,
-} from './helpers/money-out';
+import { REFUND_FIELDS, books, completedOrder, createSellOrder, entriesOf, refundCreate, refundQuery, refundQueryList, refundRow } from './helpers/money-out';
 import { createOrder, orderRow } from './helpers/orders';
 
 describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL and Redis)', () => {
@@ -71,7 +61,11 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
     await process(second.body.data.refund_no);
     // Nothing is left to refund of this order.
     const third = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '0.01', merchant_refund_no: no() });
-    expect([third.status, third.body.code, third.body.data]).toEqual([400, 40000, { errors: [{ field: 'refund_amount', message: 'exceeds what is left to refund of this order (0.00)' }] }]);
+    expect([third.status, third.body.code, third.body.data]).toEqual([
+      400,
+      40000,
+      { errors: [{ field: 'refund_amount', message: 'exceeds what is left to refund of this order (0.00)' }] },
+    ]);
 
     const list = await refundQueryList(api.app, merchant, order.order_no);
     expect(list.body.data.total).toBe(2);
@@ -95,12 +89,22 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
       ['refund.succeeded', second.body.data.refund_no, 1],
     ]);
     expect(Object.keys(events[0].payload).sort()).toEqual([...REFUND_FIELDS, 'event', 'event_id', 'merchant_order_no'].sort());
-    expect(events[0].payload).toMatchObject({ status: 'succeeded', merchant_order_no: order.merchant_order_no, order_no: order.order_no, refund_amount: '30.00' });
+    expect(events[0].payload).toMatchObject({
+      status: 'succeeded',
+      merchant_order_no: order.merchant_order_no,
+      order_no: order.order_no,
+      refund_amount: '30.00',
+    });
   });
 
   it("a refund's callback goes to its own notify_url, else the order's, else the merchant's", async () => {
     const order = await completedOrder(api.app, merchant, { cny_amount: '20.00', paychannel_id: channel, notify_url: 'https://shop.example/order' });
-    const own = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '1.00', merchant_refund_no: no(), notify_url: 'https://refunds.example:8443/refund' });
+    const own = await refundCreate(api.app, merchant, {
+      order_no: order.order_no,
+      refund_amount: '1.00',
+      merchant_refund_no: no(),
+      notify_url: 'https://refunds.example:8443/refund',
+    });
     await process(own.body.data.refund_no);
     const inherited = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '1.00', merchant_refund_no: no() });
     await process(inherited.body.data.refund_no);
@@ -110,7 +114,12 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
       [order.order_no],
     );
     expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed', 'refund.succeeded', 'refund.succeeded']);
-    expect(deliveries.map((d) => d.notify_url)).toEqual(['https://shop.example/order', 'https://shop.example/order', 'https://refunds.example:8443/refund', 'https://shop.example/order']);
+    expect(deliveries.map((d) => d.notify_url)).toEqual([
+      'https://shop.example/order',
+      'https://shop.example/order',
+      'https://refunds.example:8443/refund',
+      'https://shop.example/order',
+    ]);
   });
 
   it('a second refund while one is processing is 40901; once it settled the next one is taken', async () => {
@@ -170,14 +179,16 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
     expect((await books(api.app, poor.merchant.id)).available).toBe(0);
   });
 
-  it('only a completed buy order: pending, paid or a sell order is 40901; unknown or another merchant\'s is 40400', async () => {
+  it("only a completed buy order: pending, paid or a sell order is 40901; unknown or another merchant's is 40400", async () => {
     const pending = await createOrder(api.app, merchant, { cny_amount: '5.00', paychannel_id: channel });
     const res = await refundCreate(api.app, merchant, { order_no: pending.body.data.order_no, refund_amount: '1.00', merchant_refund_no: no() });
     expect([res.status, res.body.code]).toEqual([409, 40901]);
     expect(res.body.msg).toBe('Only a completed buy order can be refunded; this one is pending');
 
     const sell = await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel });
-    expect((await refundCreate(api.app, merchant, { order_no: sell.body.data.order_no, refund_amount: '1.00', merchant_refund_no: no() })).body.code).toBe(40901);
+    expect((await refundCreate(api.app, merchant, { order_no: sell.body.data.order_no, refund_amount: '1.00', merchant_refund_no: no() })).body.code).toBe(
+      40901,
+    );
 
     expect((await refundCreate(api.app, merchant, { order_no: '1'.repeat(22), refund_amount: '1.00', merchant_refund_no: no() })).body.code).toBe(40400);
     const other = await merchantWithChannels(api.operator);
@@ -252,7 +263,7 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
     expect(await repository.claim(id, 60_000)).not.toBeNull();
   });
 
-  it('refundQuery by either number; both must agree; another merchant\'s refund is 40400', async () => {
+  it("refundQuery by either number; both must agree; another merchant's refund is 40400", async () => {
     const order = await completedOrder(api.app, merchant, { cny_amount: '6.00', paychannel_id: channel });
     const key = no();
     const res = await refundCreate(api.app, merchant, { order_no: order.order_no, refund_amount: '1.00', merchant_refund_no: key });

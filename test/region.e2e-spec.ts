@@ -99,7 +99,9 @@ describe('Region data (SPEC 4)', () => {
     });
 
     it('applies rules 3, 5 and 6: development zones and NBS-only units absent, MCA additions present', () => {
-      const districts = new Map(treeToProvinces(tree).flatMap((p) => p.cities.flatMap((c) => c.districts.map((d) => [d.code, `${c.name} ${d.name}`] as const))));
+      const districts = new Map(
+        treeToProvinces(tree).flatMap((p) => p.cities.flatMap((c) => c.districts.map((d) => [d.code, `${c.name} ${d.name}`] as const))),
+      );
       for (const code of ['232761', '232762', '232763', '232764', '632857', '460321', '460322', '460323']) expect(districts.get(code)).toBeUndefined();
       expect(districts.get('460302')).toBe('三沙市 西沙区');
       expect(districts.get('460303')).toBe('三沙市 南沙区');
@@ -171,7 +173,11 @@ describe('Region data (SPEC 4)', () => {
       expect(brotliDecompressSync(br.rawPayload).equals(identity.rawPayload)).toBe(true);
       expect(br.rawPayload.length).toBeLessThan(identity.rawPayload.length);
       expect(new Set([identity.headers.etag, gzip.headers.etag, br.headers.etag]).size).toBe(3);
-      const revalidated = await api.app.inject({ method: 'GET', url: url(operation, query), headers: { 'accept-encoding': 'br', 'if-none-match': String(br.headers.etag) } });
+      const revalidated = await api.app.inject({
+        method: 'GET',
+        url: url(operation, query),
+        headers: { 'accept-encoding': 'br', 'if-none-match': String(br.headers.etag) },
+      });
       expect(revalidated.statusCode).toBe(304);
     });
 
@@ -195,7 +201,8 @@ describe('Region data (SPEC 4)', () => {
       const head = await api.app.inject({ method: 'HEAD', url: url('regionData'), headers: { 'accept-encoding': 'br' } });
       expect(head.statusCode).toBe(200);
       expect(head.rawPayload.length).toBe(0);
-      for (const name of ['etag', 'content-type', 'content-encoding', 'cache-control', 'vary']) expect([name, head.headers[name]]).toEqual([name, full.headers[name]]);
+      for (const name of ['etag', 'content-type', 'content-encoding', 'cache-control', 'vary'])
+        expect([name, head.headers[name]]).toEqual([name, full.headers[name]]);
       expect(Number(head.headers['content-length'])).toBe(full.rawPayload.length);
     });
   });
@@ -215,7 +222,10 @@ describe('Region data (SPEC 4)', () => {
     });
 
     it('answers 40000 for a parameter given twice', async () => {
-      const res = await api.app.inject({ method: 'GET', url: `${BASE}/cityList?province=${encodeURIComponent('北京市')}&province=${encodeURIComponent('北京市')}` });
+      const res = await api.app.inject({
+        method: 'GET',
+        url: `${BASE}/cityList?province=${encodeURIComponent('北京市')}&province=${encodeURIComponent('北京市')}`,
+      });
       expect([res.statusCode, res.json().code]).toEqual([400, 40000]);
     });
 
@@ -273,7 +283,9 @@ describe('Region data (SPEC 4)', () => {
     it('counts answers in /metrics by route pattern and status', async () => {
       const counted = async (code: number): Promise<number> => {
         const metrics = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
-        const line = metrics.split('\n').find((l) => l.startsWith(`merchant_pay_http_requests_total{method="GET",route="${BASE}/districtList",code="${code}"}`));
+        const line = metrics
+          .split('\n')
+          .find((l) => l.startsWith(`merchant_pay_http_requests_total{method="GET",route="${BASE}/districtList",code="${code}"}`));
         return Number(line?.split(' ')[1] ?? 0);
       };
       const before = [await counted(200), await counted(404)];

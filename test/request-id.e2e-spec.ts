@@ -47,11 +47,24 @@ describe('X-Request-Id: one id a shop can quote, on every answer and in the acce
     const res = await call({ 'x-request-id': id }, body);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe(id);
-    const line = await waitFor(() => compiled.output().split('\n').find((l) => l.includes(`"request_id":"${id}"`) && l.includes('request completed')), 10_000).catch((err: Error) => {
+    const line = await waitFor(
+      () =>
+        compiled
+          .output()
+          .split('\n')
+          .find((l) => l.includes(`"request_id":"${id}"`) && l.includes('request completed')),
+      10_000,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}; the API printed:\n${compiled.output().slice(-3000)}`);
     });
     const entry = JSON.parse(line) as Record<string, unknown>;
-    expect(entry).toMatchObject({ method: 'POST', path: '/api/merchant/getPayChannels', route: '/api/merchant/getPayChannels', status: 200, merchant_id: merchant.id });
+    expect(entry).toMatchObject({
+      method: 'POST',
+      path: '/api/merchant/getPayChannels',
+      route: '/api/merchant/getPayChannels',
+      status: 200,
+      merchant_id: merchant.id,
+    });
     expect(typeof entry.duration_ms).toBe('number');
     expect(line).not.toContain(merchant.api_secret);
     expect(line).not.toContain(String(body.signature));
@@ -67,7 +80,9 @@ describe('X-Request-Id: one id a shop can quote, on every answer and in the acce
     const client = new Client({ connectionString: api.databaseUrl });
     await client.connect();
     try {
-      const { rows } = await client.query<{ application_name: string }>(`SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database()`);
+      const { rows } = await client.query<{ application_name: string }>(
+        `SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database()`,
+      );
       expect(rows.map((row) => row.application_name)).toEqual(expect.arrayContaining(['merchant-pay-api', 'merchant-pay-cli']));
     } finally {
       await client.end();

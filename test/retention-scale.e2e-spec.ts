@@ -98,9 +98,16 @@ describe('retention at a million old rows', () => {
     // Every statement the spec has the worker run is explained first, on the same connection (in the same
     // transaction, with its settings) and with the same parameters: EXPLAIN runs nothing.
     const query = PostgresQueryRunner.prototype.query;
-    jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(async function (this: PostgresQueryRunner, sql: string, params?: Parameters<PostgresQueryRunner['query']>[1], structured?: boolean) {
+    jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(async function (
+      this: PostgresQueryRunner,
+      sql: string,
+      params?: Parameters<PostgresQueryRunner['query']>[1],
+      structured?: boolean,
+    ) {
       if (recording.getStore() && /^\s*(SELECT|WITH)\b/i.test(sql)) {
-        const [{ 'QUERY PLAN': plan }] = (await query.call(this, `EXPLAIN (FORMAT JSON) ${sql}`, params)) as { 'QUERY PLAN': { Plan: PlanNode; JIT?: unknown }[] }[];
+        const [{ 'QUERY PLAN': plan }] = (await query.call(this, `EXPLAIN (FORMAT JSON) ${sql}`, params)) as {
+          'QUERY PLAN': { Plan: PlanNode; JIT?: unknown }[];
+        }[];
         explained.push({ sql, access: [...bigTableAccess(plan[0].Plan), ...(plan[0].JIT ? ['JIT compiled'] : [])] });
       }
       return query.call(this, sql, params, structured) as Promise<unknown>;
@@ -132,7 +139,15 @@ describe('retention at a million old rows', () => {
   async function orders(count: number, ageDays: number, options: { channel?: number; orderType?: 1 | 2; orderStatus?: string } = {}): Promise<string[]> {
     const firstNo = nextOrderNo;
     nextOrderNo += count;
-    return insertAgedOrders(db, { merchantId, channelId: options.channel ?? channelId, firstNo, count, ageDays, orderType: options.orderType, orderStatus: options.orderStatus });
+    return insertAgedOrders(db, {
+      merchantId,
+      channelId: options.channel ?? channelId,
+      firstNo,
+      count,
+      ageDays,
+      orderType: options.orderType,
+      orderStatus: options.orderStatus,
+    });
   }
 
   /**
@@ -331,7 +346,11 @@ describe('retention at a million old rows', () => {
     await expectStatusCountsExact();
     // The callbacks sweep folds the appended changes to one row per status, with the same figures.
     const countRows = async (): Promise<{ rows: number; statuses: number }> =>
-      (await db.query<{ rows: number; statuses: number }>('SELECT count(*)::int AS rows, count(DISTINCT status)::int AS statuses FROM callback_delivery_counts')).rows[0];
+      (
+        await db.query<{ rows: number; statuses: number }>(
+          'SELECT count(*)::int AS rows, count(DISTINCT status)::int AS statuses FROM callback_delivery_counts',
+        )
+      ).rows[0];
     expect((await countRows()).rows).toBeGreaterThan(3);
     await worker.get(CallbackSweeper).sweep();
     await expectStatusCountsExact();

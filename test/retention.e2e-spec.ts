@@ -59,10 +59,22 @@ describe('retention of callback history', () => {
    * `count` orders `ageDays` old, each with an order.paid event and one delivery of `deliveryStatus`
    * with two attempts, all written at that age, generated in a few statements. Answers the order ids.
    */
-  async function history(count: number, ageDays: number, options: { deliveryStatus?: string; channel?: number; orderType?: 1 | 2; orderStatus?: string } = {}): Promise<string[]> {
+  async function history(
+    count: number,
+    ageDays: number,
+    options: { deliveryStatus?: string; channel?: number; orderType?: 1 | 2; orderStatus?: string } = {},
+  ): Promise<string[]> {
     const firstNo = nextOrderNo;
     nextOrderNo += count;
-    const ids = await insertAgedOrders(db, { merchantId, channelId: options.channel ?? channelId, firstNo, count, ageDays, orderType: options.orderType, orderStatus: options.orderStatus });
+    const ids = await insertAgedOrders(db, {
+      merchantId,
+      channelId: options.channel ?? channelId,
+      firstNo,
+      count,
+      ageDays,
+      orderType: options.orderType,
+      orderStatus: options.orderStatus,
+    });
     await db.query(
       `INSERT INTO order_events (id, order_id, merchant_id, type, payload, created_at)
        SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.paid', '{}', o.created_at FROM orders o WHERE o.id = ANY($1::bigint[])`,
@@ -94,7 +106,10 @@ describe('retention of callback history', () => {
 
   /** One maintenance sweep as the worker runs it (the 'maintenance.sweep' job's handler). */
   async function sweep(): Promise<RetentionResult> {
-    const result = (await worker.get(QueueWorkers).handlers()['maintenance.sweep']({}, {} as never)) as { retention: RetentionResult };
+    const result = (await worker
+      .get(QueueWorkers)
+      .handlers()
+      ['maintenance.sweep']({}, {} as never)) as { retention: RetentionResult };
     return result.retention;
   }
 
@@ -159,7 +174,9 @@ describe('retention of callback history', () => {
       [merchantId],
     );
     expect((await sweep()).circuitsDeleted).toBe(1);
-    const { rows } = await db.query<{ destination: string }>(`SELECT destination FROM callback_circuits WHERE merchant_id = $1 ORDER BY destination`, [merchantId]);
+    const { rows } = await db.query<{ destination: string }>(`SELECT destination FROM callback_circuits WHERE merchant_id = $1 ORDER BY destination`, [
+      merchantId,
+    ]);
     expect(rows.map((r) => r.destination)).toEqual(['https://busy.example:443', 'https://shop.example:443']);
   });
 });

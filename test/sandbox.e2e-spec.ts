@@ -44,7 +44,12 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       payload: new URLSearchParams({ token }).toString(),
     });
   const notify = (params: object, channelId = channel) =>
-    api.app.inject({ method: 'POST', url: `/api/channel/notify/${channelId}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(params) });
+    api.app.inject({
+      method: 'POST',
+      url: `/api/channel/notify/${channelId}`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(params),
+    });
 
   async function secretKey(): Promise<string> {
     const adapters = api.app.get(ChannelAdapters);
@@ -69,7 +74,11 @@ describe('sandbox checkout, notifications and the order state machine (real Post
 
   it('speaks zh-CN and en like the portal: by Accept-Language, switchable, the choice carried through Pay', async () => {
     const order = await newOrder('8.80');
-    const zh = await api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=${order.token}`, headers: { 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.5' } });
+    const zh = await api.app.inject({
+      method: 'GET',
+      url: `/sandbox/checkout/${order.order_no}?token=${order.token}`,
+      headers: { 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.5' },
+    });
     expect(zh.statusCode).toBe(200);
     expect(zh.body).toContain('<html lang="zh-CN">');
     expect(zh.body).toContain('沙箱收银台');
@@ -129,7 +138,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect((await orderRow(api.app, a.order_no)).status).toBe('pending');
   });
 
-  it('pay -> paid (order.paid) -> confirmed -> completed (order.completed) in the notification\'s transaction, crediting the balance once, no confirm job', async () => {
+  it("pay -> paid (order.paid) -> confirmed -> completed (order.completed) in the notification's transaction, crediting the balance once, no confirm job", async () => {
     const before = await api.operator.ledger.balance(merchant.id);
     const order = await newOrder('100.00');
     const res = await press(order.order_no, 'pay', order.token);
@@ -372,7 +381,10 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(row.status).toBe('cancelled');
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled']);
     // Its delivery is due like every other transition's.
-    const deliveries: { status: string; due: boolean }[] = await sql(api.app).query(`SELECT status, next_attempt_at <= now() AS due FROM callback_deliveries WHERE order_id = $1`, [order.id]);
+    const deliveries: { status: string; due: boolean }[] = await sql(api.app).query(
+      `SELECT status, next_attempt_at <= now() AS due FROM callback_deliveries WHERE order_id = $1`,
+      [order.id],
+    );
     expect(deliveries).toEqual([{ status: 'pending', due: true }]);
     // A page for it offers nothing to pay.
     expect((await page(order.order_no, order.token)).body).toContain('cancelled');
@@ -404,7 +416,10 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       // Paid as a channel whose word is not final (epay) leaves it, so each later step is a transition of its own.
       ['paid', () => lifecycle.markPaid(order.id, { amountFen: 900, channelTradeNo: `SBX${order.order_no}` }, { final: false })],
       // confirm() takes both steps at once: the first is made alone here, as confirm() makes it.
-      ['confirmed', () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transitionBy(em, order.id, ORDER_TRANSITIONS.between('paid', 'confirmed')))],
+      [
+        'confirmed',
+        () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transitionBy(em, order.id, ORDER_TRANSITIONS.between('paid', 'confirmed'))),
+      ],
       ['completed', () => lifecycle.confirm(order.id)],
     ];
     for (const [status, move] of moves) {

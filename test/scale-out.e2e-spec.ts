@@ -18,7 +18,6 @@ import { operatorServices } from './helpers/operator-services';
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
 
-
 interface Envelope<T = Record<string, unknown>> {
   code: number;
   msg: string;
@@ -85,13 +84,24 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     }
     await waitFor(
       async () => {
-        const ready = await Promise.all([0, 1].map((i) => fetch(`${base(i)}/ready`).then((r) => r.status === 200, () => false)));
+        const ready = await Promise.all(
+          [0, 1].map((i) =>
+            fetch(`${base(i)}/ready`).then(
+              (r) => r.status === 200,
+              () => false,
+            ),
+          ),
+        );
         return ready.every(Boolean);
       },
       30_000,
       'both API processes ready',
     );
-    await waitFor(() => processes.filter((p) => p.name.startsWith('worker')).every((p) => p.output().includes('taking jobs')), 30_000, 'both workers taking jobs');
+    await waitFor(
+      () => processes.filter((p) => p.name.startsWith('worker')).every((p) => p.output().includes('taking jobs')),
+      30_000,
+      'both workers taking jobs',
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -135,9 +145,23 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
     await operator.merchants.setStatus(m.id, 'disabled');
-    expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40300)).toBeLessThan(1000);
+    expect(
+      await bothWithin(
+        1000,
+        Date.now(),
+        () => signed(m),
+        (code) => code === 40300,
+      ),
+    ).toBeLessThan(1000);
     await operator.merchants.setStatus(m.id, 'active');
-    expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 1)).toBeLessThan(1000);
+    expect(
+      await bothWithin(
+        1000,
+        Date.now(),
+        () => signed(m),
+        (code) => code === 1,
+      ),
+    ).toBeLessThan(1000);
   });
 
   it('after a routine rotation (24 h grace) both instances take the new secret within 1 s and keep accepting the old one', async () => {
@@ -146,7 +170,14 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
     const rotated = await operator.merchants.rotateSecret(m.id);
-    expect(await bothWithin(1000, Date.now(), () => signed(rotated), (code) => code === 1)).toBeLessThan(1000);
+    expect(
+      await bothWithin(
+        1000,
+        Date.now(),
+        () => signed(rotated),
+        (code) => code === 1,
+      ),
+    ).toBeLessThan(1000);
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
   });
 
@@ -156,7 +187,14 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
     const rotated = await operator.merchants.rotateSecret(m.id, '0');
-    expect(await bothWithin(1000, Date.now(), () => signed(m), (code) => code === 40102)).toBeLessThan(1000);
+    expect(
+      await bothWithin(
+        1000,
+        Date.now(),
+        () => signed(m),
+        (code) => code === 40102,
+      ),
+    ).toBeLessThan(1000);
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(rotated))).code).toBe(1);
   });
 
@@ -173,7 +211,9 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
       fetch(`${base(i)}/api/channel/notify/${channelId}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(Object.entries(signSandboxNotification(secretKey, orderNo, 8800, 'paid')).map(([k, v]): [string, string] => [k, String(v)])).toString(),
+        body: new URLSearchParams(
+          Object.entries(signSandboxNotification(secretKey, orderNo, 8800, 'paid')).map(([k, v]): [string, string] => [k, String(v)]),
+        ).toString(),
       }).then((r) => r.text());
     const answers = await Promise.all(Array.from({ length: 4 }, () => [notify(0), notify(1)]).flat());
     expect(answers).toEqual(Array(8).fill('success'));

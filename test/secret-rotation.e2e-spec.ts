@@ -37,7 +37,10 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     api = await startTestApi({ CALLBACK_RETRY_SCHEDULE: '200ms', CALLBACK_ALLOW_PRIVATE: 'true' });
     worker = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     db = await CallbackFixtures.connect(api.databaseUrl);
-    ({ merchant, channels: { remotepay: channelId } } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
+    ({
+      merchant,
+      channels: { remotepay: channelId },
+    } = await merchantWithChannels(api.operator, { notifyUrl: receiver.url }));
   });
 
   afterAll(async () => {

@@ -22,7 +22,18 @@ const CREATED_FIELDS = [
   'service_amount',
   'status',
 ];
-const ORDER_FIELDS = ['cny_amount', 'createtime', 'merchant_actual_amount', 'merchant_order_no', 'order_no', 'order_type', 'service_amount', 'service_rate', 'status', 'updatetime'].sort();
+const ORDER_FIELDS = [
+  'cny_amount',
+  'createtime',
+  'merchant_actual_amount',
+  'merchant_order_no',
+  'order_no',
+  'order_type',
+  'service_amount',
+  'service_rate',
+  'status',
+  'updatetime',
+].sort();
 
 describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis)', () => {
   let api: TestApi;
@@ -107,7 +118,9 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
     ]);
     const events = await eventsOf(api.app, res.body.data.order_no);
     expect(events.map((e) => [e.type, e.payload.reason])).toEqual([['order.cancelled', 'refused']]);
-    const [payout] = await sql(api.app).query(`SELECT failure, settled_at FROM payouts WHERE order_id = $1`, [(await orderRow(api.app, res.body.data.order_no)).id]);
+    const [payout] = await sql(api.app).query(`SELECT failure, settled_at FROM payouts WHERE order_id = $1`, [
+      (await orderRow(api.app, res.body.data.order_no)).id,
+    ]);
     expect(payout).toMatchObject({ failure: 'sandbox refuses amounts ending in .44' });
     expect(payout.settled_at).not.toBeNull();
     await payOut(res.body.data.order_no);
@@ -137,7 +150,11 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
     const detail = await orderDetail(api.app, merchant, res.body.data.order_no);
     expect(Object.keys(detail.body.data).sort()).toEqual(ORDER_FIELDS);
     expect(detail.body.data).toMatchObject({ order_type: 2, status: 'completed', cny_amount: '5.00', service_amount: 3, merchant_actual_amount: 503 });
-    const list = await post<{ list: Record<string, unknown>[]; total: number }>(api.app, '/api/merchant/orderQueryList', signed(merchant, { order_type: 2, limit: 100 }));
+    const list = await post<{ list: Record<string, unknown>[]; total: number }>(
+      api.app,
+      '/api/merchant/orderQueryList',
+      signed(merchant, { order_type: 2, limit: 100 }),
+    );
     expect(list.body.data.list.map((o) => o.order_no)).toContain(res.body.data.order_no);
     expect(list.body.data.list.every((o) => o.order_type === 2)).toBe(true);
     expect(list.raw).not.toContain(ACCOUNT);
@@ -151,7 +168,7 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
     expect((await orderRow(api.app, res.body.data.order_no)).status).toBe('pending');
   });
 
-  it('merchant_order_no: a repeat answers the first order, a different payee or amount is 40900, a top-up\'s number too', async () => {
+  it("merchant_order_no: a repeat answers the first order, a different payee or amount is 40900, a top-up's number too", async () => {
     const params = { cny_amount: '4.00', paychannel_id: channel, merchant_order_no: 'payout-repeat' };
     const first = await createSellOrder(api.app, merchant, params);
     const before = await books(api.app, merchant.id);

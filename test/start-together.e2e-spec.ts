@@ -19,7 +19,12 @@ interface NpmRun {
 
 /** `npm run <script>` in `cwd`, in a process group of its own as in a terminal. */
 function npmRun(cwd: string, script: string, env: Record<string, string>): NpmRun {
-  const child = spawn('npm', ['run', script], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('npm', ['run', script], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -83,7 +88,11 @@ describe("the README's start commands on a fresh checkout", () => {
     runs.push(npmRun(dir, 'start:api', env), npmRun(dir, 'start:worker', env));
     const [api, worker] = runs;
     const workerMain = join(dir, 'dist/apps/worker/src/main.js');
-    const ready = () => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.status === 200, () => false);
+    const ready = () =>
+      fetch(`http://127.0.0.1:${port}/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
 
     const failed = () => runs.find((r) => r.child.exitCode !== null);
     await waitFor(async () => failed() !== undefined || (await ready()), 180_000, 'the API ready');

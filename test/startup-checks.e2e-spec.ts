@@ -17,7 +17,13 @@ const newKey = (): string => randomBytes(32).toString('base64');
 /** Starts a compiled app that must refuse: its exit code and its output, line by line. */
 async function refusedStart(main: string, env: Record<string, string>): Promise<{ code: number | null; lines: string[] }> {
   const port = await freePort();
-  const running = launch('app', main, { PORT: String(port), REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: testQueuePrefix(), WORKER_HEALTH_FILE: `/tmp/mp-test-health-${port}`, ...env });
+  const running = launch('app', main, {
+    PORT: String(port),
+    REDIS_URL: TEST_REDIS_URL,
+    QUEUE_PREFIX: testQueuePrefix(),
+    WORKER_HEALTH_FILE: `/tmp/mp-test-health-${port}`,
+    ...env,
+  });
   const timer = setTimeout(() => void stopProcess(running), 30_000);
   const exit = await running.exited;
   clearTimeout(timer);
@@ -54,7 +60,7 @@ describe('an app refuses to start, with one clear line, rather than half-work', 
   it.each([
     ['worker', WORKER_MAIN],
     ['API', API_MAIN],
-  ])('the %s with a master key that is not the database\'s', async (_name, main) => {
+  ])("the %s with a master key that is not the database's", async (_name, main) => {
     const started = await refusedStart(main, { DATABASE_URL: api.databaseUrl, MASTER_KEY: newKey() });
     expect(started.code).toBe(1);
     expectOneJsonLineSaying(started.lines, /master key does not open this database.*MASTER_KEYS=new,old/);
@@ -93,7 +99,9 @@ describe('master key rotation: MASTER_KEYS=new,old, keys:reseal, then the new ke
     const databaseUrl = await createTestDatabase();
     const oldKey = newKey();
     const freshKey = newKey();
-    const before = JSON.parse((await cli({ DATABASE_URL: databaseUrl, MASTER_KEY: oldKey }, 'merchant:create', '--name', 'Rotating', '--mode', 'test')).out) as {
+    const before = JSON.parse(
+      (await cli({ DATABASE_URL: databaseUrl, MASTER_KEY: oldKey }, 'merchant:create', '--name', 'Rotating', '--mode', 'test')).out,
+    ) as {
       api_key: string;
       api_secret: string;
     };
@@ -105,7 +113,9 @@ describe('master key rotation: MASTER_KEYS=new,old, keys:reseal, then the new ke
     expect(resealed.code).toBe(0);
     const report = JSON.parse(resealed.out) as { resealed: Record<string, number>; current: number };
     expect(report.resealed).toMatchObject({ merchant_secret: 1, master_key_check: 1 });
-    const again = JSON.parse((await cli({ DATABASE_URL: databaseUrl, MASTER_KEYS: `${freshKey},${oldKey}` }, 'keys:reseal')).out) as { resealed: Record<string, number> };
+    const again = JSON.parse((await cli({ DATABASE_URL: databaseUrl, MASTER_KEYS: `${freshKey},${oldKey}` }, 'keys:reseal')).out) as {
+      resealed: Record<string, number>;
+    };
     expect(Object.values(again.resealed).every((n) => n === 0)).toBe(true);
 
     // Now the old key alone is refused and the new one alone serves the merchant's signed requests.
@@ -119,4 +129,3 @@ describe('master key rotation: MASTER_KEYS=new,old, keys:reseal, then the new ke
     }
   });
 });
-

@@ -11,7 +11,16 @@ interface StatementAnswer {
   date: string;
   opening_balance: { available_fen: number; deposit_fen: number };
   closing_balance: { available_fen: number; deposit_fen: number };
-  movements: { kind: string; account: string; amount_fen: number; order_no: string; refund_no: string | null; available_after_fen: number; deposit_after_fen: number; time: number }[];
+  movements: {
+    kind: string;
+    account: string;
+    amount_fen: number;
+    order_no: string;
+    refund_no: string | null;
+    available_after_fen: number;
+    deposit_after_fen: number;
+    time: number;
+  }[];
   total: number;
 }
 
@@ -27,7 +36,10 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
   /** Moves an order's entries (and its refunds') to 10:00 + minutes of a day, as if they had happened then. */
   async function happenedOn(orderNo: string, day: string, minutes: number): Promise<void> {
     const at = new Date(shanghaiDayBounds(day)!.from.getTime() + (10 * 60 + minutes) * 60_000);
-    await sql(api.app).query(`UPDATE "ledger_entries" SET "created_at" = $2 WHERE "order_id" = (SELECT "id" FROM "orders" WHERE "order_no" = $1)`, [orderNo, at]);
+    await sql(api.app).query(`UPDATE "ledger_entries" SET "created_at" = $2 WHERE "order_id" = (SELECT "id" FROM "orders" WHERE "order_no" = $1)`, [
+      orderNo,
+      at,
+    ]);
   }
 
   beforeAll(async () => {
@@ -46,14 +58,27 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
     await happenedOn(first.order_no, days[0], 0);
     await happenedOn(second.order_no, days[0], 5);
     await processedRefund(api.app, a, second.order_no, '30.00');
-    const payout = await createSellOrder(api.app, a, { cny_amount: '50.00', paychannel_id: channel, payee_name: '张三', payee_account: '6222021234561234', payee_bank: '工商银行' });
-    const refused = await createSellOrder(api.app, a, { cny_amount: '10.44', paychannel_id: channel, payee_name: '李四', payee_account: '6222021234565678', payee_bank: '建设银行' });
-    for (const o of [payout.body.data.order_no, refused.body.data.order_no]) await api.app.get(SellOrderLifecycle).payout(String((await orderRow(api.app, o)).id));
+    const payout = await createSellOrder(api.app, a, {
+      cny_amount: '50.00',
+      paychannel_id: channel,
+      payee_name: '张三',
+      payee_account: '6222021234561234',
+      payee_bank: '工商银行',
+    });
+    const refused = await createSellOrder(api.app, a, {
+      cny_amount: '10.44',
+      paychannel_id: channel,
+      payee_name: '李四',
+      payee_account: '6222021234565678',
+      payee_bank: '建设银行',
+    });
+    for (const o of [payout.body.data.order_no, refused.body.data.order_no])
+      await api.app.get(SellOrderLifecycle).payout(String((await orderRow(api.app, o)).id));
     await happenedOn(second.order_no, days[1], 0);
-    await sql(api.app).query(`UPDATE "ledger_entries" SET "created_at" = $2 WHERE "order_id" = (SELECT "id" FROM "orders" WHERE "order_no" = $1) AND "refund_id" IS NULL`, [
-      second.order_no,
-      new Date(shanghaiDayBounds(days[0])!.from.getTime() + 10 * 3_600_000 + 5 * 60_000),
-    ]);
+    await sql(api.app).query(
+      `UPDATE "ledger_entries" SET "created_at" = $2 WHERE "order_id" = (SELECT "id" FROM "orders" WHERE "order_no" = $1) AND "refund_id" IS NULL`,
+      [second.order_no, new Date(shanghaiDayBounds(days[0])!.from.getTime() + 10 * 3_600_000 + 5 * 60_000)],
+    );
     await happenedOn(payout.body.data.order_no, days[1], 10);
     await happenedOn(refused.body.data.order_no, days[1], 20);
     const third = await completedOrder(api.app, a, { cny_amount: '200.00', paychannel_id: channel });
@@ -93,7 +118,12 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
   it('a merchant sees only its own statement; a bad date is 40000 naming the field', async () => {
     for (const day of days) {
       const res = await statement(b, day);
-      expect(res.body.data).toMatchObject({ opening_balance: { available_fen: 0, deposit_fen: 0 }, closing_balance: { available_fen: 0, deposit_fen: 0 }, movements: [], total: 0 });
+      expect(res.body.data).toMatchObject({
+        opening_balance: { available_fen: 0, deposit_fen: 0 },
+        closing_balance: { available_fen: 0, deposit_fen: 0 },
+        movements: [],
+        total: 0,
+      });
     }
     for (const date of ['2025-02-30', '20251121', '', 'yesterday']) {
       const res = await statement(a, date);
@@ -113,7 +143,11 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
     const api1 = (await statement(a, days[1])).body.data;
     for (const m of api1.movements) expect(page.html).toContain(m.order_no);
 
-    const csv = await api.app.inject({ method: 'GET', url: `/portal/statements/export.csv?date=${days[1]}`, headers: { cookie: alice.cookieHeader(), 'accept-language': 'zh-CN' } });
+    const csv = await api.app.inject({
+      method: 'GET',
+      url: `/portal/statements/export.csv?date=${days[1]}`,
+      headers: { cookie: alice.cookieHeader(), 'accept-language': 'zh-CN' },
+    });
     expect(csv.statusCode).toBe(200);
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(csv.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));

@@ -56,7 +56,14 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
       gateway: wechat.url,
     };
     const create = async (c: Record<string, unknown>): Promise<number> => {
-      const { id } = await api.operator.channels.create({ category: 'processor', name: 'WeChat Pay', payMethod: 'wxpay', adapter: 'wechatpay', rate: '0.006', config: JSON.stringify(c) });
+      const { id } = await api.operator.channels.create({
+        category: 'processor',
+        name: 'WeChat Pay',
+        payMethod: 'wxpay',
+        adapter: 'wechatpay',
+        rate: '0.006',
+        config: JSON.stringify(c),
+      });
       await api.operator.channels.link(merchant.id, id);
       return id;
     };
@@ -145,7 +152,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     expect(after.body).not.toContain('http-equiv="refresh"');
   });
 
-  it('the pay page: 404 without the token or with another order\'s; both languages; no config value', async () => {
+  it("the pay page: 404 without the token or with another order's; both languages; no config value", async () => {
     const a = await newOrder('1.00');
     const b = await newOrder('1.00');
     const token = new URL(a.payUrl).searchParams.get('token')!;
@@ -158,7 +165,8 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const zh = await page(a.payUrl);
     expect(zh.body).toContain('请使用微信扫一扫');
     for (const body of [en.body, zh.body]) {
-      for (const value of [apiV3Key, MCHID, SERIAL, wechat.url, ...merchantKey.privateKey.split('\n').filter((l) => l.length > 20)]) expect(body).not.toContain(value);
+      for (const value of [apiV3Key, MCHID, SERIAL, wechat.url, ...merchantKey.privateKey.split('\n').filter((l) => l.length > 20)])
+        expect(body).not.toContain(value);
     }
   });
 
@@ -261,7 +269,8 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const loop = new LostNotificationLoop(api.app.get(LostNotificationRepository), api.app.get(ChannelRepository), api.app.get(ChannelAdapters), lifecycle());
     const order = await newOrder('2.00');
     wechat.pay(order.orderNo, { notify: 'never' });
-    const queries = (): number => wechat.calls.filter((c) => c.method === 'GET' && c.path.startsWith(`/v3/pay/transactions/out-trade-no/${order.orderNo}?`)).length;
+    const queries = (): number =>
+      wechat.calls.filter((c) => c.method === 'GET' && c.path.startsWith(`/v3/pay/transactions/out-trade-no/${order.orderNo}?`)).length;
     await loop.pass();
     expect(queries()).toBe(0);
     await sql(api.app).query(`UPDATE "orders" SET "created_at" = "created_at" - interval '61 seconds' WHERE "order_no" = $1`, [order.orderNo]);
@@ -287,7 +296,12 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     await refunds.process((await refundRow(api.app, first.body.data.refund_no)).id as string);
     expect((await refundRow(api.app, first.body.data.refund_no)).status).toBe('succeeded');
     const refundCall = wechat.calls.find((c) => c.path === '/v3/refund/domestic/refunds')!;
-    expect(refundCall.body).toEqual({ out_trade_no: order.orderNo, out_refund_no: first.body.data.refund_no, notify_url: notifyUrl(), amount: { refund: 300, total: 1000, currency: 'CNY' } });
+    expect(refundCall.body).toEqual({
+      out_trade_no: order.orderNo,
+      out_refund_no: first.body.data.refund_no,
+      notify_url: notifyUrl(),
+      amount: { refund: 300, total: 1000, currency: 'CNY' },
+    });
 
     wechat.refundState = 'PROCESSING';
     const second = await refundCreate(api.app, merchant, { order_no: order.orderNo, refund_amount: '7.00', merchant_refund_no: `wx-r-${order.orderNo}-2` });
@@ -301,7 +315,13 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
   });
 
   it('sell orders are not offered (40302); getPayChannels shows no config value', async () => {
-    const sell = await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel, payee_name: '张三', payee_account: '6222021234567890', payee_bank: '工商银行' });
+    const sell = await createSellOrder(api.app, merchant, {
+      cny_amount: '1.00',
+      paychannel_id: channel,
+      payee_name: '张三',
+      payee_account: '6222021234567890',
+      payee_bank: '工商银行',
+    });
     expect(sell.body.code).toBe(40302);
     const channels = await post(api.app, '/api/merchant/getPayChannels', signed(merchant, { category: 'processor' }));
     const text = JSON.stringify([channels.body, sell.body]);
@@ -312,6 +332,11 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     // The refusals and channel failures above were logged: the check sees the lines that could leak.
     expect(logged.join('\n')).toContain('notification refused');
     const all = logged.join('\n');
-    for (const value of [apiV3Key, ...merchantKey.privateKey.split('\n').filter((l) => l.length > 20), ...wechat.platform.publicKey.split('\n').filter((l) => l.length > 20)]) expect(all).not.toContain(value);
+    for (const value of [
+      apiV3Key,
+      ...merchantKey.privateKey.split('\n').filter((l) => l.length > 20),
+      ...wechat.platform.publicKey.split('\n').filter((l) => l.length > 20),
+    ])
+      expect(all).not.toContain(value);
   });
 });

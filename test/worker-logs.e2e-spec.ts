@@ -9,7 +9,13 @@ import { type Running, launch, stopProcess } from './helpers/processes';
 
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
 /** 4 attempts 200 ms apart; a destination's circuit opens at its 2nd failure in a row and is probed every second. */
-const WORKER_ENV = { CALLBACK_RETRY_SCHEDULE: '200ms,200ms,200ms', CALLBACK_CIRCUIT_FAILURES: '2', CALLBACK_CIRCUIT_PROBE_SECONDS: '1', CALLBACK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'info' };
+const WORKER_ENV = {
+  CALLBACK_RETRY_SCHEDULE: '200ms,200ms,200ms',
+  CALLBACK_CIRCUIT_FAILURES: '2',
+  CALLBACK_CIRCUIT_PROBE_SECONDS: '1',
+  CALLBACK_ALLOW_PRIVATE: 'true',
+  LOG_LEVEL: 'info',
+};
 
 type Line = Record<string, unknown> & { msg: string; level: number };
 
@@ -34,7 +40,9 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
   const about = (deliveryId: string): Line[] => lines().filter((l) => l.delivery_id === deliveryId);
 
   /** A merchant whose deliveries go to a receiver of its own (its own destination), answering as `respond` says. */
-  async function delivery(respond: CallbackReceiver['respond']): Promise<{ merchant: Credentials; receiver: CallbackReceiver; eventId: string; deliveryId: string }> {
+  async function delivery(
+    respond: CallbackReceiver['respond'],
+  ): Promise<{ merchant: Credentials; receiver: CallbackReceiver; eventId: string; deliveryId: string }> {
     const receiver = await CallbackReceiver.start();
     receiver.respond = respond;
     receivers.push(receiver);
@@ -75,10 +83,30 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     await waitFor(() => db.settled(deliveryId), 15_000, 'delivered');
     const [retry, delivered] = await waitFor(() => about(deliveryId).length >= 2 && about(deliveryId), 5_000, 'two attempt lines');
     const destination = `http://127.0.0.1:${receiver.port}`;
-    expect(retry).toMatchObject({ level: 30, context: 'CallbackDelivery', delivery_id: deliveryId, event_id: eventId, merchant_id: merchant.id, destination, attempt: 1, status: 'retry', http_status: 500, reason: 'HTTP 500' });
+    expect(retry).toMatchObject({
+      level: 30,
+      context: 'CallbackDelivery',
+      delivery_id: deliveryId,
+      event_id: eventId,
+      merchant_id: merchant.id,
+      destination,
+      attempt: 1,
+      status: 'retry',
+      http_status: 500,
+      reason: 'HTTP 500',
+    });
     expect(typeof retry.duration_ms).toBe('number');
     expect(Date.parse(retry.next_attempt_at as string)).toBeGreaterThanOrEqual(retry.time as number);
-    expect(delivered).toMatchObject({ delivery_id: deliveryId, event_id: eventId, merchant_id: merchant.id, destination, attempt: 2, status: 'succeeded', http_status: 200, reason: null });
+    expect(delivered).toMatchObject({
+      delivery_id: deliveryId,
+      event_id: eventId,
+      merchant_id: merchant.id,
+      destination,
+      attempt: 2,
+      status: 'succeeded',
+      http_status: 200,
+      reason: null,
+    });
     expect(delivered).not.toHaveProperty('next_attempt_at');
     // The ids are fields, not words of the message.
     for (const line of [retry, delivered]) expect(line.msg).not.toMatch(new RegExp(`${deliveryId}|${eventId}`));
@@ -90,21 +118,37 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     const ended = await waitFor(() => about(deliveryId).find((l) => l.status === 'gone'), 5_000, 'the gone line');
     expect(ended).toMatchObject({ level: 40, attempt: 1, http_status: 410, reason: 'HTTP 410' });
     const failed = await waitFor(() => lines().find((l) => l.job_id === deliveryId && l.msg === 'job failed for good'), 5_000, 'the failed-job line');
-    expect(failed).toMatchObject({ level: 40, context: 'QueueWorkers', queue: 'callbacks', job: 'callback.deliver', attempts_made: 1, final: true, err: expect.stringMatching(/410/) });
+    expect(failed).toMatchObject({
+      level: 40,
+      context: 'QueueWorkers',
+      queue: 'callbacks',
+      job: 'callback.deliver',
+      attempts_made: 1,
+      final: true,
+      err: expect.stringMatching(/410/),
+    });
   });
 
   it('a circuit: opened at its 2nd failure in a row (with the count), a half-open probe, closed by its success', async () => {
     const { merchant, receiver, deliveryId } = await delivery((_c, i) => (i < 2 ? { status: 503, body: 'down' } : { status: 200, body: 'success' }));
     await waitFor(() => db.settled(deliveryId), 20_000, 'delivered through the probe');
     const destination = `http://127.0.0.1:${receiver.port}`;
-    const changes = await waitFor(() => {
-      const found = lines().filter((l) => l.circuit !== undefined && l.destination === destination);
-      return found.some((l) => l.circuit === 'closed') && found;
-    }, 5_000, 'the circuit closed line');
+    const changes = await waitFor(
+      () => {
+        const found = lines().filter((l) => l.circuit !== undefined && l.destination === destination);
+        return found.some((l) => l.circuit === 'closed') && found;
+      },
+      5_000,
+      'the circuit closed line',
+    );
     expect(changes.map((l) => l.circuit)).toEqual(['opened', 'half_open', 'closed']);
     expect(changes[0]).toMatchObject({ level: 40, merchant_id: merchant.id, failures: 2 });
     for (const line of changes) expect(line).toMatchObject({ merchant_id: merchant.id, destination });
-    expect(about(deliveryId).filter((l) => l.status).map((l) => [l.attempt, l.status, l.probe ?? false])).toEqual([
+    expect(
+      about(deliveryId)
+        .filter((l) => l.status)
+        .map((l) => [l.attempt, l.status, l.probe ?? false]),
+    ).toEqual([
       [1, 'retry', false],
       [2, 'retry', false],
       [3, 'succeeded', true],
@@ -125,9 +169,14 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     expect(row.status).toBe('failed');
     expect((await db.attempts(deliveryId)).map((a) => a.error)).toEqual(Array(4).fill(INTERNAL_FAILURE_TEXT));
     expect(receiver.received).toHaveLength(0);
-    const attemptLines = await waitFor(() => about(deliveryId).filter((l) => l.status).length === 4 && about(deliveryId).filter((l) => l.status), 5_000, 'four attempt lines');
+    const attemptLines = await waitFor(
+      () => about(deliveryId).filter((l) => l.status).length === 4 && about(deliveryId).filter((l) => l.status),
+      5_000,
+      'four attempt lines',
+    );
     expect(attemptLines.map((l) => l.status)).toEqual(['retry', 'retry', 'retry', 'exhausted']);
-    for (const line of attemptLines) expect(line).toMatchObject({ reason: INTERNAL_FAILURE_TEXT, http_status: null, err: 'the master key does not open this value' });
+    for (const line of attemptLines)
+      expect(line).toMatchObject({ reason: INTERNAL_FAILURE_TEXT, http_status: null, err: 'the master key does not open this value' });
     // Our own failure never counts against the merchant's circuit.
     expect(lines().filter((l) => l.circuit !== undefined && l.merchant_id === merchant.id)).toEqual([]);
   });

@@ -12,7 +12,22 @@ import { type Credentials, ChannelSetupService, MerchantAccountService, Operator
 import { JobQueue } from '@app/queue';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
-import { type Child, type ProfileRow, type ServerCost, answerProfile, askCost, backendCpu, backendCpuSpent, busyPercent, countCosts, forkServer, machineCpu, profileWhile, removeRedisPrefix, signedBody } from '../support';
+import {
+  type Child,
+  type ProfileRow,
+  type ServerCost,
+  answerProfile,
+  askCost,
+  backendCpu,
+  backendCpuSpent,
+  busyPercent,
+  countCosts,
+  forkServer,
+  machineCpu,
+  profileWhile,
+  removeRedisPrefix,
+  signedBody,
+} from '../support';
 
 /**
  * `npm run bench:callbacks`, three measures against one local node:http receiver in a process of
@@ -204,9 +219,10 @@ async function main(): Promise<void> {
      RETURNING id`,
     [alone.map((o) => o.id)],
   );
-  const { rows: aloneDeliveries } = await db.query<{ id: string }>(`SELECT d.id FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.id = ANY($1::bigint[])`, [
-    alone.map((o) => o.id),
-  ]);
+  const { rows: aloneDeliveries } = await db.query<{ id: string }>(
+    `SELECT d.id FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.id = ANY($1::bigint[])`,
+    [alone.map((o) => o.id)],
+  );
   const aloneCost = await phaseCost();
   const aloneStarted = now();
   await db.query('COMMIT');
@@ -276,7 +292,13 @@ async function main(): Promise<void> {
     if (page.statusCode !== 200) throw new Error(`bench: checkout page answered ${page.statusCode}`);
     const form = /<form method="post" action="([^"]*\/pay[^"]*)">([\s\S]*?)<\/form>/.exec(html);
     if (!form) throw new Error('bench: the checkout page has no Pay form');
-    const unescape = (t: string): string => t.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    const unescape = (t: string): string =>
+      t
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&amp;/g, '&');
     const fields = new URLSearchParams();
     for (const input of form[2].matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields.append(unescape(input[1]), unescape(input[2]));
     const pressed = now();
@@ -344,21 +366,29 @@ async function main(): Promise<void> {
     const { received } = await receiver.status();
     const paidArrival = await receiver.paidArrivals();
     const lastPaid = Math.max(...paidArrival.values());
-    const latencies = orders.filter((o) => paidArrival.has(o.orderNo)).map((o) => paidArrival.get(o.orderNo)! - paidAt.get(o.orderNo)!).sort((a, b) => a - b);
+    const latencies = orders
+      .filter((o) => paidArrival.has(o.orderNo))
+      .map((o) => paidArrival.get(o.orderNo)! - paidAt.get(o.orderNo)!)
+      .sort((a, b) => a - b);
     return {
       paidRate: paidArrival.size / ((lastPaid - started) / 1000),
       allRate: received / ((finished - started) / 1000),
       latencies,
       answerLatencies: answerLatencies.sort((a, b) => a - b),
       perOrder: { api: costDelta(after.api, before.api, orders.length), worker: costDelta(after.worker, before.worker, orders.length) },
-      cpuPerOrder: { ...cpuPerOrder, total: +(cpuPerOrder.total + (after.api.cpuMs - before.api.cpuMs + after.worker.cpuMs - before.worker.cpuMs) / orders.length).toFixed(3) },
+      cpuPerOrder: {
+        ...cpuPerOrder,
+        total: +(cpuPerOrder.total + (after.api.cpuMs - before.api.cpuMs + after.worker.cpuMs - before.worker.cpuMs) / orders.length).toFixed(3),
+      },
       loadAverage: loadavg().map((l) => +l.toFixed(2)),
       profile: profiled,
     };
   };
   const clean = await pipeline(ORDERS, [merchant]);
   const many = await pipeline(ORDERS, merchants);
-  const profiles = PROFILE ? { one_merchant: (await pipeline(PROFILE_ORDERS, [merchant], true)).profile, many_merchants: (await pipeline(PROFILE_ORDERS, merchants, true)).profile } : undefined;
+  const profiles = PROFILE
+    ? { one_merchant: (await pipeline(PROFILE_ORDERS, [merchant], true)).profile, many_merchants: (await pipeline(PROFILE_ORDERS, merchants, true)).profile }
+    : undefined;
 
   // The realistic condition: other merchants' endpoints failing, each delivery to its own host,
   // waiting in the retry schedule (due in an hour) with its delayed job, as a failed attempt leaves it.
@@ -392,7 +422,10 @@ async function main(): Promise<void> {
       for (let i = 0; i < rows.length; i += 1_000) {
         await jobs.addBulk(
           'callback.deliver',
-          rows.slice(i, i + 1_000).map((r) => ({ jobId: r.id, payload: { deliveryId: r.id, merchantId: r.merchant_id, destination: parseNotifyUrl(r.notify_url)?.destination ?? null } })),
+          rows.slice(i, i + 1_000).map((r) => ({
+            jobId: r.id,
+            payload: { deliveryId: r.id, merchantId: r.merchant_id, destination: parseNotifyUrl(r.notify_url)?.destination ?? null },
+          })),
           { attempts: 16, delay: 3_600_000 },
         );
       }
@@ -465,7 +498,10 @@ async function serveApi(): Promise<void> {
   answerProfile(20);
   const counter = countCosts();
   const app = await createApiApp(loadConfig(process.env));
-  app.getHttpAdapter().getInstance().addHook('onRequest', async () => counter.request());
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', async () => counter.request());
   await app.listen({ port: 0, host: '127.0.0.1' });
   process.send!({ port: (app.getHttpServer().address() as AddressInfo).port });
 }
@@ -561,8 +597,7 @@ function serveReceiver(): void {
     } else if (question === 'status') {
       const cpu = process.cpuUsage();
       process.send!({ answer: { received, lastArrival, paid: paid.size, cpuMs: (cpu.user + cpu.system) / 1000 } satisfies ReceiverStatus });
-    }
-    else process.send!({ answer: [...paid] });
+    } else process.send!({ answer: [...paid] });
   });
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
 }

@@ -57,7 +57,10 @@ async function serveApi(): Promise<void> {
   answerProfile();
   const counter = countCosts();
   const app = await createApiApp(loadConfig(process.env));
-  app.getHttpAdapter().getInstance().addHook('onRequest', async () => counter.request());
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', async () => counter.request());
   await app.listen({ port: 0, host: '127.0.0.1' });
   process.send!({ port: (app.getHttpServer().address() as AddressInfo).port });
 }
@@ -91,12 +94,18 @@ function serveBare(): void {
         const params = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         const merchant = merchants.get(String(params.api_key));
         if (!merchant || !verify(params, String(params.signature), merchant.api_secret)) return void res.writeHead(401).end();
-        if ((await redis.set(`bare-nonce:${String(params.api_key)}:${String(params.nonce)}`, '1', 'EX', 600, 'NX')) !== 'OK') return void res.writeHead(401).end();
+        if ((await redis.set(`bare-nonce:${String(params.api_key)}:${String(params.nonce)}`, '1', 'EX', 600, 'NX')) !== 'OK')
+          return void res.writeHead(401).end();
         const fen = Math.round(Number(params.cny_amount) * 100);
         const service = Math.round(fen * 0.006);
         const orderNo = nextOrderNo();
         await pool.query(insert, [orderNo, merchant.id, params.paychannel_id, params.paychannel_paymethod, fen, service, fen - service, 'x'.repeat(64)]);
-        const body = JSON.stringify({ code: 1, msg: 'Order created', time: String(Math.floor(Date.now() / 1000)), data: { order_no: orderNo, status: 'pending' } });
+        const body = JSON.stringify({
+          code: 1,
+          msg: 'Order created',
+          time: String(Math.floor(Date.now() / 1000)),
+          data: { order_no: orderNo, status: 'pending' },
+        });
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(body);
       })().catch(() => res.writeHead(500).end());
     });
@@ -200,16 +209,21 @@ async function main(): Promise<void> {
       // A run the neighbours starved to nothing shows as n/a, not as a ratio of zeros.
       const ratio = (a: number, b: number, digits: number): string => (a > 0 && b > 0 ? `${(a / b).toFixed(digits)}x` : 'n/a');
       for (const [name, r] of Object.entries(measured)) {
-        rows.push(`| ${name} | ${connections} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${ratio(r.rps, lean.rps, 2)} | ${ratio(r.p99, lean.p99, 1)} | ${busy[name]} |`);
+        rows.push(
+          `| ${name} | ${connections} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${ratio(r.rps, lean.rps, 2)} | ${ratio(r.p99, lean.p99, 1)} | ${busy[name]} |`,
+        );
       }
       const single = measured['service, 1 merchant'];
       const spread = measured[`service, ${MERCHANTS} merchants`];
       const two = measured['service x2 processes, 1 merchant'];
-      if (connections === 64) goals.push(`at 64: 1 merchant / lean bare ${ratio(single.rps, lean.rps, 2)} (goal >= 0.5x), p99 ${ratio(single.p99, lean.p99, 1)} lean's (goal <= 3x)`);
+      if (connections === 64)
+        goals.push(`at 64: 1 merchant / lean bare ${ratio(single.rps, lean.rps, 2)} (goal >= 0.5x), p99 ${ratio(single.p99, lean.p99, 1)} lean's (goal <= 3x)`);
       if (connections >= 64) goals.push(`at ${connections}: 1 merchant / ${MERCHANTS} merchants ${ratio(single.rps, spread.rps, 2)} (goal >= 0.9x)`);
       if (two) goals.push(`at ${connections}: two API processes / one ${ratio(two.rps, single.rps, 2)} (goal >= 1x)`);
     }
-    console.log(`createOrder: autocannon, ${SECONDS} s per run after a 2 s warm-up, a fresh nonce and signature per request; every server shares the 2 cores with the load generator, PostgreSQL, Redis and the neighbours`);
+    console.log(
+      `createOrder: autocannon, ${SECONDS} s per run after a 2 s warm-up, a fresh nonce and signature per request; every server shares the 2 cores with the load generator, PostgreSQL, Redis and the neighbours`,
+    );
     console.log('| scenario | connections | req/s | p50 ms | p99 ms | req/s vs lean bare | p99 vs lean bare | machine CPU busy (2 cores, every process) |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
@@ -242,11 +256,15 @@ async function main(): Promise<void> {
       if (counters === 'one row per key' && !unslotted) await foldCounterSlots(db.url);
       for (const clients of SQL_CLIENTS) {
         const r = await rates(clients);
-        sqlRows.push(`| ${counters} | ${clients} | ${fmt(r.one)} | ${fmt(r.spread)} | ${fmt(r.lean)} | ${(r.one / r.spread).toFixed(2)}x | ${(r.one / r.lean).toFixed(2)}x |`);
+        sqlRows.push(
+          `| ${counters} | ${clients} | ${fmt(r.one)} | ${fmt(r.spread)} | ${fmt(r.lean)} | ${(r.one / r.spread).toFixed(2)}x | ${(r.one / r.lean).toFixed(2)}x |`,
+        );
       }
     }
     console.log('');
-    console.log("createOrder's INSERT straight from pg sessions (autocommit, 3 s each), with the counters in slots, then folded back to one row per key (before issue 21): rows/s");
+    console.log(
+      "createOrder's INSERT straight from pg sessions (autocommit, 3 s each), with the counters in slots, then folded back to one row per key (before issue 21): rows/s",
+    );
     console.log(`| counters | sessions | orders, 1 merchant | orders, ${MERCHANTS} merchants | lean table | 1 / ${MERCHANTS} merchants | 1 merchant / lean |`);
     console.log('|---|---|---|---|---|---|---|');
     for (const row of sqlRows) console.log(row);
@@ -283,7 +301,12 @@ async function foldCounterSlots(url: string): Promise<void> {
 /** The summed costs of the server processes of a scenario. */
 async function totalCost(children: ChildProcess[]): Promise<ServerCost> {
   const costs = await Promise.all(children.map((child) => askCost(child)));
-  return costs.reduce((a, b) => ({ requests: a.requests + b.requests, cpuMs: a.cpuMs + b.cpuMs, pgQueries: a.pgQueries + b.pgQueries, redisCommands: a.redisCommands + b.redisCommands }));
+  return costs.reduce((a, b) => ({
+    requests: a.requests + b.requests,
+    cpuMs: a.cpuMs + b.cpuMs,
+    pgQueries: a.pgQueries + b.pgQueries,
+    redisCommands: a.redisCommands + b.redisCommands,
+  }));
 }
 
 async function adminQueryOn(url: string, statements: string[]): Promise<void> {

@@ -73,7 +73,11 @@ async function main(): Promise<void> {
 
 /** orderQueryList's total for `params` through the API, which must equal count(*) over the same rows; throws when it does not. */
 async function checkTotal(port: number, db: BenchDatabase, params: Record<string, unknown>, size: number, name: string): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: signedBody(db.merchant, params) });
+  const res = await fetch(`http://127.0.0.1:${port}${PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: signedBody(db.merchant, params),
+  });
   const total = ((await res.json()) as { data: { total: number } }).data.total;
   const where = ['merchant_id = $1'];
   const args: unknown[] = [db.merchant.id];

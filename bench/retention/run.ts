@@ -107,9 +107,13 @@ async function main(): Promise<void> {
   const results: Record<number, SizeResult> = {};
   const seedTimes: string[] = [];
   try {
-    seedTimes.push(`${RECENT_ROWS.toLocaleString('en')} recent in ${fmt((await seedHistory(db, bench.merchant.id, bench.channelId, RECENT_ROWS, 1, 60, 'recent')) / 1000, 1)} s`);
+    seedTimes.push(
+      `${RECENT_ROWS.toLocaleString('en')} recent in ${fmt((await seedHistory(db, bench.merchant.id, bench.channelId, RECENT_ROWS, 1, 60, 'recent')) / 1000, 1)} s`,
+    );
     for (const size of SIZES) {
-      seedTimes.push(`${size.toLocaleString('en')} old in ${fmt((await seedHistory(db, bench.merchant.id, bench.channelId, size, 91, 300, `old${size}`)) / 1000, 1)} s`);
+      seedTimes.push(
+        `${size.toLocaleString('en')} old in ${fmt((await seedHistory(db, bench.merchant.id, bench.channelId, size, 91, 300, `old${size}`)) / 1000, 1)} s`,
+      );
       const result: SizeResult = { gauges: {}, batches: { deliveries: [], events: [] }, sweepSeconds: 0 };
       for (const [name, query] of Object.entries(gaugeQueries)) {
         await query();
@@ -134,10 +138,14 @@ async function main(): Promise<void> {
     }
     const [small, large] = [SIZES[0], SIZES[SIZES.length - 1]];
     const ratio = (a: number, b: number): string => `${(b / Math.max(a, 0.001)).toFixed(2)}x`;
-    console.log(`Retention sweep and callback gauges: old rows 1 event : 1 delivery : ${ATTEMPTS} attempts, on ${RECENT_ROWS.toLocaleString('en')} recent rows that stay; batch ${BATCH}; gauges median of ${GAUGE_RUNS} runs after a warm-up`);
+    console.log(
+      `Retention sweep and callback gauges: old rows 1 event : 1 delivery : ${ATTEMPTS} attempts, on ${RECENT_ROWS.toLocaleString('en')} recent rows that stay; batch ${BATCH}; gauges median of ${GAUGE_RUNS} runs after a warm-up`,
+    );
     console.log(`seeded with INSERT ... SELECT generate_series, then VACUUM ANALYZE: ${seedTimes.join(', ')}`);
     console.log('');
-    console.log(`| statement | ${SIZES.map((s) => `${s.toLocaleString('en')} old rows, ms`).join(' | ')} | ${large.toLocaleString('en')} / ${small.toLocaleString('en')} |`);
+    console.log(
+      `| statement | ${SIZES.map((s) => `${s.toLocaleString('en')} old rows, ms`).join(' | ')} | ${large.toLocaleString('en')} / ${small.toLocaleString('en')} |`,
+    );
     console.log(`|---|${SIZES.map(() => '---').join('|')}|---|`);
     for (const kind of ['deliveries', 'events'] as const) {
       const label = kind === 'deliveries' ? `delivery batch (${BATCH} deliveries + ${BATCH * ATTEMPTS} attempts)` : `event batch (${BATCH} events)`;
@@ -154,7 +162,9 @@ async function main(): Promise<void> {
       console.log(`| gauge: ${name} | ${cells.join(' | ')} | ${ratio(results[small].gauges[name], results[large].gauges[name])} |`);
     }
     console.log('');
-    console.log(`whole backlog swept: ${SIZES.map((s) => `${s.toLocaleString('en')} old rows in ${fmt(results[s].sweepSeconds, 1)} s (${results[s].batches.deliveries.length} + ${results[s].batches.events.length} full batches)`).join(', ')}`);
+    console.log(
+      `whole backlog swept: ${SIZES.map((s) => `${s.toLocaleString('en')} old rows in ${fmt(results[s].sweepSeconds, 1)} s (${results[s].batches.deliveries.length} + ${results[s].batches.events.length} full batches)`).join(', ')}`,
+    );
   } finally {
     await dataSource.destroy();
     await db.end();

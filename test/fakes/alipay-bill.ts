@@ -20,9 +20,31 @@ export interface AlipayBillRow {
 }
 
 const HEADER = [
-  '支付宝交易号', '商户订单号', '业务类型', '商品名称', '创建时间', '完成时间', '门店编号', '门店名称', '操作员', '终端号', '对方账户',
-  '订单金额（元）', '商家实收（元）', '支付宝红包（元）', '集分宝（元）', '支付宝优惠（元）', '商家优惠（元）', '券核销金额（元）', '券名称',
-  '商家红包消费金额（元）', '卡消费金额（元）', '退款批次号/请求号', '服务费（元）', '分润（元）', '备注',
+  '支付宝交易号',
+  '商户订单号',
+  '业务类型',
+  '商品名称',
+  '创建时间',
+  '完成时间',
+  '门店编号',
+  '门店名称',
+  '操作员',
+  '终端号',
+  '对方账户',
+  '订单金额（元）',
+  '商家实收（元）',
+  '支付宝红包（元）',
+  '集分宝（元）',
+  '支付宝优惠（元）',
+  '商家优惠（元）',
+  '券核销金额（元）',
+  '券名称',
+  '商家红包消费金额（元）',
+  '卡消费金额（元）',
+  '退款批次号/请求号',
+  '服务费（元）',
+  '分润（元）',
+  '备注',
 ];
 
 function fen(text: string): number {
@@ -60,9 +82,34 @@ export function alipayTradeBill(rows: AlipayBillRow[], options: AlipayBillOption
   const sum = (list: AlipayBillRow[]) => yuan(list.reduce((t, r) => t + fen(r.received), 0));
   const detail = rows.map((r) =>
     [
-      r.tradeNo, r.orderNo, r.type, r.subject, r.time, r.time, '', '', '', '', r.counterparty ?? 'abc***@163.com',
-      r.amount, r.received, '0.00', '0.00', '0.00', '0.00', '0.00', '', '0.00', '0.00', r.refundNo ?? '', r.fee, '0.00', '',
-    ].map((v) => `${v}\t`).join(','),
+      r.tradeNo,
+      r.orderNo,
+      r.type,
+      r.subject,
+      r.time,
+      r.time,
+      '',
+      '',
+      '',
+      '',
+      r.counterparty ?? 'abc***@163.com',
+      r.amount,
+      r.received,
+      '0.00',
+      '0.00',
+      '0.00',
+      '0.00',
+      '0.00',
+      '',
+      '0.00',
+      '0.00',
+      r.refundNo ?? '',
+      r.fee,
+      '0.00',
+      '',
+    ]
+      .map((v) => `${v}\t`)
+      .join(','),
   );
   let lines = [
     '#支付宝业务明细查询',
@@ -78,7 +125,13 @@ export function alipayTradeBill(rows: AlipayBillRow[], options: AlipayBillOption
   ];
   if (options.truncateAfterLines !== undefined) lines = lines.slice(0, options.truncateAfterLines);
   const text = lines.join('\r\n') + '\r\n';
-  const summary = ['#支付宝业务汇总查询', `#账号：[${account}]`, '门店编号,门店名称,交易订单总笔数,退款订单总笔数,订单金额（元）,商家实收（元）', `,,${trades.length},${refunds.length},${sum(trades)},${sum(rows)}`, ''].join('\r\n');
+  const summary = [
+    '#支付宝业务汇总查询',
+    `#账号：[${account}]`,
+    '门店编号,门店名称,交易订单总笔数,退款订单总笔数,订单金额（元）,商家实收（元）',
+    `,,${trades.length},${refunds.length},${sum(trades)},${sum(rows)}`,
+    '',
+  ].join('\r\n');
   const encode = (s: string): Uint8Array => (options.encoding === 'utf8' ? new Uint8Array(Buffer.from(s, 'utf8')) : new Uint8Array(iconv.encode(s, 'gbk')));
   return Buffer.from(zipSync({ [`${account}_${day}_业务明细.csv`]: encode(text), [`${account}_${day}_业务明细(汇总).csv`]: encode(summary) }));
 }

@@ -5,7 +5,11 @@ import { type AlipayBillRow, alipayTradeBill } from './alipay-bill';
 
 /** An RSA-2048 key pair as PEM, the way Alipay's key tool makes one. */
 export function rsaKeyPair(): { privateKey: string; publicKey: string } {
-  return generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  return generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
 }
 
 /** Alipay's content to sign (open platform docs, "自行实现验签"): sorted `k=v&...` of the non-empty parameters but the skipped ones. */
@@ -112,7 +116,12 @@ export class FakeAlipayGateway {
     if (url.pathname === '/downloadBillFile.resource' && req.method === 'GET') {
       const bill = this.bills.get(url.searchParams.get('fileId') ?? '');
       if (!bill) return void res.writeHead(404).end('file not found');
-      return void res.writeHead(200, { 'content-type': 'application/oct-stream', 'content-disposition': `attachment; filename="${url.searchParams.get('downloadFileName')}"` }).end(bill);
+      return void res
+        .writeHead(200, {
+          'content-type': 'application/oct-stream',
+          'content-disposition': `attachment; filename="${url.searchParams.get('downloadFileName')}"`,
+        })
+        .end(bill);
     }
     if (url.pathname === '/cashier/pay' && req.method === 'POST') {
       const trade = this.trades.get(new URLSearchParams(body).get('out_trade_no') ?? '');
@@ -128,7 +137,8 @@ export class FakeAlipayGateway {
     if (params.app_id !== this.appId) return 'isv.invalid-app-id';
     if (params.sign_type !== 'RSA2') return 'isv.invalid-signature-type';
     if (!rsa2Ok(content(params, ['sign']), params.sign, this.appPublicKey)) return 'isv.invalid-signature';
-    if (params.charset !== 'utf-8' || params.version !== '1.0' || !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(params.timestamp ?? '')) return 'isv.missing-or-invalid-common-param';
+    if (params.charset !== 'utf-8' || params.version !== '1.0' || !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(params.timestamp ?? ''))
+      return 'isv.missing-or-invalid-common-param';
     return null;
   }
 
@@ -156,9 +166,11 @@ export class FakeAlipayGateway {
         refunds: new Map(),
       });
     }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
-      `<h1>支付宝 收银台</h1><p>${biz.subject} ¥${biz.total_amount}</p><form method="post" action="/cashier/pay"><input type="hidden" name="out_trade_no" value="${biz.out_trade_no}"><button>Pay</button></form>`,
-    );
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        `<h1>支付宝 收银台</h1><p>${biz.subject} ¥${biz.total_amount}</p><form method="post" action="/cashier/pay"><input type="hidden" name="out_trade_no" value="${biz.out_trade_no}"><button>Pay</button></form>`,
+      );
   }
 
   /** The payer pays: the trade succeeds and its notification goes out (unless told otherwise). */
@@ -213,7 +225,11 @@ export class FakeAlipayGateway {
     const attempt = async (n: number): Promise<void> => {
       let answer = { status: 0, body: '' };
       try {
-        const res = await fetch(notifyUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body: new URLSearchParams(params).toString() });
+        const res = await fetch(notifyUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+          body: new URLSearchParams(params).toString(),
+        });
         answer = { status: res.status, body: await res.text() };
       } catch {
         // Unreachable: retried like any answer other than success.
@@ -232,7 +248,11 @@ export class FakeAlipayGateway {
 
   /** A notification sent once (no retries), answering what the service said. */
   async post(notifyUrl: string, params: Record<string, string>): Promise<{ status: number; body: string }> {
-    const res = await fetch(notifyUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body: new URLSearchParams(params).toString() });
+    const res = await fetch(notifyUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      body: new URLSearchParams(params).toString(),
+    });
     return { status: res.status, body: await res.text() };
   }
 
@@ -264,11 +284,17 @@ export class FakeAlipayGateway {
         });
       case 'alipay.trade.close':
         if (!trade) return this.answer(res, key, notExist);
-        if (trade.status !== 'WAIT_BUYER_PAY') return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_STATUS_ERROR', sub_msg: '交易状态不合法' });
+        if (trade.status !== 'WAIT_BUYER_PAY')
+          return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_STATUS_ERROR', sub_msg: '交易状态不合法' });
         trade.status = 'TRADE_CLOSED';
         return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo });
       case 'alipay.trade.refund': {
-        if (!trade || trade.status !== 'TRADE_SUCCESS') return this.answer(res, key, trade ? { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_STATUS_ERROR', sub_msg: '交易状态不合法' } : notExist);
+        if (!trade || trade.status !== 'TRADE_SUCCESS')
+          return this.answer(
+            res,
+            key,
+            trade ? { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_STATUS_ERROR', sub_msg: '交易状态不合法' } : notExist,
+          );
         const refunded = [...trade.refunds.values()].reduce((sum, r) => sum + Math.round(Number(r.amount) * 100), 0);
         // Idempotent by out_request_no, as Alipay is.
         if (!trade.refunds.has(biz.out_request_no)) {
@@ -279,13 +305,29 @@ export class FakeAlipayGateway {
           this.refundedAt.set(`${trade.outTradeNo}/${biz.out_request_no}`, new Date());
         }
         const total = [...trade.refunds.values()].reduce((sum, r) => sum + Math.round(Number(r.amount) * 100), 0);
-        return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo, fund_change: 'Y', refund_fee: (total / 100).toFixed(2) });
+        return this.answer(res, key, {
+          code: '10000',
+          msg: 'Success',
+          trade_no: trade.tradeNo,
+          out_trade_no: trade.outTradeNo,
+          fund_change: 'Y',
+          refund_fee: (total / 100).toFixed(2),
+        });
       }
       case 'alipay.trade.fastpay.refund.query': {
         if (!trade) return this.answer(res, key, notExist);
         const refund = trade.refunds.get(biz.out_request_no);
         if (!refund) return this.answer(res, key, { code: '10000', msg: 'Success' });
-        return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo, out_request_no: biz.out_request_no, refund_amount: refund.amount, total_amount: trade.totalAmount, refund_status: 'REFUND_SUCCESS' });
+        return this.answer(res, key, {
+          code: '10000',
+          msg: 'Success',
+          trade_no: trade.tradeNo,
+          out_trade_no: trade.outTradeNo,
+          out_request_no: biz.out_request_no,
+          refund_amount: refund.amount,
+          total_amount: trade.totalAmount,
+          refund_status: 'REFUND_SUCCESS',
+        });
       }
       case 'alipay.data.dataservice.bill.downloadurl.query': {
         if (biz.bill_type !== 'trade' || !/^\d{4}-\d\d-\d\d$/.test(biz.bill_date ?? '')) {
@@ -297,7 +339,14 @@ export class FakeAlipayGateway {
         const fileId = randomBytes(12).toString('hex');
         this.bills.set(fileId, alipayTradeBill(rows, { date: biz.bill_date }));
         const url = new URL('/downloadBillFile.resource', this.url);
-        url.search = new URLSearchParams({ bizType: 'trade', userId: '20881234567890120156', fileType: 'csv.zip', bizDates: biz.bill_date.replace(/-/g, ''), downloadFileName: `20881234567890120156_${biz.bill_date.replace(/-/g, '')}.csv.zip`, fileId }).toString();
+        url.search = new URLSearchParams({
+          bizType: 'trade',
+          userId: '20881234567890120156',
+          fileType: 'csv.zip',
+          bizDates: biz.bill_date.replace(/-/g, ''),
+          downloadFileName: `20881234567890120156_${biz.bill_date.replace(/-/g, '')}.csv.zip`,
+          fileId,
+        }).toString();
         return this.answer(res, key, { code: '10000', msg: 'Success', bill_download_url: url.toString() });
       }
       default:
@@ -321,10 +370,25 @@ export class FakeAlipayGateway {
     const rows: AlipayBillRow[] = [];
     for (const trade of this.trades.values()) {
       const common = { tradeNo: trade.tradeNo, orderNo: trade.outTradeNo, subject: trade.subject, amount: trade.totalAmount };
-      if (onDay(trade.paidAt)) rows.push({ ...common, type: '交易', received: trade.totalAmount, fee: yuan(-Math.round(fen(trade.totalAmount) * 0.006)), time: beijing(trade.paidAt!) });
+      if (onDay(trade.paidAt))
+        rows.push({
+          ...common,
+          type: '交易',
+          received: trade.totalAmount,
+          fee: yuan(-Math.round(fen(trade.totalAmount) * 0.006)),
+          time: beijing(trade.paidAt!),
+        });
       for (const [refundNo, refund] of trade.refunds) {
         const at = this.refundedAt.get(`${trade.outTradeNo}/${refundNo}`) ?? null;
-        if (onDay(at)) rows.push({ ...common, type: '退款', received: yuan(-fen(refund.amount)), refundNo, fee: yuan(Math.round(fen(refund.amount) * 0.006)), time: beijing(at!) });
+        if (onDay(at))
+          rows.push({
+            ...common,
+            type: '退款',
+            received: yuan(-fen(refund.amount)),
+            refundNo,
+            fee: yuan(Math.round(fen(refund.amount) * 0.006)),
+            time: beijing(at!),
+          });
       }
     }
     return rows;

@@ -23,7 +23,8 @@ export interface WechatpayBillRow {
   total: string;
 }
 
-const HEADER = '交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注';
+const HEADER =
+  '交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注';
 const SUMMARY = '总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额';
 
 function micro(text: string): number {
@@ -58,13 +59,51 @@ export function wechatpayTradeBill(rows: WechatpayBillRow[], options: WechatpayB
   const appid = options.appid ?? 'wx8888888888888888';
   const detail = rows.map((r) =>
     [
-      r.time, appid, mchid, '0', '', r.transactionId, r.orderNo, 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o', 'NATIVE', r.state, 'OTHERS', 'CNY', r.settled, '0.00',
-      r.refundId ?? '0', r.refundNo ?? '0', r.refundAmount ?? '0.00', '0.00', r.refundNo ? 'ORIGINAL' : '', r.refundState ?? '', r.subject, '', r.fee, '0.60%', r.total,
-      r.refundAmount ?? '0.00', '',
-    ].map((v) => `\`${v}`).join(','),
+      r.time,
+      appid,
+      mchid,
+      '0',
+      '',
+      r.transactionId,
+      r.orderNo,
+      'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o',
+      'NATIVE',
+      r.state,
+      'OTHERS',
+      'CNY',
+      r.settled,
+      '0.00',
+      r.refundId ?? '0',
+      r.refundNo ?? '0',
+      r.refundAmount ?? '0.00',
+      '0.00',
+      r.refundNo ? 'ORIGINAL' : '',
+      r.refundState ?? '',
+      r.subject,
+      '',
+      r.fee,
+      '0.60%',
+      r.total,
+      r.refundAmount ?? '0.00',
+      '',
+    ]
+      .map((v) => `\`${v}`)
+      .join(','),
   );
-  const sum = (pick: (r: WechatpayBillRow) => string, places: number) => decimals(rows.reduce((t, r) => t + micro(pick(r)), 0), places);
-  const summary = [rows.length, sum((r) => r.settled, 2), sum((r) => r.refundAmount ?? '0', 2), '0.00', sum((r) => r.fee, 5), sum((r) => r.total, 2), sum((r) => r.refundAmount ?? '0', 2)]
+  const sum = (pick: (r: WechatpayBillRow) => string, places: number) =>
+    decimals(
+      rows.reduce((t, r) => t + micro(pick(r)), 0),
+      places,
+    );
+  const summary = [
+    rows.length,
+    sum((r) => r.settled, 2),
+    sum((r) => r.refundAmount ?? '0', 2),
+    '0.00',
+    sum((r) => r.fee, 5),
+    sum((r) => r.total, 2),
+    sum((r) => r.refundAmount ?? '0', 2),
+  ]
     .map((v) => `\`${v}`)
     .join(',');
   let lines = [HEADER, ...detail, SUMMARY, summary];

@@ -12,7 +12,25 @@ import { type WechatpayBillRow, wechatpayTradeBill } from './wechatpay-bill';
 export function platformCertificate(): { certificate: string; privateKey: string; serial: string } {
   const dir = mkdtempSync(join(tmpdir(), 'wxcert-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=Tenpay.com Root CA', '-days', '2'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-subj',
+        '/CN=Tenpay.com Root CA',
+        '-days',
+        '2',
+      ],
+      { stdio: 'ignore' },
+    );
     const certificate = readFileSync(join(dir, 'cert.pem'), 'utf8');
     return { certificate, privateKey: readFileSync(join(dir, 'key.pem'), 'utf8'), serial: new X509Certificate(certificate).serialNumber.toUpperCase() };
   } finally {
@@ -259,12 +277,19 @@ export class FakeWechatpayGateway {
     const trade = this.trades.get(String(body.out_trade_no));
     const amount = body.amount as { refund?: number; total?: number; currency?: string } | undefined;
     if (!trade) return this.send(res, 404, { code: 'RESOURCE_NOT_EXISTS', message: '订单不存在' });
-    if (amount?.total !== trade.total || amount.currency !== 'CNY' || !Number.isInteger(amount.refund)) return this.send(res, 400, { code: 'PARAM_ERROR', message: 'amount' });
+    if (amount?.total !== trade.total || amount.currency !== 'CNY' || !Number.isInteger(amount.refund))
+      return this.send(res, 400, { code: 'PARAM_ERROR', message: 'amount' });
     const outRefundNo = String(body.out_refund_no);
     if (!trade.refunds.has(outRefundNo)) {
       const refunded = [...trade.refunds.values()].filter((r) => r.status !== 'CLOSED').reduce((s, r) => s + r.amount, 0);
       if (refunded + amount.refund! > trade.total) return this.send(res, 403, { code: 'NOT_ENOUGH', message: '退款金额超过可退金额' });
-      trade.refunds.set(outRefundNo, { refundId: `50300${Date.now()}`, amount: amount.refund!, status: this.refundState, notifyUrl: typeof body.notify_url === 'string' ? body.notify_url : null, at: new Date() });
+      trade.refunds.set(outRefundNo, {
+        refundId: `50300${Date.now()}`,
+        amount: amount.refund!,
+        status: this.refundState,
+        notifyUrl: typeof body.notify_url === 'string' ? body.notify_url : null,
+        at: new Date(),
+      });
       if (this.refundState === 'SUCCESS') this.notifyRefund(trade, outRefundNo);
     }
     this.send(res, 200, this.refundResource(trade, outRefundNo));
@@ -314,7 +339,11 @@ export class FakeWechatpayGateway {
     trade.paidAt = new Date();
     const notify = how.notify ?? 'once';
     if (notify === 'never') return null;
-    const make = (): WechatNotification => this.notification('TRANSACTION.SUCCESS', 'transaction', { ...this.transaction(trade), amount: { total: how.total ?? trade.total, payer_total: how.total ?? trade.total, currency: 'CNY', payer_currency: 'CNY' } });
+    const make = (): WechatNotification =>
+      this.notification('TRANSACTION.SUCCESS', 'transaction', {
+        ...this.transaction(trade),
+        amount: { total: how.total ?? trade.total, payer_total: how.total ?? trade.total, currency: 'CNY', payer_currency: 'CNY' },
+      });
     const first = this.deliver(trade.notifyUrl, make());
     if (notify === 'twice') this.deliver(trade.notifyUrl, make());
     return first;
@@ -385,7 +414,11 @@ export class FakeWechatpayGateway {
     const served = this.tamperDownload ? wechatpayTradeBill(this.tamperDownload(rows), options).raw : bill.raw;
     const token = randomBytes(12).toString('base64url');
     this.bills.set(token, served);
-    this.send(res, 200, { hash_type: bill.hashType, hash_value: bill.hashValue, download_url: `${this.url}/v3/billdownload/file?token=${token}&tartype=${tar ?? ''}` });
+    this.send(res, 200, {
+      hash_type: bill.hashType,
+      hash_value: bill.hashValue,
+      download_url: `${this.url}/v3/billdownload/file?token=${token}&tartype=${tar ?? ''}`,
+    });
   }
 
   /** What was paid and refunded on a Beijing day, as the ALL bill lists it, with WeChat's 0.6% fee (returned pro rata on a refund). */
@@ -397,7 +430,8 @@ export class FakeWechatpayGateway {
     const rows: WechatpayBillRow[] = [];
     for (const trade of this.trades.values()) {
       const common = { transactionId: trade.transactionId, orderNo: trade.outTradeNo, subject: trade.description, total: yuan(trade.total) };
-      if (trade.paidAt && beijing(trade.paidAt).startsWith(date)) rows.push({ ...common, time: beijing(trade.paidAt), state: 'SUCCESS', settled: yuan(trade.total), fee: yuan(fee(trade.total), 5) });
+      if (trade.paidAt && beijing(trade.paidAt).startsWith(date))
+        rows.push({ ...common, time: beijing(trade.paidAt), state: 'SUCCESS', settled: yuan(trade.total), fee: yuan(fee(trade.total), 5) });
       for (const [refundNo, refund] of trade.refunds) {
         if (!beijing(refund.at).startsWith(date)) continue;
         rows.push({

@@ -44,7 +44,11 @@ export function newNonce(): string {
 }
 
 /** Common authentication parameters plus `params`, signed as a merchant client would. */
-export function signed(merchant: Pick<Credentials, 'api_key' | 'api_secret'>, params: Record<string, unknown> = {}, query: Record<string, unknown> = {}): Record<string, unknown> {
+export function signed(
+  merchant: Pick<Credentials, 'api_key' | 'api_secret'>,
+  params: Record<string, unknown> = {},
+  query: Record<string, unknown> = {},
+): Record<string, unknown> {
   const body: Record<string, unknown> = { api_key: merchant.api_key, timestamp: Math.floor(Date.now() / 1000), nonce: newNonce(), ...params };
   return { ...body, signature: sign({ ...query, ...body }, merchant.api_secret) };
 }
@@ -77,7 +81,12 @@ export async function merchantWithChannels(
   operator: OperatorServices,
   options: { rate?: string; depositRate?: string; notifyUrl?: string } = {},
 ): Promise<{ merchant: Credentials; channels: Record<'processor' | 'remotepay' | 'warehouse', number> }> {
-  const merchant = await operator.merchants.create({ name: `m-${newNonce().slice(0, 8)}`, mode: 'test', notifyUrl: options.notifyUrl, depositRate: options.depositRate });
+  const merchant = await operator.merchants.create({
+    name: `m-${newNonce().slice(0, 8)}`,
+    mode: 'test',
+    notifyUrl: options.notifyUrl,
+    depositRate: options.depositRate,
+  });
   const channels = {} as Record<'processor' | 'remotepay' | 'warehouse', number>;
   for (const category of ['processor', 'remotepay', 'warehouse'] as const) {
     const { id } = await operator.channels.create({

@@ -47,7 +47,13 @@ export class CallbackReceiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        const callback: ReceivedCallback = { path: req.url ?? '', headers: req.headers, raw, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {}, at: Date.now() };
+        const callback: ReceivedCallback = {
+          path: req.url ?? '',
+          headers: req.headers,
+          raw,
+          body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
+          at: Date.now(),
+        };
         this.received.push(callback);
         const reply = this.respond(callback, this.forEvent(callback.body.event_id as string).length - 1);
         const send = (): void => this.send(res, reply, callback);
@@ -110,7 +116,11 @@ export class CallbackReceiver {
   }
 }
 
-export async function waitFor<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -152,7 +162,11 @@ export class CallbackFixtures {
   }
 
   /** An order as createOrder leaves it (pending), or already paid. */
-  async insertOrder(merchantId: number, channelId: number, options: { status?: 'pending' | 'paid'; notifyUrl?: string | null } = {}): Promise<{ orderId: string; orderNo: string }> {
+  async insertOrder(
+    merchantId: number,
+    channelId: number,
+    options: { status?: 'pending' | 'paid'; notifyUrl?: string | null } = {},
+  ): Promise<{ orderId: string; orderNo: string }> {
     const orderNo = `20251121120000${String(randomInt(0, 99_999_999)).padStart(8, '0')}`;
     const status = options.status ?? 'paid';
     const { rows } = await this.db.query<{ id: string }>(
@@ -190,7 +204,13 @@ export class CallbackFixtures {
       updatetime: now,
       paid_at: now,
     };
-    await this.db.query(`INSERT INTO order_events (id, order_id, merchant_id, type, payload) VALUES ($1, $2, $3, $4, $5)`, [eventId, orderId, o.merchant_id, type, payload]);
+    await this.db.query(`INSERT INTO order_events (id, order_id, merchant_id, type, payload) VALUES ($1, $2, $3, $4, $5)`, [
+      eventId,
+      orderId,
+      o.merchant_id,
+      type,
+      payload,
+    ]);
     // As the service writes a delivery: its address resolved now and kept, its event's place in the order.
     await this.db.query(
       `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, notify_url, event_seq)

@@ -15,7 +15,8 @@ const SERVER_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 export function testRunId(): string {
   process.env.MP_TEST_RUN ??= randomBytes(6).toString('hex');
   // It names databases and Redis key patterns: nothing that could widen either.
-  if (!/^[0-9a-z]{1,24}$/.test(process.env.MP_TEST_RUN)) throw new Error(`MP_TEST_RUN must be 1-24 lowercase letters or digits, not ${process.env.MP_TEST_RUN}`);
+  if (!/^[0-9a-z]{1,24}$/.test(process.env.MP_TEST_RUN))
+    throw new Error(`MP_TEST_RUN must be 1-24 lowercase letters or digits, not ${process.env.MP_TEST_RUN}`);
   return process.env.MP_TEST_RUN;
 }
 

@@ -24,13 +24,18 @@ export interface SellOrderAnswer extends CreatedOrder {
 }
 
 /** A top-up paid through the real lifecycle as a final notification settles it: completed, its merchant credited. */
-export async function completedOrder(app: NestFastifyApplication, merchant: Credentials, params: Record<string, unknown>): Promise<CreatedOrder & { id: string }> {
+export async function completedOrder(
+  app: NestFastifyApplication,
+  merchant: Credentials,
+  params: Record<string, unknown>,
+): Promise<CreatedOrder & { id: string }> {
   const res = await createOrder(app, merchant, params);
   if (res.body.code !== 1) throw new Error(`createOrder answered ${JSON.stringify(res.body)}`);
   const row = await orderRow(app, res.body.data.order_no);
   const lifecycle = app.get(OrderLifecycle);
   const id = row.id as string;
-  if ((await lifecycle.markPaid(id, { amountFen: Number(row.cny_fen), channelTradeNo: `T${res.body.data.order_no}` }, { final: true })) !== 'paid') throw new Error('not paid');
+  if ((await lifecycle.markPaid(id, { amountFen: Number(row.cny_fen), channelTradeNo: `T${res.body.data.order_no}` }, { final: true })) !== 'paid')
+    throw new Error('not paid');
   return { ...res.body.data, id };
 }
 
@@ -59,7 +64,10 @@ export function orderClose(app: NestFastifyApplication, merchant: Credentials, o
 }
 
 /** The merchant's balance row and the sum of its ledger entries per balance, read together. */
-export async function books(app: NestFastifyApplication, merchantId: number): Promise<{ available: number; deposit: number; ledgerAvailable: number; ledgerDeposit: number }> {
+export async function books(
+  app: NestFastifyApplication,
+  merchantId: number,
+): Promise<{ available: number; deposit: number; ledgerAvailable: number; ledgerDeposit: number }> {
   const [row] = await sql(app).query(
     `SELECT COALESCE((SELECT available_fen FROM balances WHERE merchant_id = $1), 0)::int AS available,
             COALESCE((SELECT deposit_fen FROM balances WHERE merchant_id = $1), 0)::int AS deposit,

@@ -36,7 +36,10 @@ export async function orderRow(app: NestFastifyApplication, orderNo: string): Pr
   return row;
 }
 
-export async function eventsOf(app: NestFastifyApplication, orderNo: string): Promise<{ type: string; payload: Record<string, unknown>; deliveries: number }[]> {
+export async function eventsOf(
+  app: NestFastifyApplication,
+  orderNo: string,
+): Promise<{ type: string; payload: Record<string, unknown>; deliveries: number }[]> {
   return sql(app).query(
     `SELECT e."type", e."payload", (SELECT count(*)::int FROM "callback_deliveries" d WHERE d."event_id" = e."id" AND d."status" = 'pending') AS "deliveries"
      FROM "order_events" e JOIN "orders" o ON o."id" = e."order_id" WHERE o."order_no" = $1 ORDER BY e."seq"`,

@@ -56,7 +56,13 @@ export function csrfToken(html: string): string | null {
 export const PASSWORD = 'correct horse battery staple';
 
 /** An invitation through the operator service, accepted in `client`: the client ends up signed in. */
-export async function inviteAndAccept(app: NestFastifyApplication, operator: OperatorServices, merchantId: number, email: string, client = new PortalClient(app)): Promise<PortalClient> {
+export async function inviteAndAccept(
+  app: NestFastifyApplication,
+  operator: OperatorServices,
+  merchantId: number,
+  email: string,
+  client = new PortalClient(app),
+): Promise<PortalClient> {
   const { invitation_url } = await operator.portalUsers.invite(merchantId, email);
   const path = new URL(invitation_url).pathname;
   const page = await client.get(path);

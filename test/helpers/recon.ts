@@ -16,7 +16,12 @@ export async function startRecon(config: AppConfig): Promise<{ recon: ReconServi
 }
 
 /** A top-up paid by pressing Pay on the sandbox page, then confirmed and credited as the worker would. */
-export async function paidOnPage(app: NestFastifyApplication, merchant: Credentials, channelId: number, amount: string): Promise<{ orderNo: string; id: string }> {
+export async function paidOnPage(
+  app: NestFastifyApplication,
+  merchant: Credentials,
+  channelId: number,
+  amount: string,
+): Promise<{ orderNo: string; id: string }> {
   const orderNo = await pendingOrder(app, merchant, channelId, amount);
   const created = await orderRow(app, orderNo);
   const token = new URL(String(created.pay_url)).searchParams.get('token')!;
@@ -39,7 +44,11 @@ export async function pendingOrder(app: NestFastifyApplication, merchant: Creden
 
 /** A refund created and processed by the worker's lifecycle: the sandbox gives it (or refuses .44). */
 export async function processedRefund(app: NestFastifyApplication, merchant: Credentials, orderNo: string, amount: string): Promise<Record<string, unknown>> {
-  const res = await refundCreate(app, merchant, { order_no: orderNo, refund_amount: amount, merchant_refund_no: `R${orderNo.slice(-10)}${amount.replace('.', '')}` });
+  const res = await refundCreate(app, merchant, {
+    order_no: orderNo,
+    refund_amount: amount,
+    merchant_refund_no: `R${orderNo.slice(-10)}${amount.replace('.', '')}`,
+  });
   if (res.body.code !== 1) throw new Error(`refundCreate answered ${JSON.stringify(res.body)}`);
   const row = await refundRow(app, res.body.data.refund_no);
   await app.get(RefundLifecycle).process(String(row.id));

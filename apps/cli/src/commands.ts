@@ -46,9 +46,14 @@ export const COMMANDS: Record<string, CliCommand> = {
   'merchant:create': {
     usage: '--name N [--mode live|test] [--notify-url URL] [--deposit-rate R]',
     flags: ['name', 'mode', 'notify-url', 'deposit-rate'],
-    run: (f, app) => app.get(MerchantAccountService).create({ name: required(f, 'name'), mode: f.mode, notifyUrl: f['notify-url'], depositRate: f['deposit-rate'] }),
+    run: (f, app) =>
+      app.get(MerchantAccountService).create({ name: required(f, 'name'), mode: f.mode, notifyUrl: f['notify-url'], depositRate: f['deposit-rate'] }),
   },
-  'merchant:disable': { usage: '--merchant ID', flags: ['merchant'], run: (f, app) => app.get(MerchantAccountService).setStatus(id(f, 'merchant'), 'disabled') },
+  'merchant:disable': {
+    usage: '--merchant ID',
+    flags: ['merchant'],
+    run: (f, app) => app.get(MerchantAccountService).setStatus(id(f, 'merchant'), 'disabled'),
+  },
   'merchant:enable': { usage: '--merchant ID', flags: ['merchant'], run: (f, app) => app.get(MerchantAccountService).setStatus(id(f, 'merchant'), 'active') },
   'merchant:set-notify-url': {
     usage: '--merchant ID --url URL',
@@ -80,11 +85,12 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (f, app) => app.get(PortalAccessService).disable(required(f, 'email')) },
   'callback:list': {
-    usage: '--order ORDER_NO | --merchant ID [--status pending|succeeded|failed] [--since UNIX] (a merchant\'s latest 200, newest first)',
+    usage: "--order ORDER_NO | --merchant ID [--status pending|succeeded|failed] [--since UNIX] (a merchant's latest 200, newest first)",
     flags: ['order', 'merchant', 'status', 'since'],
     run: (f, app) => {
-      if (f.order !== undefined && f.merchant === undefined && f.status === undefined && f.since === undefined) return app.get(CallbackOperationsService).listForOrder(required(f, 'order'));
-      if (f.order !== undefined) throw new UsageError('--order lists one order\'s deliveries: give it alone, or --merchant with --status and --since');
+      if (f.order !== undefined && f.merchant === undefined && f.status === undefined && f.since === undefined)
+        return app.get(CallbackOperationsService).listForOrder(required(f, 'order'));
+      if (f.order !== undefined) throw new UsageError("--order lists one order's deliveries: give it alone, or --merchant with --status and --since");
       if (f.merchant === undefined) throw new UsageError('--order or --merchant is required');
       return app.get(CallbackOperationsService).listForMerchant(id(f, 'merchant'), f.status, f.since);
     },
@@ -140,7 +146,8 @@ export const COMMANDS: Record<string, CliCommand> = {
     run: (f, app) => app.get(CallbackOperationsService).recover(id(f, 'merchant'), required(f, 'since'), f.until),
   },
   'channel:create': {
-    usage: '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay|alipay|wechatpay [--mode live|test] [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
+    usage:
+      '--category processor|remotepay|warehouse --name N --pay-method alipay,wxpay,bank --adapter sandbox|epay|alipay|wechatpay [--mode live|test] [--rate R] [--min YUAN] [--max YUAN] [--config JSON]',
     flags: ['category', 'name', 'pay-method', 'adapter', 'mode', 'rate', 'min', 'max', 'config'],
     run: (f, app) =>
       app.get(ChannelSetupService).create({

@@ -55,7 +55,10 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags, command.positional);
     const config = loadConfig(env);
-    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), { ...NEST_START_OPTIONS, logger: ['error'] });
+    const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), {
+      ...NEST_START_OPTIONS,
+      logger: ['error'],
+    });
     app.flushLogs();
     try {
       const result = await command.run(flags, app).catch((err: unknown) => {
@@ -67,7 +70,13 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     }
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof OperatorError || err instanceof ConfigError || err instanceof StartupRefusal || err instanceof ReconInputError) {
+    if (
+      err instanceof UsageError ||
+      err instanceof OperatorError ||
+      err instanceof ConfigError ||
+      err instanceof StartupRefusal ||
+      err instanceof ReconInputError
+    ) {
       io.stderr(`error: ${err.message}\n`);
       return 2;
     }

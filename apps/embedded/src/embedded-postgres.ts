@@ -71,7 +71,10 @@ function reachableBinaries(found: Binaries, user: ServerUser, dataDir: string): 
   }
   if (serverUserCan(user, '-x', found.initdb)) return found;
   const native = dirname(dirname(found.initdb));
-  const build = createHash('sha256').update(`${native}\n${statSync(found.initdb).mtimeMs}`).digest('hex').slice(0, 16);
+  const build = createHash('sha256')
+    .update(`${native}\n${statSync(found.initdb).mtimeMs}`)
+    .digest('hex')
+    .slice(0, 16);
   const copy = join(ROOT_BINARIES_CACHE, `postgres-${build}`);
   if (!existsSync(join(copy, 'bin', basename(found.initdb)))) {
     mkdirSync(ROOT_BINARIES_CACHE, { recursive: true, mode: 0o755 });

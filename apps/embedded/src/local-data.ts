@@ -62,7 +62,9 @@ export function claimDataDir(dataDir: string): void {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const owner = Number(readFileSync(file, 'utf8'));
     if (owner > 0 && owner !== process.pid && alive(owner)) {
-      throw new Error(`another npm start (pid ${owner}) runs on ${dataDir}: stop it first, or give a second one its own DATA_DIR and EMBEDDED_PG_PORT`, { cause: err });
+      throw new Error(`another npm start (pid ${owner}) runs on ${dataDir}: stop it first, or give a second one its own DATA_DIR and EMBEDDED_PG_PORT`, {
+        cause: err,
+      });
     }
     writeFileSync(file, String(process.pid));
   }

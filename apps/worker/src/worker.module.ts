@@ -31,7 +31,15 @@ export class WorkerModule {
     return {
       module: WorkerModule,
       // Redis (when REDIS_URL is set) holds the nonces the callbacks claim, shared with the API.
-      imports: [CommonModule.forRoot(config), loggingModule(config), RedisModule.forRoot(config), DbModule.forRoot(tuning.ordersConcurrency + 6, 'merchant-pay-worker'), QueueModule.forRoot(config), OrdersCoreModule, ReconModule],
+      imports: [
+        CommonModule.forRoot(config),
+        loggingModule(config),
+        RedisModule.forRoot(config),
+        DbModule.forRoot(tuning.ordersConcurrency + 6, 'merchant-pay-worker'),
+        QueueModule.forRoot(config),
+        OrdersCoreModule,
+        ReconModule,
+      ],
       providers: [
         { provide: WorkerTuning, useValue: tuning },
         {

@@ -110,7 +110,9 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
     const allowed = addresses.filter((a) => blockedRange(a.address) === null);
     if (allowed.length === 0) {
       const first = addresses[0];
-      const blocked = first ? new BlockedAddressError(hostname, first.address, blockedRange(first.address) ?? 'reserved') : new Error(`no address for ${hostname}`);
+      const blocked = first
+        ? new BlockedAddressError(hostname, first.address, blockedRange(first.address) ?? 'reserved')
+        : new Error(`no address for ${hostname}`);
       return callback(blocked as NodeJS.ErrnoException, '', 0);
     }
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);

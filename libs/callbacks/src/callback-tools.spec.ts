@@ -7,7 +7,10 @@ describe('callback tools', () => {
     expect(recoverWindow(now - RECOVER_MAX_AGE_SECONDS, undefined, now)).toEqual({ from: now - RECOVER_MAX_AGE_SECONDS, to: now });
     expect(recoverWindow(now - 60, now - 30, now)).toEqual({ from: now - 60, to: now - 30 });
     expect(recoverWindow(now - 60, now - 60, now)).toEqual({ from: now - 60, to: now - 60 });
-    expect(recoverWindow(now - RECOVER_MAX_AGE_SECONDS - 1, undefined, now)).toMatchObject({ field: 'start_time', message: expect.stringMatching(/last 7 days/) });
+    expect(recoverWindow(now - RECOVER_MAX_AGE_SECONDS - 1, undefined, now)).toMatchObject({
+      field: 'start_time',
+      message: expect.stringMatching(/last 7 days/),
+    });
     expect(recoverWindow(now + 1, undefined, now)).toMatchObject({ field: 'start_time', message: expect.stringMatching(/future/) });
     expect(recoverWindow(now - 60, now - 61, now)).toMatchObject({ field: 'end_time', message: expect.stringMatching(/before start_time/) });
   });
@@ -44,6 +47,7 @@ describe('callback tools', () => {
 describe('merchantFacingError (issue 29)', () => {
   it("shows a stored text that carried our own failure's message as the fixed text, and every other text as it is", () => {
     expect(merchantFacingError('not sent: its nonce could not be recorded (connect ECONNREFUSED 10.0.0.5:6379)')).toBe(INTERNAL_FAILURE_TEXT);
-    for (const text of ['HTTP 500', 'ECONNREFUSED: connect ECONNREFUSED 203.0.113.9:443', INTERNAL_FAILURE_TEXT, null]) expect(merchantFacingError(text)).toBe(text);
+    for (const text of ['HTTP 500', 'ECONNREFUSED: connect ECONNREFUSED 203.0.113.9:443', INTERNAL_FAILURE_TEXT, null])
+      expect(merchantFacingError(text)).toBe(text);
   });
 });

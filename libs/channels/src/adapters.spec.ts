@@ -44,7 +44,17 @@ describe('epay gateway_url over http', () => {
     const before = requests;
     await expect(adapter.queryPayment(query, AbortSignal.timeout(2000))).rejects.toThrow(ChannelError);
     await expect(adapter.queryPayment(query, AbortSignal.timeout(2000))).rejects.toThrow(/https/);
-    await expect(adapter.createPayment({ orderNo: query.orderNo, amountFen: 100, payMethod: 'alipay', subject: 's', notifyUrl: 'https://x/n', returnUrl: 'https://x', expiresAt: new Date() })).rejects.toThrow(/https/);
+    await expect(
+      adapter.createPayment({
+        orderNo: query.orderNo,
+        amountFen: 100,
+        payMethod: 'alipay',
+        subject: 's',
+        notifyUrl: 'https://x/n',
+        returnUrl: 'https://x',
+        expiresAt: new Date(),
+      }),
+    ).rejects.toThrow(/https/);
     expect(requests).toBe(before);
   });
 

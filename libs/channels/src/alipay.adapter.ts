@@ -181,7 +181,11 @@ export class AlipayAdapter implements ChannelAdapter {
     url.searchParams.set('charset', 'utf-8');
     const answer = await channelFetch(
       url.toString(),
-      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' }, body: new URLSearchParams(this.signed(method, bizContent)).toString() },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
+        body: new URLSearchParams(this.signed(method, bizContent)).toString(),
+      },
       this.dispatcher,
       signal,
     );
@@ -223,7 +227,11 @@ export class AlipayAdapter implements ChannelAdapter {
    */
   readonly refunds: RefundOperations = {
     refund: async (request, signal) => {
-      const answer = await this.call('alipay.trade.refund', { out_trade_no: request.orderNo, refund_amount: formatYuan(request.amountFen), out_request_no: request.refundNo }, signal);
+      const answer = await this.call(
+        'alipay.trade.refund',
+        { out_trade_no: request.orderNo, refund_amount: formatYuan(request.amountFen), out_request_no: request.refundNo },
+        signal,
+      );
       if (answer.code === '10000') return { state: answer.fund_change === 'Y' ? 'succeeded' : 'processing', channelRefundNo: request.refundNo };
       // 40004 is a business refusal (balance, state, amount); 20000 and the rest are outcomes we do not know.
       if (answer.code === '40004') return { state: 'failed', channelRefundNo: null, failure: refusal(answer) };

@@ -58,7 +58,8 @@ export class ChannelAdapters implements OnApplicationShutdown {
       case 'wechatpay':
         return new WechatpayAdapter(
           config,
-          (orderNo, codeUrl) => `${this.config.publicBaseUrl}/pay/wechat/${orderNo}?token=${encodeURIComponent(this.secrets.seal(codeUrl, wechatPageContext(orderNo)))}`,
+          (orderNo, codeUrl) =>
+            `${this.config.publicBaseUrl}/pay/wechat/${orderNo}?token=${encodeURIComponent(this.secrets.seal(codeUrl, wechatPageContext(orderNo)))}`,
           this.notifyUrl(channel.id),
           config.proxy_url ? this.proxy(config.proxy_url) : undefined,
           this.config.channelAllowHttp,

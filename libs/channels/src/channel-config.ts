@@ -66,7 +66,8 @@ function checkPem(key: ConfigKey, pem: string, kind: 'private' | 'public'): void
 }
 
 function checkString(key: string, item: unknown, max: number): string {
-  if (typeof item !== 'string' || item.length === 0 || item.length > max) throw new Error(`config.${key} must be a non-empty string of at most ${max} characters`);
+  if (typeof item !== 'string' || item.length === 0 || item.length > max)
+    throw new Error(`config.${key} must be a non-empty string of at most ${max} characters`);
   return item;
 }
 
@@ -96,8 +97,10 @@ export function parseChannelConfig(value: unknown, rules: ChannelConfigRules = {
     }
     if (PRIVATE_KEYS.has(name)) checkPem(name, text, 'private');
     if (PUBLIC_KEYS.has(name)) checkPem(name, text, 'public');
-    if (name === 'apiv3_key' && Buffer.byteLength(text, 'utf8') !== 32) throw new Error('config.apiv3_key must be 32 characters (the APIv3 key set in the merchant platform)');
-    if (name === 'platform_public_key_id' && !/^PUB_KEY_ID_\w{1,64}$/.test(text)) throw new Error('config.platform_public_key_id must look like PUB_KEY_ID_...');
+    if (name === 'apiv3_key' && Buffer.byteLength(text, 'utf8') !== 32)
+      throw new Error('config.apiv3_key must be 32 characters (the APIv3 key set in the merchant platform)');
+    if (name === 'platform_public_key_id' && !/^PUB_KEY_ID_\w{1,64}$/.test(text))
+      throw new Error('config.platform_public_key_id must look like PUB_KEY_ID_...');
     (config as Record<string, unknown>)[key] = text;
   }
   const missing = required.filter((key) => config[key] === undefined);
@@ -107,7 +110,8 @@ export function parseChannelConfig(value: unknown, rules: ChannelConfigRules = {
 
 /** WeChat platform certificates by serial number (hex), each a PEM certificate. */
 function parseCertificates(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('config.platform_certificates must be an object of serial number -> PEM certificate');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error('config.platform_certificates must be an object of serial number -> PEM certificate');
   const certificates: Record<string, string> = {};
   for (const [serial, pem] of Object.entries(value)) {
     if (!/^[0-9A-Fa-f]{1,64}$/.test(serial)) throw new Error('config.platform_certificates keys must be certificate serial numbers (hex)');

@@ -7,7 +7,12 @@ export function channelGet(url: string, dispatcher: Dispatcher | undefined, sign
 }
 
 /** A form POST to a channel, under the same rules as channelGet; the form may carry the channel's key. */
-export function channelPostForm(url: string, form: Record<string, string>, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: string }> {
+export function channelPostForm(
+  url: string,
+  form: Record<string, string>,
+  dispatcher: Dispatcher | undefined,
+  signal: AbortSignal,
+): Promise<{ status: number; body: string }> {
   return channelRequest(url, dispatcher, signal, new URLSearchParams(form).toString());
 }
 
@@ -78,12 +83,7 @@ export interface ChannelAnswer {
  * Any request to a channel (signed JSON APIs need their own method, headers and the answer's
  * headers), under channelGet's rules: proxy, cancellation, 64 KiB, no URL in an error.
  */
-export async function channelFetch(
-  url: string,
-  init: ChannelRequestInit,
-  dispatcher: Dispatcher | undefined,
-  signal: AbortSignal,
-): Promise<ChannelAnswer> {
+export async function channelFetch(url: string, init: ChannelRequestInit, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<ChannelAnswer> {
   const answer = await channelCall(url, init, dispatcher, signal, ANSWER_LIMIT);
   return { ...answer, body: answer.body.toString('utf8') };
 }
@@ -92,7 +92,12 @@ export async function channelFetch(
  * A bill download: the bytes as they came (a zip or gzip must not go through a text decoding),
  * under channelFetch's other rules (proxy, cancellation, no URL in an error, which may carry a token).
  */
-export async function channelDownload(url: string, headers: Record<string, string>, dispatcher: Dispatcher | undefined, signal: AbortSignal): Promise<{ status: number; body: Buffer }> {
+export async function channelDownload(
+  url: string,
+  headers: Record<string, string>,
+  dispatcher: Dispatcher | undefined,
+  signal: AbortSignal,
+): Promise<{ status: number; body: Buffer }> {
   const { status, body } = await channelCall(url, { method: 'GET', headers }, dispatcher, signal, BILL_LIMIT);
   return { status, body };
 }

@@ -28,7 +28,9 @@ export function epaySign(params: Record<string, unknown>, key: string): string {
     .sort()
     .map((k) => `${k}=${String(params[k])}`)
     .join('&');
-  return createHash('md5').update(text + key, 'utf8').digest('hex');
+  return createHash('md5')
+    .update(text + key, 'utf8')
+    .digest('hex');
 }
 
 interface EpayQueryAnswer {
@@ -151,7 +153,10 @@ export class EpayAdapter implements ChannelAdapter {
    */
   async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<void> {
     const { pid, key, gateway } = this.settings();
-    const answer = parseAnswer('close', await channelPostForm(new URL('api.php?act=close', gateway).toString(), { pid, key, out_trade_no: query.orderNo }, this.dispatcher, signal));
+    const answer = parseAnswer(
+      'close',
+      await channelPostForm(new URL('api.php?act=close', gateway).toString(), { pid, key, out_trade_no: query.orderNo }, this.dispatcher, signal),
+    );
     const code = codeOf(answer);
     if (code !== 0 && code !== 1) throw new ChannelError(`epay close refused: ${gatewayMessage(answer)}`);
   }
@@ -169,15 +174,36 @@ export class EpayAdapter implements ChannelAdapter {
    */
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
-      const answers: { kind: 'pay' | 'refund'; order_no: string; refund_no: string | null; state: string; amount_fen: number | null; trade_no: string | null }[] = [];
+      const answers: {
+        kind: 'pay' | 'refund';
+        order_no: string;
+        refund_no: string | null;
+        state: string;
+        amount_fen: number | null;
+        trade_no: string | null;
+      }[] = [];
       for (const order of await request.orders()) {
         const status = await this.queryPayment(order, signal);
-        answers.push({ kind: 'pay', order_no: order.orderNo, refund_no: null, state: status.state, amount_fen: status.amountFen, trade_no: status.channelTradeNo });
+        answers.push({
+          kind: 'pay',
+          order_no: order.orderNo,
+          refund_no: null,
+          state: status.state,
+          amount_fen: status.amountFen,
+          trade_no: status.channelTradeNo,
+        });
       }
       for (const refund of await request.refunds()) {
         const status = await this.refunds.queryRefund(refund, signal);
         // refundquery names no amount: a refund it settled is the amount we asked for.
-        answers.push({ kind: 'refund', order_no: refund.orderNo, refund_no: refund.refundNo, state: status.state, amount_fen: refund.amountFen, trade_no: status.channelRefundNo });
+        answers.push({
+          kind: 'refund',
+          order_no: refund.orderNo,
+          refund_no: refund.refundNo,
+          state: status.state,
+          amount_fen: refund.amountFen,
+          trade_no: status.channelRefundNo,
+        });
       }
       return { format: 'epay', raw: Buffer.from(`${JSON.stringify({ format: 'epay-order-queries', date: request.date, answers })}\n`, 'utf8') };
     },
@@ -190,7 +216,8 @@ export class EpayAdapter implements ChannelAdapter {
       if (request.channelTradeNo) form.trade_no = request.channelTradeNo;
       const answer = parseAnswer('refund', await channelPostForm(new URL('api.php?act=refund', gateway).toString(), form, this.dispatcher, signal));
       const code = codeOf(answer);
-      if (code === 0 || code === 1) return { state: 'processing', channelRefundNo: typeof answer.refund_no === 'string' && answer.refund_no ? answer.refund_no : null };
+      if (code === 0 || code === 1)
+        return { state: 'processing', channelRefundNo: typeof answer.refund_no === 'string' && answer.refund_no ? answer.refund_no : null };
       if (code !== null && code < 0) return { state: 'failed', channelRefundNo: null, failure: gatewayMessage(answer) };
       throw new ChannelError(`epay refund answered an unknown code: ${gatewayMessage(answer)}`);
     },

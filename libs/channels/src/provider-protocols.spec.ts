@@ -3,7 +3,11 @@ import { alipaySignContent, beijingTime, rawJsonMember, rsa2Sign, rsa2Verify } f
 import { parseChannelConfig } from './channel-config';
 import { decryptResource, rfc3339Beijing, wechatpayAuthorization } from './wechatpay.adapter';
 
-const keys = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const keys = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
 
 describe('alipay protocol pieces', () => {
   it('signs the sorted non-empty parameters but sign; notifications also skip sign_type', () => {
@@ -48,7 +52,12 @@ describe('wechatpay protocol pieces', () => {
     expect(decryptResource({ ciphertext: 'AAAA', nonce: 'nonce1234567' }, key)).toBeNull();
   });
   it('the Authorization header signs METHOD, path, timestamp, nonce and body', () => {
-    const header = wechatpayAuthorization({ method: 'POST', path: '/v3/x', body: '{}' }, { mchid: '1', serialNo: 'AB', privateKey: keys.privateKey }, 1700000000, 'n1');
+    const header = wechatpayAuthorization(
+      { method: 'POST', path: '/v3/x', body: '{}' },
+      { mchid: '1', serialNo: 'AB', privateKey: keys.privateKey },
+      1700000000,
+      'n1',
+    );
     const signature = /signature="([^"]+)"/.exec(header)![1];
     expect(header).toMatch(/^WECHATPAY2-SHA256-RSA2048 mchid="1",nonce_str="n1",signature="[^"]+",timestamp="1700000000",serial_no="AB"$/);
     expect(rsa2Verify('POST\n/v3/x\n1700000000\nn1\n{}\n', signature, keys.publicKey)).toBe(true);
@@ -74,7 +83,11 @@ describe('provider channel configs (checked at channel:create)', () => {
   });
   it('never shows a value in its messages', () => {
     const messages: string[] = [];
-    for (const bad of [{ ...wechat, private_key: 'secret-private-value' }, { ...wechat, apiv3_key: 'secret-short' }, { ...wechat, merchant_no: 'secret-x' }]) {
+    for (const bad of [
+      { ...wechat, private_key: 'secret-private-value' },
+      { ...wechat, apiv3_key: 'secret-short' },
+      { ...wechat, merchant_no: 'secret-x' },
+    ]) {
       try {
         parseChannelConfig(bad, { adapter: 'wechatpay' });
       } catch (err) {

@@ -146,7 +146,10 @@ export class SandboxAdapter implements ChannelAdapter {
     const book = this.book;
     if (!book) return undefined;
     return {
-      fetchBill: async (request) => ({ format: 'sandbox', raw: sandboxBillCsv(book.channelId, request.date, await book.lines.between(book.channelId, request.from, request.to)) }),
+      fetchBill: async (request) => ({
+        format: 'sandbox',
+        raw: sandboxBillCsv(book.channelId, request.date, await book.lines.between(book.channelId, request.from, request.to)),
+      }),
     };
   }
 

@@ -185,7 +185,10 @@ export class WechatpayAdapter implements ChannelAdapter {
         headers: {
           accept: 'application/json',
           'user-agent': 'merchant-pay',
-          authorization: wechatpayAuthorization({ method, path, body: text }, { mchid: settings.mchid, serialNo: settings.serialNo, privateKey: settings.privateKey }),
+          authorization: wechatpayAuthorization(
+            { method, path, body: text },
+            { mchid: settings.mchid, serialNo: settings.serialNo, privateKey: settings.privateKey },
+          ),
           ...(this.config.platform_public_key_id ? { 'wechatpay-serial': this.config.platform_public_key_id } : {}),
           ...(body === null ? {} : { 'content-type': 'application/json' }),
         },
@@ -312,7 +315,8 @@ export class WechatpayAdapter implements ChannelAdapter {
   readonly refunds: RefundOperations = {
     refund: async (request, signal) => {
       const payment = await this.queryPayment({ orderNo: request.orderNo, amountFen: 0, channelTradeNo: request.channelTradeNo, paidAt: null }, signal);
-      if (payment.state !== 'paid' || payment.amountFen === null) return { state: 'failed', channelRefundNo: null, failure: 'wechatpay: the payment is not paid at WeChat Pay' };
+      if (payment.state !== 'paid' || payment.amountFen === null)
+        return { state: 'failed', channelRefundNo: null, failure: 'wechatpay: the payment is not paid at WeChat Pay' };
       const answer = await this.call(
         'POST',
         '/v3/refund/domestic/refunds',
@@ -370,7 +374,8 @@ export class WechatpayAdapter implements ChannelAdapter {
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
       const answer = await this.call('GET', `/v3/bill/tradebill?bill_date=${encodeURIComponent(request.date)}&bill_type=ALL&tar_type=GZIP`, null, signal);
-      if (answer.status === 400 && errorCode(answer) === 'NO_STATEMENT_EXIST') return { format: 'wechatpay', raw: Buffer.alloc(0), noBill: 'wechatpay NO_STATEMENT_EXIST' };
+      if (answer.status === 400 && errorCode(answer) === 'NO_STATEMENT_EXIST')
+        return { format: 'wechatpay', raw: Buffer.alloc(0), noBill: 'wechatpay NO_STATEMENT_EXIST' };
       if (answer.status !== 200) throw new ChannelError(`wechatpay tradebill: ${refusal(answer)}`);
       const bill = this.json<{ hash_type?: unknown; hash_value?: unknown; download_url?: unknown }>(answer, 'tradebill');
       const hashType = text(bill.hash_type);
@@ -391,7 +396,10 @@ export class WechatpayAdapter implements ChannelAdapter {
         {
           accept: 'application/json',
           'user-agent': 'merchant-pay',
-          authorization: wechatpayAuthorization({ method: 'GET', path, body: '' }, { mchid: settings.mchid, serialNo: settings.serialNo, privateKey: settings.privateKey }),
+          authorization: wechatpayAuthorization(
+            { method: 'GET', path, body: '' },
+            { mchid: settings.mchid, serialNo: settings.serialNo, privateKey: settings.privateKey },
+          ),
         },
         this.dispatcher,
         signal,

@@ -37,7 +37,13 @@ describe('loadConfig', () => {
   });
 
   it('reads the callback fairness variables', () => {
-    const c = loadConfig({ ...base, CALLBACK_DESTINATION_CONCURRENCY: '2', CALLBACK_CIRCUIT_FAILURES: '5', CALLBACK_CIRCUIT_PROBE_SECONDS: '1', WORKER_METRICS_PORT: '9464' });
+    const c = loadConfig({
+      ...base,
+      CALLBACK_DESTINATION_CONCURRENCY: '2',
+      CALLBACK_CIRCUIT_FAILURES: '5',
+      CALLBACK_CIRCUIT_PROBE_SECONDS: '1',
+      WORKER_METRICS_PORT: '9464',
+    });
     expect([c.callbackDestinationConcurrency, c.callbackCircuitFailures, c.callbackCircuitProbeSeconds, c.workerMetricsPort]).toEqual([2, 5, 1, 9464]);
   });
 
@@ -131,15 +137,27 @@ describe('TRUST_PROXY', () => {
   );
 
   // SPEC 10: wider than /8 (IPv4) or /32 (IPv6) trusts whole swathes of the internet to name their own address.
-  it.each(['0.0.0.0/1,128.0.0.0/1', '0.0.0.0/0', '10.0.0.0/7', '10.0.0.7,1.0.0.0/4', '::/0', '::/1', 'fd00::/8', '2001:db8::/31', '::ffff:0:0/96', '::ffff:10.0.0.0/103', 'uniquelocal', 'linklocal'])(
-    'refuses the range TRUST_PROXY=%p with one line saying it is too wide',
-    (raw) => {
-      expect(() => loadConfig({ ...base, TRUST_PROXY: raw })).toThrow(/^TRUST_PROXY: [^\n]*wider than \/(8|32)[^\n]*$/);
-    },
-  );
+  it.each([
+    '0.0.0.0/1,128.0.0.0/1',
+    '0.0.0.0/0',
+    '10.0.0.0/7',
+    '10.0.0.7,1.0.0.0/4',
+    '::/0',
+    '::/1',
+    'fd00::/8',
+    '2001:db8::/31',
+    '::ffff:0:0/96',
+    '::ffff:10.0.0.0/103',
+    'uniquelocal',
+    'linklocal',
+  ])('refuses the range TRUST_PROXY=%p with one line saying it is too wide', (raw) => {
+    expect(() => loadConfig({ ...base, TRUST_PROXY: raw })).toThrow(/^TRUST_PROXY: [^\n]*wider than \/(8|32)[^\n]*$/);
+  });
 
   it('names the entry that is too wide and the limit of its family', () => {
-    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.7,0.0.0.0/0' })).toThrow('TRUST_PROXY: must be a number of proxy hops or a comma list of proxy addresses/CIDRs: "0.0.0.0/0" is wider than /8 (IPv4)');
+    expect(() => loadConfig({ ...base, TRUST_PROXY: '10.0.0.7,0.0.0.0/0' })).toThrow(
+      'TRUST_PROXY: must be a number of proxy hops or a comma list of proxy addresses/CIDRs: "0.0.0.0/0" is wider than /8 (IPv4)',
+    );
     expect(() => loadConfig({ ...base, TRUST_PROXY: 'fd00::/8' })).toThrow('"fd00::/8" is wider than /32 (IPv6)');
     expect(() => loadConfig({ ...base, TRUST_PROXY: '::ffff:0:0/96' })).toThrow('"::ffff:0:0/96" is wider than /8 (IPv4)');
   });

@@ -188,7 +188,8 @@ const WIDEST_PROXY_PREFIX = { 4: 8, 6: 32 } as const;
 /** What is wrong with one TRUST_PROXY entry, or null. */
 function proxyEntryProblem(entry: string): string | null {
   if (NAMED_PROXY_RANGES.includes(entry)) return null;
-  if (entry in WIDE_NAMED_PROXY_RANGES) return `${JSON.stringify(entry)} holds ${WIDE_NAMED_PROXY_RANGES[entry]}, wider than /32 (IPv6): name the proxies' own ranges`;
+  if (entry in WIDE_NAMED_PROXY_RANGES)
+    return `${JSON.stringify(entry)} holds ${WIDE_NAMED_PROXY_RANGES[entry]}, wider than /32 (IPv6): name the proxies' own ranges`;
   const [address, prefix, ...rest] = entry.split('/');
   const family = isIP(address);
   const malformed = `${JSON.stringify(entry)} is not an address or CIDR`;
@@ -213,7 +214,10 @@ function trustProxy(env: Env): false | number | string[] {
   if (raw === 'false' || raw === '0') return false;
   if (/^\d{1,2}$/.test(raw)) return Number(raw);
   if (raw.toLowerCase() === 'true') {
-    throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops or a comma list of proxy addresses/CIDRs, got ${JSON.stringify(raw)} (true would let any client choose its own address)`);
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be a number of proxy hops or a comma list of proxy addresses/CIDRs, got ${JSON.stringify(raw)} (true would let any client choose its own address)`,
+    );
   }
   const entries = raw.split(',').map((entry) => entry.trim());
   const problem = entries.map(proxyEntryProblem).find((p) => p !== null);

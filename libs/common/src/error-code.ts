@@ -48,7 +48,10 @@ export const ERROR_INFO: Record<ErrorCode, ErrorInfo> = {
   [ErrorCode.StateConflict]: { status: 409, msg: 'The state of the order or refund does not allow this operation' },
   [ErrorCode.InsufficientBalance]: { status: 409, msg: 'Available balance too low' },
   [ErrorCode.PayloadTooLarge]: { status: 413, msg: 'Request body larger than 64 KiB' },
-  [ErrorCode.UnsupportedMediaType]: { status: 415, msg: 'Body must be JSON (Content-Type: application/json) or a form (Content-Type: application/x-www-form-urlencoded)' },
+  [ErrorCode.UnsupportedMediaType]: {
+    status: 415,
+    msg: 'Body must be JSON (Content-Type: application/json) or a form (Content-Type: application/x-www-form-urlencoded)',
+  },
   [ErrorCode.RateLimited]: { status: 429, msg: 'Too many requests' },
   [ErrorCode.Internal]: { status: 500, msg: 'Internal error' },
   [ErrorCode.ChannelFailed]: { status: 502, msg: 'Payment channel failed' },

@@ -1,4 +1,16 @@
-import { applyRate, computeOrderAmounts, computeSellOrderAmounts, formatCny, formatRate, formatRatePercent, formatYuan, merchantAmount, parseRate, parseYuan, storedRateE8 } from './money';
+import {
+  applyRate,
+  computeOrderAmounts,
+  computeSellOrderAmounts,
+  formatCny,
+  formatRate,
+  formatRatePercent,
+  formatYuan,
+  merchantAmount,
+  parseRate,
+  parseYuan,
+  storedRateE8,
+} from './money';
 
 describe('money', () => {
   it.each([
@@ -13,12 +25,9 @@ describe('money', () => {
     expect(parseYuan(input)).toBe(fen);
   });
 
-  it.each(['1.001', '-1', '1e3', ' 1', '1.', '.5', '', '12345678901', 'abc', null, true, Number.NaN, 1e21, 0.001])(
-    'parseYuan refuses %p',
-    (input) => {
-      expect(parseYuan(input)).toBeNull();
-    },
-  );
+  it.each(['1.001', '-1', '1e3', ' 1', '1.', '.5', '', '12345678901', 'abc', null, true, Number.NaN, 1e21, 0.001])('parseYuan refuses %p', (input) => {
+    expect(parseYuan(input)).toBeNull();
+  });
 
   it('formats yuan with two decimals', () => {
     expect(formatYuan(9940)).toBe('99.40');
@@ -42,9 +51,12 @@ describe('money', () => {
     expect(storedRateE8('1.00000000', 'order 1')).toBe(100000000);
   });
 
-  it.each(['-0.00600000', '1.00000001', '12.00000000', 'NaN', '', null, undefined, 'abc'])('refuses the stored rate %p, naming its row, never reading it as 0', (value) => {
-    expect(() => storedRateE8(value, 'merchant 7 channel 3')).toThrow(/^the stored rate of merchant 7 channel 3 is not a rate from 0 to 1/);
-  });
+  it.each(['-0.00600000', '1.00000001', '12.00000000', 'NaN', '', null, undefined, 'abc'])(
+    'refuses the stored rate %p, naming its row, never reading it as 0',
+    (value) => {
+      expect(() => storedRateE8(value, 'merchant 7 channel 3')).toThrow(/^the stored rate of merchant 7 channel 3 is not a rate from 0 to 1/);
+    },
+  );
 
   it("merchant_amount is a top-up's cny minus service, a sell order's cny plus service, as yuan", () => {
     expect(merchantAmount({ orderType: 1, cnyFen: 10000, serviceFen: 60 })).toBe('99.40');

@@ -72,7 +72,11 @@ export class DbModule {
         TypeOrmModule.forRootAsync({
           name,
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, config.databasePoolSize ?? poolSize, applicationName), retryAttempts: 3, retryDelay: 1000 }),
+          useFactory: (config: AppConfig) => ({
+            ...dataSourceOptions(config.databaseUrl, config.databasePoolSize ?? poolSize, applicationName),
+            retryAttempts: 3,
+            retryDelay: 1000,
+          }),
         }),
       ],
       providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES, StartupChecks],

@@ -88,7 +88,10 @@ export function registerOperationalGauges(registry: Registry, sources: Operation
         lag.startedAt = Date.now();
         sources.deliveries
           .deliveryLagSeconds()
-          .then((value) => (lag.value = value), () => undefined)
+          .then(
+            (value) => (lag.value = value),
+            () => undefined,
+          )
           .finally(() => (lag.running = false));
       }
       this.set(lag.value);

@@ -41,7 +41,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Lets every call out so far answer, turn after turn, until none is left waiting. */
 async function drain(statement: FakeStatement): Promise<void> {
-  for (let released = 0; ; ) {
+  for (let released = 0; ;) {
     // A finished batch schedules the next on a turn of its own.
     await turn();
     await turn();

@@ -72,7 +72,12 @@ export class CallbackOperationsService {
     if (status !== undefined && !DELIVERY_STATUSES.includes(status)) throw new OperatorInputError('status', `must be one of ${DELIVERY_STATUSES.join(', ')}`);
     if (since !== undefined && !/^\d{1,12}$/.test(since)) throw new OperatorInputError('since', 'must be Unix seconds');
     if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
-    const rows = await this.operations.deliveriesOfMerchant(merchantId, status ?? null, since === undefined ? null : new Date(Number(since) * 1000), MERCHANT_DELIVERY_LIMIT);
+    const rows = await this.operations.deliveriesOfMerchant(
+      merchantId,
+      status ?? null,
+      since === undefined ? null : new Date(Number(since) * 1000),
+      MERCHANT_DELIVERY_LIMIT,
+    );
     return {
       merchant_id: merchantId,
       status: status ?? null,
@@ -138,7 +143,11 @@ export class CallbackOperationsService {
       return Number(value);
     };
     const window = recoverWindow(unix(since, 'since'), until === undefined ? undefined : unix(until, 'until'), Math.floor(Date.now() / 1000));
-    if ('field' in window) throw new OperatorInputError(window.field === 'start_time' ? 'since' : 'until', window.message.replace(/^(start_time|end_time) /, '').replace('start_time', '`since`'));
+    if ('field' in window)
+      throw new OperatorInputError(
+        window.field === 'start_time' ? 'since' : 'until',
+        window.message.replace(/^(start_time|end_time) /, '').replace('start_time', '`since`'),
+      );
     if (!(await this.merchants.findById(merchantId))) throw new OperatorError(`no merchant ${merchantId}`);
     const result = await this.callbackTools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), null);
     const ids = result.kind === 'queued' ? result.deliveryIds : [];

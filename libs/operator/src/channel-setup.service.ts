@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig, SecretBox, parseYuan } from '@app/common';
-import { CHANNEL_ADAPTERS, CHANNEL_CATEGORIES, type ChannelAdapterName, type ChannelCategory, ChannelRepository, MerchantRepository, PAY_METHODS } from '@app/db';
+import {
+  CHANNEL_ADAPTERS,
+  CHANNEL_CATEGORIES,
+  type ChannelAdapterName,
+  type ChannelCategory,
+  ChannelRepository,
+  MerchantRepository,
+  PAY_METHODS,
+} from '@app/db';
 import { channelConfigContext, channelMode, newChannelMode, parseChannelConfig, withGeneratedSecret } from '@app/channels';
 import { OperatorError } from './operator-error';
 import { OperatorInputError } from './operator-input-error';
@@ -42,14 +50,18 @@ export class ChannelSetupService {
       throw new OperatorInputError('adapter', `must be one of ${CHANNEL_ADAPTERS.join(', ')}`);
     }
     const mode = newChannelMode(input.adapter as ChannelAdapterName, input.mode);
-    if (!mode) throw new OperatorInputError('mode', input.adapter === 'sandbox' ? 'is refused: the sandbox adapter only moves test money' : 'must be live or test');
+    if (!mode)
+      throw new OperatorInputError('mode', input.adapter === 'sandbox' ? 'is refused: the sandbox adapter only moves test money' : 'must be live or test');
     const minFen = parseYuan(input.min ?? '0.01');
     const maxFen = parseYuan(input.max ?? '1000000.00');
     if (minFen === null || minFen <= 0) throw new OperatorInputError('min', 'must be a yuan amount greater than 0');
     if (maxFen === null || maxFen < minFen) throw new OperatorInputError('max', 'must be a yuan amount not below `min`');
     let config;
     try {
-      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), { allowHttpGateway: this.config.channelAllowHttp, adapter: input.adapter as ChannelAdapterName });
+      config = parseChannelConfig(JSON.parse(input.config ?? '{}'), {
+        allowHttpGateway: this.config.channelAllowHttp,
+        adapter: input.adapter as ChannelAdapterName,
+      });
     } catch (err) {
       throw new OperatorInputError('config', `is refused: ${(err as Error).message}`);
     }

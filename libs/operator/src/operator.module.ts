@@ -23,7 +23,15 @@ export interface OperatorModuleOptions {
 @Module({})
 export class OperatorModule {
   static forRoot(config: AppConfig, options: OperatorModuleOptions = {}): DynamicModule {
-    const services = [MerchantAccountService, MerchantLedgerService, ChannelSetupService, PortalAccessService, KeyResealService, CallbackOperationsService, OrderInspectionService];
+    const services = [
+      MerchantAccountService,
+      MerchantLedgerService,
+      ChannelSetupService,
+      PortalAccessService,
+      KeyResealService,
+      CallbackOperationsService,
+      OrderInspectionService,
+    ];
     const queued = options.queues ? [WorkerControlService] : [];
     return {
       module: OperatorModule,

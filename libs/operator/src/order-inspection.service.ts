@@ -47,7 +47,14 @@ export class OrderInspectionService {
     const items = await this.operations.stuck(new Date(Date.now() - ms), STUCK_LIMIT);
     return {
       older_than: text,
-      stuck: items.map((s) => ({ kind: s.kind, order_no: s.orderNo, refund_no: s.refundNo, merchant_id: s.merchantId, status: s.status, since: s.since.toISOString() })),
+      stuck: items.map((s) => ({
+        kind: s.kind,
+        order_no: s.orderNo,
+        refund_no: s.refundNo,
+        merchant_id: s.merchantId,
+        status: s.status,
+        since: s.since.toISOString(),
+      })),
     };
   }
 }

@@ -55,7 +55,10 @@ describe('askOnceThenQuery', () => {
   });
 
   it('asked before, outcome lost: queries and never asks again when the channel knows it', async () => {
-    for (const known of [{ state: 'done', channelNo: 'C1' }, { state: 'refused', channelNo: null }] as const) {
+    for (const known of [
+      { state: 'done', channelNo: 'C1' },
+      { state: 'refused', channelNo: null },
+    ] as const) {
       const { steps, calls } = talk({ requestedAt: new Date() }, { queries: [known] });
       expect(await askOnceThenQuery(steps, logger)).toEqual(known);
       expect(calls).toEqual(['query']);

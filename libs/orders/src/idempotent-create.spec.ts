@@ -14,7 +14,10 @@ describe('createIdempotently', () => {
   });
 
   it('creates when there is no repeat', async () => {
-    expect(await createIdempotently({ ...constraints, findRepeat: async () => null, create: async () => created('new') })).toEqual({ value: 'new', repeat: false });
+    expect(await createIdempotently({ ...constraints, findRepeat: async () => null, create: async () => created('new') })).toEqual({
+      value: 'new',
+      repeat: false,
+    });
   });
 
   it('answers a concurrent repeat that committed first from the winner', async () => {
@@ -33,12 +36,20 @@ describe('createIdempotently', () => {
   });
 
   it('refuses a repeat made by other parameters (40900), however it was found, and never compares a new row', async () => {
-    const other = { ...constraints, requestHashOf: (row: string) => (row === 'new' ? 'h0' : 'h2'), conflictMessage: 'merchant_no already used with different parameters' };
+    const other = {
+      ...constraints,
+      requestHashOf: (row: string) => (row === 'new' ? 'h0' : 'h2'),
+      conflictMessage: 'merchant_no already used with different parameters',
+    };
     const conflict = { code: ErrorCode.IdempotencyConflict, message: 'merchant_no already used with different parameters' };
     await expect(createIdempotently({ ...other, findRepeat: async () => 'first', create: jest.fn() })).rejects.toMatchObject(conflict);
     const winner = jest.fn().mockResolvedValueOnce(null).mockResolvedValueOnce('winner');
-    await expect(createIdempotently({ ...other, findRepeat: winner, create: jest.fn().mockRejectedValue(violation('uq_merchant_no')) })).rejects.toBeInstanceOf(DomainError);
-    await expect(createIdempotently({ ...other, findRepeat: async () => null, create: async () => repeated('found under the lock') })).rejects.toMatchObject(conflict);
+    await expect(createIdempotently({ ...other, findRepeat: winner, create: jest.fn().mockRejectedValue(violation('uq_merchant_no')) })).rejects.toBeInstanceOf(
+      DomainError,
+    );
+    await expect(createIdempotently({ ...other, findRepeat: async () => null, create: async () => repeated('found under the lock') })).rejects.toMatchObject(
+      conflict,
+    );
     expect(await createIdempotently({ ...other, findRepeat: async () => null, create: async () => created('new') })).toEqual({ value: 'new', repeat: false });
   });
 

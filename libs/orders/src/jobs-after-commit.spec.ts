@@ -32,6 +32,8 @@ describe('JobsAfterCommit.requeueStuck', () => {
     const jobs = withQueue(async (_name, _payload, { jobId }) => {
       if (jobId.startsWith('payout-b')) throw new Error('redis down');
     });
-    expect(await jobs.requeueStuck('order.payout', { ids: ['a', 'b', 'c'], stuckSeconds: 60 }, (id) => ({ payload: { orderId: id }, jobId: `payout-${id}` }))).toBe(2);
+    expect(
+      await jobs.requeueStuck('order.payout', { ids: ['a', 'b', 'c'], stuckSeconds: 60 }, (id) => ({ payload: { orderId: id }, jobId: `payout-${id}` })),
+    ).toBe(2);
   });
 });

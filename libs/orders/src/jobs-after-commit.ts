@@ -65,7 +65,10 @@ export class JobsAfterCommit {
     if (heads.length === 0) return;
     await this.queue.addBulk(
       'callback.deliver',
-      heads.map((h) => ({ jobId: h.id, payload: { deliveryId: h.id, merchantId: h.merchantId, destination: parseNotifyUrl(h.notifyUrl)?.destination ?? null } })),
+      heads.map((h) => ({
+        jobId: h.id,
+        payload: { deliveryId: h.id, merchantId: h.merchantId, destination: parseNotifyUrl(h.notifyUrl)?.destination ?? null },
+      })),
       { attempts: this.attempts },
     );
   }
@@ -86,7 +89,11 @@ export class JobsAfterCommit {
    * under the row's job id plus a suffix fresh per window of that length, since BullMQ keeps
    * a job that failed for good under its old id. Answers how many were queued.
    */
-  async requeueStuck<N extends JobName>(name: N, stuck: { ids: string[]; stuckSeconds: number }, job: (id: string) => { payload: JobPayloads[N]; jobId: string }): Promise<number> {
+  async requeueStuck<N extends JobName>(
+    name: N,
+    stuck: { ids: string[]; stuckSeconds: number },
+    job: (id: string) => { payload: JobPayloads[N]; jobId: string },
+  ): Promise<number> {
     const window = Math.floor(Date.now() / (stuck.stuckSeconds * 1000));
     let queued = 0;
     for (const id of stuck.ids) {

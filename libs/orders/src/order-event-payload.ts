@@ -34,7 +34,11 @@ function orderFields(eventId: string, type: OrderEventType, order: Order): Recor
 }
 
 /** SPEC 6: what reconciliation needs of a verified notification whose amount differs from the order's. */
-export function amountMismatchPayload(eventId: string, order: Order, notification: { amountFen: number; channelTradeNo: string | null }): Record<string, unknown> {
+export function amountMismatchPayload(
+  eventId: string,
+  order: Order,
+  notification: { amountFen: number; channelTradeNo: string | null },
+): Record<string, unknown> {
   return {
     event_id: eventId,
     event: 'payment.amount_mismatch',

@@ -8,7 +8,15 @@ import {
   ChannelRepository,
   type Move,
   type NewOrder,
-  type CallbackEventType, type Order, OrderEventRepository, OrderRepository, type OrderStatus, type RecordedEvent, type SettlementEvent, SettlementRepository } from '@app/db';
+  type CallbackEventType,
+  type Order,
+  OrderEventRepository,
+  OrderRepository,
+  type OrderStatus,
+  type RecordedEvent,
+  type SettlementEvent,
+  SettlementRepository,
+} from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
 import { ORDER_TRANSITIONS } from './order-transitions';
@@ -135,11 +143,18 @@ export class OrderLifecycle {
    * re-queries the channel first. `target`: the order's id, or the order as the caller has just
    * read it (its amount never changes, and the transition checks its state again).
    */
-  async markPaid(target: string | Order, notification: { amountFen: number; channelTradeNo: string | null }, { final }: { final: boolean }): Promise<MarkPaidResult> {
+  async markPaid(
+    target: string | Order,
+    notification: { amountFen: number; channelTradeNo: string | null },
+    { final }: { final: boolean },
+  ): Promise<MarkPaidResult> {
     const order = typeof target === 'string' ? await this.orders.findById(target) : target;
     if (!order) return 'not_found';
     if (notification.amountFen !== order.cnyFen) {
-      this.logger.warn({ order_no: order.orderNo, notified_fen: notification.amountFen, order_fen: order.cnyFen }, 'notification amount differs from the order; refused');
+      this.logger.warn(
+        { order_no: order.orderNo, notified_fen: notification.amountFen, order_fen: order.cnyFen },
+        'notification amount differs from the order; refused',
+      );
       await this.dataSource.transaction((em) =>
         this.events.recordWithoutCallback(em, order, 'payment.amount_mismatch', (eventId) => amountMismatchPayload(eventId, order, notification)),
       );
@@ -196,7 +211,9 @@ export class OrderLifecycle {
   async expireOverdue(limit: number = SWEEP_BATCH): Promise<number> {
     const deliveryIds = await this.dataSource.transaction(async (em) => {
       const cancelled = await this.orders.transitionOverdue(em, EXPIRE, limit);
-      const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) => orderEventPayload(eventId, 'order.cancelled', order, 'expired'));
+      const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) =>
+        orderEventPayload(eventId, 'order.cancelled', order, 'expired'),
+      );
       return recorded.map((r) => r.deliveryId);
     });
     await this.afterCommit.deliver(deliveryIds);
@@ -257,7 +274,10 @@ export class OrderLifecycle {
    */
   async sweep(stuckPaidSeconds: number): Promise<{ confirmsQueued: number; counterSlotsFolded: number }> {
     const ids = await this.orders.findStuckPaidIds(stuckPaidSeconds, SWEEP_BATCH);
-    const confirmsQueued = await this.afterCommit.requeueStuck('order.confirm', { ids, stuckSeconds: stuckPaidSeconds }, (id) => ({ payload: { orderId: id }, jobId: `confirm-${id}` }));
+    const confirmsQueued = await this.afterCommit.requeueStuck('order.confirm', { ids, stuckSeconds: stuckPaidSeconds }, (id) => ({
+      payload: { orderId: id },
+      jobId: `confirm-${id}`,
+    }));
     const counterSlotsFolded = await this.orders.foldPastDayCountSlots(SWEEP_BATCH * 10);
     return { confirmsQueued, counterSlotsFolded };
   }
@@ -290,7 +310,10 @@ export class OrderLifecycle {
         closePayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt }, signal),
       );
     } catch (err) {
-      this.logger.warn({ order_no: order.orderNo, channel_id: order.channelId, err: (err as Error).message }, 'order closed, but the channel could not be told');
+      this.logger.warn(
+        { order_no: order.orderNo, channel_id: order.channelId, err: (err as Error).message },
+        'order closed, but the channel could not be told',
+      );
     }
   }
 

@@ -188,7 +188,10 @@ export class RefundLifecycle {
   private async settle(refund: Refund, order: Order, cause: RefundTransitionCause, status: RefundStatus): Promise<void> {
     const type = cause === 'channel_success' ? 'refund.succeeded' : 'refund.failed';
     const recorded = await this.dataSource.transaction(async (em) => {
-      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), { channelRefundNo: status.channelRefundNo, failure: status.failure ?? null });
+      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), {
+        channelRefundNo: status.channelRefundNo,
+        failure: status.failure ?? null,
+      });
       if (!settled) return null;
       if (cause === 'channel_failure') {
         await this.ledger.reverse(em, 'refund_debit', 'refund_reversal', { merchantId: refund.merchantId, orderId: refund.orderId, refundId: refund.id });

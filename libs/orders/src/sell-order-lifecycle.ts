@@ -137,7 +137,8 @@ export class SellOrderLifecycle {
       if (current.status === 'paid') {
         const confirmed = await this.adapters.call((signal) => operations.queryPayout(request, signal));
         if (confirmed.state !== 'paid') {
-          if (confirmed.state === 'refused') this.logger.error({ order_no: order.orderNo }, 'sell order paid out, then the channel reports the payout refused; left paid for the operator');
+          if (confirmed.state === 'refused')
+            this.logger.error({ order_no: order.orderNo }, 'sell order paid out, then the channel reports the payout refused; left paid for the operator');
           throw new PayoutNotSettledError(order.orderNo, `paid out, the channel's query answers ${confirmed.state}`);
         }
         await this.complete(current);

@@ -51,7 +51,10 @@ export class JobQueue {
   /** Many jobs of one name in one queue call, under the same timeout as add. */
   async addBulk<N extends JobName>(name: N, jobs: { payload: JobPayloads[N]; jobId: string }[], options: JobsOptions = {}): Promise<void> {
     const defaults = { ...this.defaults(name), ...options };
-    await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: job.payload, opts: { ...defaults, jobId: job.jobId } }))));
+    await this.withinTimeout(
+      name,
+      this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: job.payload, opts: { ...defaults, jobId: job.jobId } }))),
+    );
   }
 
   private async withinTimeout(name: JobName, work: Promise<unknown>): Promise<void> {

@@ -24,10 +24,7 @@ export class QueueModule {
     }
     return {
       module: QueueModule,
-      imports: [
-        BullModule.forRoot({ prefix: config.queuePrefix, connection }),
-        BullModule.registerQueue({ name: QUEUE.orders }, { name: QUEUE.callbacks }),
-      ],
+      imports: [BullModule.forRoot({ prefix: config.queuePrefix, connection }), BullModule.registerQueue({ name: QUEUE.orders }, { name: QUEUE.callbacks })],
       providers: [JobQueue],
       exports: [JobQueue, BullModule],
     };

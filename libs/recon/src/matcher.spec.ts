@@ -14,7 +14,16 @@ const line = (over: Partial<BillLine>): BillLine => ({
   succeeded: true,
   ...over,
 });
-const ours = (over: Partial<OurMovement>): OurMovement => ({ kind: 'pay', orderNo: '1', refundNo: null, amountFen: 1000, status: 'completed', moved: true, inDay: true, ...over });
+const ours = (over: Partial<OurMovement>): OurMovement => ({
+  kind: 'pay',
+  orderNo: '1',
+  refundNo: null,
+  amountFen: 1000,
+  status: 'completed',
+  moved: true,
+  inDay: true,
+  ...over,
+});
 
 describe('reconcile', () => {
   it('a line and our movement of one subject and amount: matched, totals equal', () => {

@@ -85,12 +85,29 @@ export class ReconService {
 
     let lines: BillLine[];
     try {
-      if (bill.noBill) this.logger.log({ channel_id: channelId, bill_date: date, answer: bill.noBill }, 'reconciliation: the channel has no bill for the day (nothing traded); read as a bill of no lines');
+      if (bill.noBill)
+        this.logger.log(
+          { channel_id: channelId, bill_date: date, answer: bill.noBill },
+          'reconciliation: the channel has no bill for the day (nothing traded); read as a bill of no lines',
+        );
       lines = bill.noBill ? [] : parseBill(bill.format, bill.raw, bill.digest ?? null);
     } catch (err) {
       if (!(err instanceof BillRefusedError)) throw err;
-      const { run } = await this.recon.store({ channelId, billDate: date, format: bill.format, sha256, raw: bill.raw, status: 'refused', error: err.message, totals: null, lines: [] });
-      this.logger.error({ channel_id: channelId, bill_date: date, bill_sha256: sha256, run_id: run.id, reason: err.message }, 'reconciliation bill refused, nothing applied');
+      const { run } = await this.recon.store({
+        channelId,
+        billDate: date,
+        format: bill.format,
+        sha256,
+        raw: bill.raw,
+        status: 'refused',
+        error: err.message,
+        totals: null,
+        lines: [],
+      });
+      this.logger.error(
+        { channel_id: channelId, bill_date: date, bill_sha256: sha256, run_id: run.id, reason: err.message },
+        'reconciliation bill refused, nothing applied',
+      );
       // The same bytes read before under another digest: the earlier run stands, this asking is refused.
       return run.status === 'refused' ? this.report(run, false, []) : { ...this.report(run, false, []), status: 'refused', error: err.message, counts: {} };
     }
@@ -103,7 +120,17 @@ export class ReconService {
       lines.flatMap((l) => (l.kind === 'refund' && l.refundNo ? [l.refundNo] : [])),
     );
     const result = reconcile(lines, ours);
-    const { run, created } = await this.recon.store({ channelId, billDate: date, format: bill.format, sha256, raw: bill.raw, status: 'completed', error: null, totals: result.totals, lines: result.lines });
+    const { run, created } = await this.recon.store({
+      channelId,
+      billDate: date,
+      format: bill.format,
+      sha256,
+      raw: bill.raw,
+      status: 'completed',
+      error: null,
+      totals: result.totals,
+      lines: result.lines,
+    });
     let mismatches = await this.recon.linesOf(run.id);
     if (created) {
       for (const line of mismatches) {
@@ -147,7 +174,13 @@ export class ReconService {
         {
           date,
           ...day,
-          orders: async () => (await this.recon.ordersOfDay(channel.id, day.from, day.to)).map((o) => ({ orderNo: o.orderNo, amountFen: o.amountFen, channelTradeNo: o.channelTradeNo, paidAt: o.paidAt })),
+          orders: async () =>
+            (await this.recon.ordersOfDay(channel.id, day.from, day.to)).map((o) => ({
+              orderNo: o.orderNo,
+              amountFen: o.amountFen,
+              channelTradeNo: o.channelTradeNo,
+              paidAt: o.paidAt,
+            })),
           refunds: () => this.recon.refundsOfDay(channel.id, day.from, day.to),
         },
         AbortSignal.timeout(FETCH_TIMEOUT_MS),

@@ -61,8 +61,14 @@ describe('compareBytes', () => {
   const byBuffers = (a: string, b: string): number => Math.sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
 
   it('orders every pair of strings as their UTF-8 bytes do', () => {
-    fc.assert(fc.property(text, text, (a, b) => Math.sign(compareBytes(a, b)) === byBuffers(a, b)), { numRuns: 20_000 });
-    fc.assert(fc.property(text, text, text, (prefix, a, b) => Math.sign(compareBytes(prefix + a, prefix + b)) === byBuffers(prefix + a, prefix + b)), { numRuns: 20_000 });
+    fc.assert(
+      fc.property(text, text, (a, b) => Math.sign(compareBytes(a, b)) === byBuffers(a, b)),
+      { numRuns: 20_000 },
+    );
+    fc.assert(
+      fc.property(text, text, text, (prefix, a, b) => Math.sign(compareBytes(prefix + a, prefix + b)) === byBuffers(prefix + a, prefix + b)),
+      { numRuns: 20_000 },
+    );
   });
 });
 

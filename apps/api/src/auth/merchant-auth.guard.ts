@@ -124,11 +124,9 @@ export const CurrentMerchant = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): Merchant => ctx.switchToHttp().getRequest<AuthenticatedRequest>().merchant,
 );
 
-const merchantParams = createParamDecorator(
-  (_data: unknown, ctx: ExecutionContext): Record<string, unknown> => ({
-    ...ctx.switchToHttp().getRequest<AuthenticatedRequest>().merchantParams,
-  }),
-);
+const merchantParams = createParamDecorator((_data: unknown, ctx: ExecutionContext): Record<string, unknown> => ({
+  ...ctx.switchToHttp().getRequest<AuthenticatedRequest>().merchantParams,
+}));
 
 /** The signed parameter map (query and body merged), validated into the parameter's DTO class. */
 export const MerchantParams = (): ParameterDecorator => merchantParams(undefined, createValidationPipe(true));

@@ -61,7 +61,13 @@ export class MerchantCredentialsCache extends NotifiedCacheProvider<MerchantCred
     private readonly merchants: MerchantRepository,
     private readonly secretBox: SecretBox,
   ) {
-    super({ databaseUrl: config.databaseUrl, channel: MERCHANT_CHANGED_CHANNEL, maxEntries: MERCHANT_CACHE_MAX_ENTRIES, maxAgeMs: MERCHANT_CACHE_MAX_AGE_MS, name: MerchantCredentialsCache.name });
+    super({
+      databaseUrl: config.databaseUrl,
+      channel: MERCHANT_CHANGED_CHANNEL,
+      maxEntries: MERCHANT_CACHE_MAX_ENTRIES,
+      maxAgeMs: MERCHANT_CACHE_MAX_AGE_MS,
+      name: MerchantCredentialsCache.name,
+    });
   }
 
   /** The merchant with that api_key and its secrets, null when there is none (an unknown key is not cached). */

@@ -49,7 +49,15 @@ const NONCE_USED = 2;
 const NO_TOKEN = 3;
 
 interface RedisWithAdmit extends Redis {
-  admitSignedRequest(failKey: string, nonceKey: string, bucketKey: string, blockingFailures: number, nonceTtl: number, perSecond: number, burst: number): Promise<[number, number]>;
+  admitSignedRequest(
+    failKey: string,
+    nonceKey: string,
+    bucketKey: string,
+    blockingFailures: number,
+    nonceTtl: number,
+    perSecond: number,
+    burst: number,
+  ): Promise<[number, number]>;
 }
 
 /**

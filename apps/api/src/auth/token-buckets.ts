@@ -12,12 +12,7 @@ const PRUNE_AT = 10_000;
  * Takes one token, or answers how long until one is there. The Redis admission script
  * (SignedRequestAdmission) does the same arithmetic; this is its in-memory twin.
  */
-export function takeToken(
-  state: BucketState | undefined,
-  nowMs: number,
-  perSecond: number,
-  burst: number,
-): { state: BucketState; retryAfterMs: number } {
+export function takeToken(state: BucketState | undefined, nowMs: number, perSecond: number, burst: number): { state: BucketState; retryAfterMs: number } {
   const elapsed = state ? Math.max(0, nowMs - state.atMs) : 0;
   const tokens = state ? Math.min(burst, state.tokens + (elapsed * perSecond) / 1000) : burst;
   if (tokens < 1) return { state: { tokens, atMs: nowMs }, retryAfterMs: Math.ceil(((1 - tokens) * 1000) / perSecond) };

@@ -18,7 +18,7 @@ export class CallbacksController {
 
   @Post('callbackResend')
   @MerchantOperation(
-    'Send the order\'s latest callback event again (same event_id)',
+    "Send the order's latest callback event again (same event_id)",
     CallbackResendDto,
     'Answers `{event_id, event, delivery_id}`. While a delivery of that event is pending, answers it and queues nothing; 40400 for an order with no event yet; at most 10 resends per order per hour (42900 with Retry-After).',
     [ErrorCode.OrderNotFound],
@@ -32,11 +32,14 @@ export class CallbacksController {
   @MerchantOperation(
     "An order's callback deliveries with every attempt, newest first",
     CallbackQueryListDto,
-    'Answers `{list: [{delivery_id, event_id, event, url, status (pending|succeeded|failed), attempts: [{at (Unix seconds), http_status, duration_ms, error, response_excerpt (at most 256 characters)}]}], total}`; 40400 for an unknown order or another merchant\'s.',
+    "Answers `{list: [{delivery_id, event_id, event, url, status (pending|succeeded|failed), attempts: [{at (Unix seconds), http_status, duration_ms, error, response_excerpt (at most 256 characters)}]}], total}`; 40400 for an unknown order or another merchant's.",
     [ErrorCode.OrderNotFound],
   )
   @HttpCode(200)
-  async callbackQueryList(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackQueryListDto): Promise<Envelope<{ list: DeliveryView[]; total: number }>> {
+  async callbackQueryList(
+    @CurrentMerchant() merchant: Merchant,
+    @MerchantParams() params: CallbackQueryListDto,
+  ): Promise<Envelope<{ list: DeliveryView[]; total: number }>> {
     return ok(await this.callbacks.list(merchant.id, params.order_no));
   }
 

@@ -98,7 +98,13 @@ export class CallbacksService implements OnApplicationShutdown {
 
     const now = Date.now();
     const [current, previous] = merchantSecrets(this.secretBox, merchant).filter((s) => s.untilMs === null || s.untilMs > now);
-    const answer = (outcome: { ok: boolean; httpStatus: number | null; durationMs: number; error: string | null; excerpt: string | null }): TestAttemptView => ({
+    const answer = (outcome: {
+      ok: boolean;
+      httpStatus: number | null;
+      durationMs: number;
+      error: string | null;
+      excerpt: string | null;
+    }): TestAttemptView => ({
       url: target,
       http_status: outcome.httpStatus,
       duration_ms: outcome.durationMs,

@@ -47,7 +47,10 @@ export class HealthController {
   @PublicOperation()
   @ApiOperation({ summary: 'Readiness: the database and the queue answer' })
   @ApiOkResponse({ description: 'Ready: every check is up', schema: CHECK_REPORT })
-  @ApiServiceUnavailableResponse({ description: 'Not ready: the same report, with the checks that failed under `error` (not the envelope)', schema: CHECK_REPORT })
+  @ApiServiceUnavailableResponse({
+    description: 'Not ready: the same report, with the checks that failed under `error` (not the envelope)',
+    schema: CHECK_REPORT,
+  })
   @HealthCheck()
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     try {

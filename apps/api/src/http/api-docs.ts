@@ -1,5 +1,16 @@
 import { type Type, applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiProperty, ApiResponse, ApiSecurity, ApiTags, type ResponseObject, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+  type ResponseObject,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ERROR_INFO, ErrorCode } from '@app/common';
 
 /** The security scheme names of the document (openapi.ts declares them). */
@@ -77,7 +88,9 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, Resp
       status,
       {
         description: list.map((code) => `${code}: ${ERROR_INFO[code].msg}`).join('; '),
-        ...(list.includes(ErrorCode.RateLimited) ? { headers: { 'Retry-After': { description: 'Seconds until a retry can pass', schema: { type: 'integer' } } } } : {}),
+        ...(list.includes(ErrorCode.RateLimited)
+          ? { headers: { 'Retry-After': { description: 'Seconds until a retry can pass', schema: { type: 'integer' } } } }
+          : {}),
         content: {
           'application/json': {
             schema: { allOf: [{ $ref: getSchemaPath(ErrorEnvelopeDoc) }, { type: 'object', properties: { code: { type: 'integer', enum: list } } }] },
@@ -165,7 +178,10 @@ export function ChannelNotifyOperation(
       description:
         "Called by payment channels, not merchants. The parameters are the channel's own, signed in its protocol and verified by its adapter; the order is paid once however often it is reported. Answers what the channel expects on acceptance.",
     }),
-    ApiOkResponse({ description: 'Accepted: the answer the channel expects', content: { [answer.contentType]: { schema: { type: 'string', example: answer.example } } } }),
+    ApiOkResponse({
+      description: 'Accepted: the answer the channel expects',
+      content: { [answer.contentType]: { schema: { type: 'string', example: answer.example } } },
+    }),
     ApiErrorAnswers(...REQUEST_ERRORS, ErrorCode.AuthBadSignature, ErrorCode.OrderNotFound, ...errors),
   );
 }

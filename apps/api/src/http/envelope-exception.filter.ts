@@ -34,7 +34,9 @@ export function isDependencyDown(err: unknown): boolean {
   // TypeORM, when PostgreSQL dropped the connection under a transaction it was running.
   if (err instanceof QueryRunnerProviderAlreadyReleasedError || err instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = (err as { code?: string }).code ?? '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(code)) {
+  if (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(code)
+  ) {
     return true;
   }
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up/i.test(

@@ -41,7 +41,9 @@ describe('HtmlPage', () => {
 
   it('gives an opted-in route the page headers: CSP with frame-ancestors none, DENY, nosniff, no-referrer', async () => {
     const res = await get('/pages/plain');
-    expect(res.headers['content-security-policy']).toBe("default-src 'none';style-src 'unsafe-inline';form-action 'self';frame-ancestors 'none';base-uri 'none'");
+    expect(res.headers['content-security-policy']).toBe(
+      "default-src 'none';style-src 'unsafe-inline';form-action 'self';frame-ancestors 'none';base-uri 'none'",
+    );
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['referrer-policy']).toBe('no-referrer');

@@ -90,7 +90,7 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
       .setVersion('1')
       .setDescription(description(config))
       .addServer(config.publicBaseUrl, 'This service (PUBLIC_BASE_URL)')
-      .addTag('merchant', 'Signed merchant operations (SPEC 3, 5, 6, 7) and the portal session\'s orderList')
+      .addTag('merchant', "Signed merchant operations (SPEC 3, 5, 6, 7) and the portal session's orderList")
       .addTag('region', 'Mainland China province, city and district data (SPEC 4); no authentication, rate-limited per client IP')
       .addTag('channel', 'Called by payment channels, not merchants: their notifications')
       .addTag('operations', 'Probes and metrics for the people who run the service')
@@ -104,4 +104,3 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
   document.paths = { ...document.paths, ...regionOpenApiPaths() };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }
-

@@ -11,8 +11,25 @@ import { compileAcceptance, createValidationPipe } from './validation';
 
 const DTOS = [CreateOrderDto, OrderQueryListDto, OrderQueryDetailDto, GetPayChannelsDto, CallbackResendDto];
 const KEYS = [
-  'order_type', 'cny_amount', 'paychannel_id', 'paychannel_paymethod', 'customer_name', 'notify_url', 'merchant_order_no',
-  'page', 'limit', 'status', 'start_time', 'end_time', 'category', 'order_no', 'api_key', 'nonce', 'timestamp', 'signature', 'extra',
+  'order_type',
+  'cny_amount',
+  'paychannel_id',
+  'paychannel_paymethod',
+  'customer_name',
+  'notify_url',
+  'merchant_order_no',
+  'page',
+  'limit',
+  'status',
+  'start_time',
+  'end_time',
+  'category',
+  'order_no',
+  'api_key',
+  'nonce',
+  'timestamp',
+  'signature',
+  'extra',
 ];
 
 /** Scalars a merchant could send (what mergeRequestParams lets through), biased towards the edges of each rule. */
@@ -28,7 +45,15 @@ const scalar = fc.oneof(
 const params = fc.dictionary(fc.constantFrom(...KEYS), scalar, { maxKeys: 10 });
 /** A valid request of each DTO, so that acceptance (where a wrong answer would let bad input in) is exercised too. */
 const VALID: Record<string, Record<string, unknown>> = {
-  CreateOrderDto: { order_type: 1, cny_amount: '100.00', paychannel_id: 3, paychannel_paymethod: 'alipay', customer_name: '张三', notify_url: 'https://shop.example/n', merchant_order_no: 'M-1' },
+  CreateOrderDto: {
+    order_type: 1,
+    cny_amount: '100.00',
+    paychannel_id: 3,
+    paychannel_paymethod: 'alipay',
+    customer_name: '张三',
+    notify_url: 'https://shop.example/n',
+    merchant_order_no: 'M-1',
+  },
   OrderQueryListDto: { page: '2', limit: 50, status: 'paid', order_type: '1', start_time: 0, end_time: '1763700000' },
   OrderQueryDetailDto: { order_no: '2026010100000012345678' },
   GetPayChannelsDto: { category: 'processor' },
@@ -56,7 +81,7 @@ async function outcome(pipe: ValidationPipe, value: Record<string, unknown>, met
   }
 }
 
-describe('the compiled validation pipe answers exactly as Nest\'s ValidationPipe with class-validator', () => {
+describe("the compiled validation pipe answers exactly as Nest's ValidationPipe with class-validator", () => {
   const reference = new ValidationPipe({
     whitelist: true,
     transform: true,

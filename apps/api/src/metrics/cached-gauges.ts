@@ -41,7 +41,12 @@ export class CachedGauges implements OnApplicationBootstrap {
   ) {
     const registers = [metrics.registry];
     registerOperationalGauges(metrics.registry, { dataSource, deliveries: callbackDeliveries, redis: redis ?? null });
-    this.queueJobs = new Gauge({ name: 'merchant_pay_queue_jobs', help: 'Jobs in each queue by state (refreshed at most every 10 s)', labelNames: ['queue', 'state'], registers });
+    this.queueJobs = new Gauge({
+      name: 'merchant_pay_queue_jobs',
+      help: 'Jobs in each queue by state (refreshed at most every 10 s)',
+      labelNames: ['queue', 'state'],
+      registers,
+    });
     this.deliveries = new Gauge({
       name: 'merchant_pay_callback_deliveries',
       help: 'Callback deliveries by status: pending, succeeded, failed (refreshed at most every 10 s)',
@@ -58,7 +63,12 @@ export class CachedGauges implements OnApplicationBootstrap {
       help: 'Due callback deliveries held back by an open circuit, spending no attempts (refreshed at most every 10 s)',
       registers,
     });
-    this.refreshes = new Counter({ name: 'merchant_pay_cached_gauge_refreshes_total', help: 'Refreshes of the cached gauges, by outcome', labelNames: ['outcome'], registers });
+    this.refreshes = new Counter({
+      name: 'merchant_pay_cached_gauge_refreshes_total',
+      help: 'Refreshes of the cached gauges, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
   }
 
   /** Figures from the first scrape on, without holding up the start for them. */
@@ -78,7 +88,9 @@ export class CachedGauges implements OnApplicationBootstrap {
     try {
       const [deliveryCounts, queueCounts, circuits] = await Promise.all([
         this.callbackDeliveries.statusCounts(),
-        Promise.all(Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const)),
+        Promise.all(
+          Object.values(QUEUE).map(async (name) => [name, await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const),
+        ),
         this.callbackDeliveries.circuitFigures(),
       ]);
       this.openCircuits.set(circuits.openCircuits);

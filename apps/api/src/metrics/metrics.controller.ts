@@ -18,7 +18,10 @@ export class MetricsController {
   // The bearer only when METRICS_TOKEN is set; otherwise open (the empty requirement).
   @ApiSecurity(METRICS_SCHEME)
   @ApiSecurity({})
-  @ApiOperation({ summary: 'Prometheus metrics', description: 'The text exposition format. With METRICS_TOKEN set, `Authorization: Bearer <token>` is required (40100 otherwise); unset, the route is open.' })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description: 'The text exposition format. With METRICS_TOKEN set, `Authorization: Bearer <token>` is required (40100 otherwise); unset, the route is open.',
+  })
   @ApiOkResponse({ description: 'The metrics', content: { 'text/plain': { schema: { type: 'string' } } } })
   @ApiErrorAnswers(ErrorCode.AuthMissing, ErrorCode.Internal)
   @UseGuards(MetricsTokenGuard)

@@ -34,7 +34,13 @@ export class ChannelLinkCache extends NotifiedCacheProvider<Entry> {
     private readonly config: AppConfig,
     private readonly channels: ChannelRepository,
   ) {
-    super({ databaseUrl: config.databaseUrl, channel: CHANNEL_LINK_CHANGED_CHANNEL, maxEntries: CHANNEL_LINK_CACHE_MAX_ENTRIES, maxAgeMs: CHANNEL_LINK_CACHE_MAX_AGE_MS, name: ChannelLinkCache.name });
+    super({
+      databaseUrl: config.databaseUrl,
+      channel: CHANNEL_LINK_CHANGED_CHANNEL,
+      maxEntries: CHANNEL_LINK_CACHE_MAX_ENTRIES,
+      maxAgeMs: CHANNEL_LINK_CACHE_MAX_AGE_MS,
+      name: ChannelLinkCache.name,
+    });
   }
 
   /** The channel when it is linked to the merchant, enabled and of the merchant's mode, with the rate that applies; else null. */

@@ -16,12 +16,13 @@ export class OrdersController {
   constructor(private readonly orders: OrdersService) {}
 
   @Post('createOrder')
-  @MerchantOperation('Create a buy (top-up) order', CreateOrderDto, 'Answers the order with its pay_url; the customer pays there and the merchant gets callbacks.', [
-    ErrorCode.ChannelUnavailable,
-    ErrorCode.PayMethodUnavailable,
-    ErrorCode.IdempotencyConflict,
-    ErrorCode.ChannelFailed,
-  ], CreatedOrderViewDoc)
+  @MerchantOperation(
+    'Create a buy (top-up) order',
+    CreateOrderDto,
+    'Answers the order with its pay_url; the customer pays there and the merchant gets callbacks.',
+    [ErrorCode.ChannelUnavailable, ErrorCode.PayMethodUnavailable, ErrorCode.IdempotencyConflict, ErrorCode.ChannelFailed],
+    CreatedOrderViewDoc,
+  )
   @HttpCode(200)
   async createOrder(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CreateOrderDto): Promise<Envelope<CreatedOrderView>> {
     const { order, repeat } = await this.orders.create(merchant, params);
@@ -29,7 +30,7 @@ export class OrdersController {
   }
 
   @Post('orderQueryList')
-  @MerchantOperation('List the merchant\'s orders, newest first', OrderQueryListDto, '', [], OrderListDoc)
+  @MerchantOperation("List the merchant's orders, newest first", OrderQueryListDto, '', [], OrderListDoc)
   @HttpCode(200)
   async orderQueryList(
     @CurrentMerchant() merchant: Merchant,
@@ -42,7 +43,7 @@ export class OrdersController {
   @MerchantOperation(
     'Read one order by order_no or by merchant_order_no',
     OrderQueryDetailDto,
-    'Exactly one of order_no and merchant_order_no (neither or both: 40000); an unknown order or another merchant\'s: 40400.',
+    "Exactly one of order_no and merchant_order_no (neither or both: 40000); an unknown order or another merchant's: 40400.",
     [ErrorCode.OrderNotFound],
     OrderViewDoc,
   )

@@ -1,5 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, BUY_ORDER, DomainError, ErrorCode, computeOrderAmounts, formatRate, formatYuan, merchantAmount, parseYuan, storedRateE8, unixSeconds } from '@app/common';
+import {
+  AppConfig,
+  BUY_ORDER,
+  DomainError,
+  ErrorCode,
+  computeOrderAmounts,
+  formatRate,
+  formatYuan,
+  merchantAmount,
+  parseYuan,
+  storedRateE8,
+  unixSeconds,
+} from '@app/common';
 import { type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
 import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
@@ -176,7 +188,8 @@ export class OrdersService {
   }
 
   async detail(merchantId: number, key: OrderKey): Promise<OrderView> {
-    const order = 'orderNo' in key ? await this.orders.findByOrderNo(merchantId, key.orderNo) : await this.orders.findByMerchantOrderNo(merchantId, key.merchantOrderNo);
+    const order =
+      'orderNo' in key ? await this.orders.findByOrderNo(merchantId, key.orderNo) : await this.orders.findByMerchantOrderNo(merchantId, key.merchantOrderNo);
     if (!order) throw new DomainError(ErrorCode.OrderNotFound);
     return toView(order);
   }

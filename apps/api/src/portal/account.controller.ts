@@ -27,9 +27,20 @@ export class AccountController {
   /** A changed password signs out every other session and rotates this one. */
   @Post('account/password')
   @HttpCode(200)
-  async changePassword(@Req() request: PortalRequest, @CurrentSession() session: PortalSession, @Body() form: unknown, @Res() reply: FastifyReply): Promise<void> {
-    const result = await this.auth.changePassword(session.userId, formText(form, 'current_password'), formText(form, 'new_password'), formText(form, 'new_password_repeat'));
-    if (!result.ok) return void reply.status(result.problem === 'login.locked' ? 429 : 400).view('account', { notice: null, error: result.problem, everywhereError: null });
+  async changePassword(
+    @Req() request: PortalRequest,
+    @CurrentSession() session: PortalSession,
+    @Body() form: unknown,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const result = await this.auth.changePassword(
+      session.userId,
+      formText(form, 'current_password'),
+      formText(form, 'new_password'),
+      formText(form, 'new_password_repeat'),
+    );
+    if (!result.ok)
+      return void reply.status(result.problem === 'login.locked' ? 429 : 400).view('account', { notice: null, error: result.problem, everywhereError: null });
     await this.sessions.endAllOfUser(session.userId, session);
     await this.sessions.start(request, reply, session.userId);
     return void reply.redirect('/portal/account?notice=password', 303);

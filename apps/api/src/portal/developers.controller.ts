@@ -23,7 +23,11 @@ export class DevelopersController {
 
   @Get()
   async page(@CurrentSession() session: PortalSession, @Query('notice') notice: unknown, @Res() reply: FastifyReply): Promise<void> {
-    return void reply.view('developers', { ...(await this.developers.view(session.merchantId)), notice: notice === 'saved' ? 'notice.notifyUrlSaved' : null, error: null });
+    return void reply.view('developers', {
+      ...(await this.developers.view(session.merchantId)),
+      notice: notice === 'saved' ? 'notice.notifyUrlSaved' : null,
+      error: null,
+    });
   }
 
   /** Asks for the password again (SPEC 8a): the new secret is shown on this answer, so a stolen session must not get it. */
@@ -38,7 +42,11 @@ export class DevelopersController {
     const credentials = await this.developers.rotateSecret(session.merchantId, formText(form, 'grace') || '24h');
     if (!credentials) return refuse('developers.graceInvalid');
     const until = credentials.previous_secret_valid_until;
-    return void reply.view('secret', { apiKey: credentials.api_key, apiSecret: credentials.api_secret, previousUntil: until ? formatShanghai(new Date(until)) : null });
+    return void reply.view('secret', {
+      apiKey: credentials.api_key,
+      apiSecret: credentials.api_secret,
+      previousUntil: until ? formatShanghai(new Date(until)) : null,
+    });
   }
 
   @Post('test-event')

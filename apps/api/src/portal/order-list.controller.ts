@@ -32,7 +32,9 @@ export class PortalApiSessionGuard implements CanActivate {
 }
 
 /** The merchant of the session PortalApiSessionGuard accepted. */
-export const SessionMerchantId = createParamDecorator((_data: unknown, ctx: ExecutionContext): number => ctx.switchToHttp().getRequest<PortalRequest>().portalSession!.merchantId);
+export const SessionMerchantId = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): number => ctx.switchToHttp().getRequest<PortalRequest>().portalSession!.merchantId,
+);
 
 @Controller('merchant')
 @UseGuards(PortalApiSessionGuard)
@@ -44,8 +46,9 @@ export class OrderListController {
   @ApiCookieAuth(SESSION_COOKIE)
   @ApiExtraModels(OrderQueryListDto)
   @ApiOperation({
-    summary: 'List the merchant\'s orders, authenticated by the portal session cookie',
-    description: 'Same filters and same `data` as orderQueryList, without api_key, timestamp, nonce or signature: the `portal_session` cookie a portal sign-in sets stands in for them. No session, or an expired one: 40100.',
+    summary: "List the merchant's orders, authenticated by the portal session cookie",
+    description:
+      'Same filters and same `data` as orderQueryList, without api_key, timestamp, nonce or signature: the `portal_session` cookie a portal sign-in sets stands in for them. No session, or an expired one: 40100.',
   })
   @ApiBody({ schema: { $ref: getSchemaPath(OrderQueryListDto) } })
   @ApiEnvelopeOk(OrderListDoc)

@@ -40,7 +40,13 @@ export function chartBars(days: DayTotal[]): Overview['chart'] {
   const bars = days.map((d, i) => {
     const height = maxFen === 0 || d.cnyFen === 0 ? 0 : Math.max(2, Math.round((d.cnyFen / maxFen) * plotHeight));
     const fromEnd = days.length - 1 - i;
-    return { ...d, label: fromEnd % 2 === 0 ? d.day.slice(5) : '', x: CHART.left + i * CHART.slot + (CHART.slot - CHART.barWidth) / 2, y: CHART.baseline - height, height };
+    return {
+      ...d,
+      label: fromEnd % 2 === 0 ? d.day.slice(5) : '',
+      x: CHART.left + i * CHART.slot + (CHART.slot - CHART.barWidth) / 2,
+      y: CHART.baseline - height,
+      height,
+    };
   });
   return { width: CHART.width, height: CHART.height, plotTop: CHART.plotTop, baseline: CHART.baseline, barWidth: CHART.barWidth, maxFen, bars };
 }

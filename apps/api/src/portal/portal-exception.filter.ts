@@ -31,7 +31,15 @@ export class PortalExceptionFilter implements ExceptionFilter {
     }
     const page = this.pageFor(exception);
     if (page === INTERNAL) {
-      this.logger.error({ request_id: request.id, method: request.method, url: request.url, err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception) }, 'portal request failed');
+      this.logger.error(
+        {
+          request_id: request.id,
+          method: request.method,
+          url: request.url,
+          err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+        },
+        'portal request failed',
+      );
     }
     void reply.status(page.status).view('error', { title: page.title, body: page.body, requestId: request.id });
   }

@@ -56,7 +56,12 @@ export class PortalOrdersController {
   }
 
   @Get(':orderNo')
-  async detail(@CurrentSession() session: PortalSession, @Param('orderNo') orderNo: string, @Query() query: Record<string, unknown>, @Res() reply: FastifyReply): Promise<void> {
+  async detail(
+    @CurrentSession() session: PortalSession,
+    @Param('orderNo') orderNo: string,
+    @Query() query: Record<string, unknown>,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const detail = await this.orders.detail(session.merchantId, orderNo);
     const notice = NOTICES.find((n) => n === query.notice) ?? null;
     const event = ORDER_EVENT_TYPES.find((e) => e === query.event) ?? '';

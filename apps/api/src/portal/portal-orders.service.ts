@@ -108,7 +108,17 @@ const FIELD_LABELS: Record<string, MessageKey> = {
   end_time: 'orders.to',
 };
 
-const CSV_COLUMNS = ['order_no', 'order_type', 'status', 'cny_amount', 'service_rate', 'service_amount', 'merchant_actual_amount', 'createtime', 'updatetime'] as const;
+const CSV_COLUMNS = [
+  'order_no',
+  'order_type',
+  'status',
+  'cny_amount',
+  'service_rate',
+  'service_amount',
+  'merchant_actual_amount',
+  'createtime',
+  'updatetime',
+] as const;
 
 function csvCell(value: string | number): string {
   const text = String(value);

@@ -32,7 +32,9 @@ function csvCell(value: string): string {
  */
 export function statementCsv(s: Statement, t: Translate): string {
   const row = (cells: string[]): string => `${cells.map(csvCell).join(',')}\r\n`;
-  const header = ['time', 'entry', 'orderNo', 'merchantOrderNo', 'refundNo', 'account', 'amount', 'availableAfter', 'depositAfter'].map((k) => t(`statements.csv.${k}` as never));
+  const header = ['time', 'entry', 'orderNo', 'merchantOrderNo', 'refundNo', 'account', 'amount', 'availableAfter', 'depositAfter'].map((k) =>
+    t(`statements.csv.${k}` as never),
+  );
   let text = `\uFEFF${row(header)}`;
   text += row(['', t('statements.opening'), '', '', '', '', '', formatYuan(s.opening.available), formatYuan(s.opening.deposit)]);
   for (const m of s.movements) {

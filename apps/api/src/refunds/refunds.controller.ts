@@ -19,7 +19,14 @@ export class RefundsController {
     'Refund a completed buy order, wholly or in part',
     RefundCreateDto,
     'Answers the refund, processing; refund.succeeded or refund.failed follows as a callback. One refund in progress per order (40901); the refunds that have not failed stay within cny_amount (40000); the available balance is debited refund_amount at once (40902 when too low) and credited back if the refund fails.',
-    [ErrorCode.OrderNotFound, ErrorCode.IdempotencyConflict, ErrorCode.StateConflict, ErrorCode.InsufficientBalance, ErrorCode.ChannelUnavailable, ErrorCode.PayMethodUnavailable],
+    [
+      ErrorCode.OrderNotFound,
+      ErrorCode.IdempotencyConflict,
+      ErrorCode.StateConflict,
+      ErrorCode.InsufficientBalance,
+      ErrorCode.ChannelUnavailable,
+      ErrorCode.PayMethodUnavailable,
+    ],
   )
   @HttpCode(200)
   async refundCreate(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundCreateDto): Promise<Envelope<RefundView>> {
@@ -28,16 +35,21 @@ export class RefundsController {
   }
 
   @Post('refundQuery')
-  @MerchantOperation('Read one refund by refund_no or merchant_refund_no (40400 if unknown or another merchant\'s)', RefundQueryDto, '', [ErrorCode.OrderNotFound])
+  @MerchantOperation("Read one refund by refund_no or merchant_refund_no (40400 if unknown or another merchant's)", RefundQueryDto, '', [
+    ErrorCode.OrderNotFound,
+  ])
   @HttpCode(200)
   async refundQuery(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundQueryDto): Promise<Envelope<RefundView>> {
     return ok(await this.refunds.query(merchant.id, params));
   }
 
   @Post('refundQueryList')
-  @MerchantOperation('List an order\'s refunds, newest first', RefundQueryListDto, '', [ErrorCode.OrderNotFound])
+  @MerchantOperation("List an order's refunds, newest first", RefundQueryListDto, '', [ErrorCode.OrderNotFound])
   @HttpCode(200)
-  async refundQueryList(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundQueryListDto): Promise<Envelope<{ list: RefundView[]; total: number }>> {
+  async refundQueryList(
+    @CurrentMerchant() merchant: Merchant,
+    @MerchantParams() params: RefundQueryListDto,
+  ): Promise<Envelope<{ list: RefundView[]; total: number }>> {
     return ok(await this.refunds.list(merchant.id, params.order_no));
   }
 }

@@ -123,7 +123,13 @@ export function regionOpenApiPaths(): OpenAPIObject['paths'] {
           tags: ['region'],
           // No authentication: rate-limited per client IP.
           security: [{}],
-          parameters: operation.parameters.map(({ name, description }) => ({ name, in: 'query' as const, required: true, description, schema: { type: 'string' as const } })),
+          parameters: operation.parameters.map(({ name, description }) => ({
+            name,
+            in: 'query' as const,
+            required: true,
+            description,
+            schema: { type: 'string' as const },
+          })),
           responses: {
             200: { description: 'The envelope; data as the interface 2.4 gives it. ETag, 304, gzip and brotli supported.' },
             304: { description: 'Not modified: the If-None-Match ETag is current' },

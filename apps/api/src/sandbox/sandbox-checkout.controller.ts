@@ -6,11 +6,7 @@ import { checkoutLang } from './checkout-page';
 import { type HtmlAnswer, SandboxCheckoutService } from './sandbox-checkout.service';
 
 function send(reply: FastifyReply, answer: HtmlAnswer): void {
-  void reply
-    .status(answer.status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .send(answer.html);
+  void reply.status(answer.status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(answer.html);
 }
 
 type Form = Record<string, unknown> | undefined;
@@ -24,7 +20,12 @@ export class SandboxCheckoutController {
 
   @Get(':orderNo')
   @HtmlPage()
-  async page(@Param('orderNo') orderNo: string, @Query() query: Form, @Headers('accept-language') accept: string | undefined, @Res() reply: FastifyReply): Promise<void> {
+  async page(
+    @Param('orderNo') orderNo: string,
+    @Query() query: Form,
+    @Headers('accept-language') accept: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     send(reply, await this.checkout.page(orderNo, query?.token, checkoutLang(query?.lang, accept)));
   }
 

@@ -38,14 +38,17 @@ export class SandboxCheckoutService {
     if (!found) return notFound(lang);
     return {
       status: 200,
-      html: checkoutPage({
-        orderNo: found.order.orderNo,
-        merchantName: found.merchantName,
-        amount: formatYuan(found.order.cnyFen),
-        payMethod: found.order.paymentMethod,
-        status: found.order.status,
-        token: token as string,
-      }, lang),
+      html: checkoutPage(
+        {
+          orderNo: found.order.orderNo,
+          merchantName: found.merchantName,
+          amount: formatYuan(found.order.cnyFen),
+          payMethod: found.order.paymentMethod,
+          status: found.order.status,
+          token: token as string,
+        },
+        lang,
+      ),
     };
   }
 
@@ -60,7 +63,13 @@ export class SandboxCheckoutService {
     const notification = signSandboxNotification(secretKey, order.orderNo, order.cnyFen, outcome);
     // The sandbox took the money once Pay is pressed, whatever becomes of its notification: its own books say so.
     if (outcome === 'paid') {
-      await this.sandboxBook.record(order.channelId, { kind: 'pay', tradeNo: notification.trade_no, orderNo: order.orderNo, refundNo: null, amountFen: order.cnyFen });
+      await this.sandboxBook.record(order.channelId, {
+        kind: 'pay',
+        tradeNo: notification.trade_no,
+        orderNo: order.orderNo,
+        refundNo: null,
+        amountFen: order.cnyFen,
+      });
     }
     const res = await this.adapterHost.httpAdapter.getInstance<FastifyInstance>().inject({
       method: 'POST',
@@ -72,7 +81,10 @@ export class SandboxCheckoutService {
       this.logger.warn({ order_no: order.orderNo, status: res.statusCode }, 'sandbox notification answered an error');
       return { status: 502, html: resultPage({ kind: 'refused', http: res.statusCode }, lang, back) };
     }
-    const result = outcome === 'paid' ? { kind: 'paid' as const, amount: formatYuan(order.cnyFen), orderNo: order.orderNo } : { kind: 'failed' as const, orderNo: order.orderNo };
+    const result =
+      outcome === 'paid'
+        ? { kind: 'paid' as const, amount: formatYuan(order.cnyFen), orderNo: order.orderNo }
+        : { kind: 'failed' as const, orderNo: order.orderNo };
     return { status: 200, html: resultPage(result, lang, back) };
   }
 

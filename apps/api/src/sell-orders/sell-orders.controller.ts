@@ -13,7 +13,7 @@ export class SellOrdersController {
 
   @Post('createSellOrder')
   @MerchantOperation(
-    'Create a sell order: a payout to the merchant\'s customer',
+    "Create a sell order: a payout to the merchant's customer",
     CreateSellOrderDto,
     'Debits cny_amount + service_amount from the available balance at once (40902 when too low) and answers the order pending (order_type 2, pay_url null, the payee account masked). The channel pays out: order.paid then order.completed; or it refuses: order.cancelled and the debit is given back. A channel without payouts (epay) is 40302.',
     [ErrorCode.ChannelUnavailable, ErrorCode.PayMethodUnavailable, ErrorCode.IdempotencyConflict, ErrorCode.InsufficientBalance],

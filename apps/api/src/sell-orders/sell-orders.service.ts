@@ -1,5 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, DomainError, ErrorCode, SELL_ORDER, SecretBox, computeSellOrderAmounts, formatRate, formatYuan, parseYuan, storedRateE8 } from '@app/common';
+import {
+  AppConfig,
+  DomainError,
+  ErrorCode,
+  SELL_ORDER,
+  SecretBox,
+  computeSellOrderAmounts,
+  formatRate,
+  formatYuan,
+  parseYuan,
+  storedRateE8,
+} from '@app/common';
 import { ChannelAdapters, adaptersForMode } from '@app/channels';
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type Payout, PayoutRepository } from '@app/db';
 import { SELL_ORDER_EXPIRES_AT, SellOrderLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
@@ -66,7 +77,8 @@ export class SellOrdersService {
     const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
     if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
     const { channel } = linked;
-    if (!this.adapters.forChannel(channel).payouts) throw new DomainError(ErrorCode.PayMethodUnavailable, 'This payment channel does not pay out (no sell orders)');
+    if (!this.adapters.forChannel(channel).payouts)
+      throw new DomainError(ErrorCode.PayMethodUnavailable, 'This payment channel does not pay out (no sell orders)');
     if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
       throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
     }

@@ -13,9 +13,9 @@ export class StatementsController {
 
   @Post('statementQuery')
   @MerchantOperation(
-    'The merchant\'s statement of one day (Asia/Shanghai)',
+    "The merchant's statement of one day (Asia/Shanghai)",
     StatementQueryDto,
-    'Opening balance, every ledger movement of the day in order with the balances after it, closing balance; amounts in fen. One day\'s closing balance is the next day\'s opening.',
+    "Opening balance, every ledger movement of the day in order with the balances after it, closing balance; amounts in fen. One day's closing balance is the next day's opening.",
   )
   @HttpCode(200)
   async statementQuery(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: StatementQueryDto): Promise<Envelope<StatementView>> {

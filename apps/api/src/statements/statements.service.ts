@@ -51,7 +51,10 @@ export class StatementsService {
   async statement(merchantId: number, date: string): Promise<Statement> {
     const day = shanghaiDayBounds(date);
     if (!day) throw DomainError.invalid('date', 'must be a day that exists, YYYY-MM-DD');
-    const [opening, entries] = await Promise.all([this.statements.balancesBefore(merchantId, day.from), this.statements.entriesBetween(merchantId, day.from, day.to)]);
+    const [opening, entries] = await Promise.all([
+      this.statements.balancesBefore(merchantId, day.from),
+      this.statements.entriesBetween(merchantId, day.from, day.to),
+    ]);
     const running = { ...opening };
     const movements = entries.map((e) => {
       running[e.account] += e.amountFen;

@@ -77,7 +77,12 @@ describe('CallbackDeliveryProcessor', () => {
     sealedBroken = false;
     lines = [];
     for (const level of ['log', 'warn'] as const) {
-      jest.spyOn(Logger.prototype, level).mockImplementation((fields: unknown, message?: unknown, ..._rest: unknown[]) => void lines.push({ level, fields: fields as Record<string, unknown>, message: String(message) }));
+      jest
+        .spyOn(Logger.prototype, level)
+        .mockImplementation(
+          (fields: unknown, message?: unknown, ..._rest: unknown[]) =>
+            void lines.push({ level, fields: fields as Record<string, unknown>, message: String(message) }),
+        );
     }
     jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
     recorded = [];
@@ -111,7 +116,11 @@ describe('CallbackDeliveryProcessor', () => {
     } as unknown as NonceStore;
     const afterCommit = { addDeliveryJobs: async (heads: DeliveryHead[]) => void added.push(heads) } as unknown as JobsAfterCommit;
     const jobs = { queue: () => ({ getJob: async () => undefined }) } as unknown as JobQueue;
-    const metrics = { attemptSeconds: { observe: () => undefined }, settled: () => undefined, failedDeliveries: { inc: () => undefined } } as unknown as WorkerMetrics;
+    const metrics = {
+      attemptSeconds: { observe: () => undefined },
+      settled: () => undefined,
+      failedDeliveries: { inc: () => undefined },
+    } as unknown as WorkerMetrics;
     const secrets = {
       open: () => {
         if (sealedBroken) throw new Error('Unsupported state or unable to authenticate data');
@@ -161,16 +170,32 @@ describe('CallbackDeliveryProcessor', () => {
     expect(sent).toEqual([]);
     // The merchant reads a fixed text; the log line keeps the store's own error.
     expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', httpStatus: null, error: INTERNAL_FAILURE_TEXT });
-    expect(lines).toEqual([expect.objectContaining({ fields: expect.objectContaining({ status: 'retry', reason: INTERNAL_FAILURE_TEXT, err: expect.stringMatching(/nonce could not be recorded: Redis is down/) }) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        fields: expect.objectContaining({
+          status: 'retry',
+          reason: INTERNAL_FAILURE_TEXT,
+          err: expect.stringMatching(/nonce could not be recorded: Redis is down/),
+        }),
+      }),
+    ]);
   });
 
-  it("a secret that does not open: nothing sent, a retry on our side with the fixed text, the decryption error in the log only", async () => {
+  it('a secret that does not open: nothing sent, a retry on our side with the fixed text, the decryption error in the log only', async () => {
     claim = claimed(1);
     sealedBroken = true;
     await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
     expect(sent).toEqual([]);
     expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', error: INTERNAL_FAILURE_TEXT });
-    expect(lines[0].fields).toMatchObject({ delivery_id: 'd1', event_id: 'e1', merchant_id: 7, destination: DESTINATION, attempt: 1, status: 'retry', err: 'Unsupported state or unable to authenticate data' });
+    expect(lines[0].fields).toMatchObject({
+      delivery_id: 'd1',
+      event_id: 'e1',
+      merchant_id: 7,
+      destination: DESTINATION,
+      attempt: 1,
+      status: 'retry',
+      err: 'Unsupported state or unable to authenticate data',
+    });
   });
 
   it('one log line per attempt, ids as fields: delivered, retry with its next time, ended', async () => {
@@ -198,7 +223,11 @@ describe('CallbackDeliveryProcessor', () => {
     await processor.deliver(job('d1'), 'token').catch(() => undefined);
     const opened = lines.filter((l) => l.fields.circuit === 'opened');
     expect(opened).toEqual([
-      { level: 'warn', fields: { merchant_id: 7, destination: DESTINATION, circuit: 'opened', delivery_id: 'd1', attempt: 1, failures: 20 }, message: expect.stringMatching(/circuit opened/) },
+      {
+        level: 'warn',
+        fields: { merchant_id: 7, destination: DESTINATION, circuit: 'opened', delivery_id: 'd1', attempt: 1, failures: 20 },
+        message: expect.stringMatching(/circuit opened/),
+      },
     ]);
   });
 
@@ -222,7 +251,7 @@ describe('CallbackDeliveryProcessor', () => {
 
   it.each([
     ['an open circuit', { kind: 'held', until: new Date(Date.now() + 3_600_000) }, () => (circuitOpen = false)],
-    ["an earlier event of its order pending", { kind: 'waiting' }, () => (earlierPending = false)],
+    ['an earlier event of its order pending', { kind: 'waiting' }, () => (earlierPending = false)],
   ] as [string, AttemptClaim, () => void][])(
     '%s parks the job; if that ended between the claim and the park (its other side found nothing parked yet), the parked job wakes itself',
     async (_why, heldClaim, endIt) => {

@@ -155,7 +155,13 @@ export class CallbackDeliveryProcessor {
         return { deliveryId: job.data.deliveryId, status: 'settled' };
       case 'exhausted':
         this.logger.warn(
-          { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'exhausted', reason: 'abandoned: every attempt was used, a worker stopped during the last' },
+          {
+            delivery_id: job.data.deliveryId,
+            merchant_id: job.data.merchantId,
+            destination: job.data.destination,
+            status: 'exhausted',
+            reason: 'abandoned: every attempt was used, a worker stopped during the last',
+          },
           'callback delivery ended',
         );
         this.metrics.settled(job.data.merchantId, 'failed');
@@ -185,7 +191,14 @@ export class CallbackDeliveryProcessor {
     if (why === 'held' || why === 'order') await this.wakeIfFreedMeanwhile(job, why);
     // Debug: a busy destination parks its jobs often; the attempt lines are the outcomes.
     this.logger.debug(
-      { delivery_id: job.data.deliveryId, merchant_id: job.data.merchantId, destination: job.data.destination, status: 'parked', reason: why, until: new Date(until).toISOString() },
+      {
+        delivery_id: job.data.deliveryId,
+        merchant_id: job.data.merchantId,
+        destination: job.data.destination,
+        status: 'parked',
+        reason: why,
+        until: new Date(until).toISOString(),
+      },
       'callback job parked, no attempt spent',
     );
     throw new DelayedError();
@@ -224,7 +237,10 @@ export class CallbackDeliveryProcessor {
       }
     } catch (err) {
       // The rows say what is due: the parked jobs come at their own time, a missing one from the sweep.
-      this.logger.warn({ next_delivery_id: recorded.next?.id ?? null, err: (err as Error).message }, "callback follow-up not done, the jobs' own delays and the sweep cover it");
+      this.logger.warn(
+        { next_delivery_id: recorded.next?.id ?? null, err: (err as Error).message },
+        "callback follow-up not done, the jobs' own delays and the sweep cover it",
+      );
     }
   }
 
@@ -234,7 +250,10 @@ export class CallbackDeliveryProcessor {
       const next = await this.slots.give(key, deliveryId);
       if (next) await this.promote(next);
     } catch (err) {
-      this.logger.warn({ delivery_id: deliveryId, merchant_id: key.merchantId, destination: key.destination, err: (err as Error).message }, 'callback slot not freed, its lease frees it');
+      this.logger.warn(
+        { delivery_id: deliveryId, merchant_id: key.merchantId, destination: key.destination, err: (err as Error).message },
+        'callback slot not freed, its lease frees it',
+      );
     }
   }
 
@@ -276,7 +295,13 @@ export class CallbackDeliveryProcessor {
    * One JSON line per attempt (issue 29): ids as fields, the merchant-facing reason, our own
    * failure's detail as `err`; never the URL's path or query, a body, a signature or a secret.
    */
-  private logAttempt(data: JobPayloads['callback.deliver'], attempt: ClaimedAttempt, outcome: SendOutcome, verdict: DeliveryVerdict, detail: string | undefined): void {
+  private logAttempt(
+    data: JobPayloads['callback.deliver'],
+    attempt: ClaimedAttempt,
+    outcome: SendOutcome,
+    verdict: DeliveryVerdict,
+    detail: string | undefined,
+  ): void {
     const status: AttemptStatus = verdict.state === 'succeeded' ? 'succeeded' : verdict.state === 'pending' ? 'retry' : verdict.reason;
     const fields: Record<string, unknown> = {
       delivery_id: data.deliveryId,
@@ -293,12 +318,20 @@ export class CallbackDeliveryProcessor {
     if (attempt.probe) fields.probe = true;
     if (detail !== undefined) fields.err = detail;
     if (status === 'succeeded') this.logger.log(fields, 'callback delivered');
-    else if (status === 'retry') this.logger.log(fields, detail === undefined ? 'callback attempt failed, will retry' : 'callback not sent by our own fault, will retry');
+    else if (status === 'retry')
+      this.logger.log(fields, detail === undefined ? 'callback attempt failed, will retry' : 'callback not sent by our own fault, will retry');
     else this.logger.warn(fields, 'callback delivery ended');
   }
 
   private logCircuit(state: 'opened' | 'half_open' | 'closed' | 'still_open', data: JobPayloads['callback.deliver'], attempt: number, failures?: number): void {
-    const fields = { merchant_id: data.merchantId, destination: data.destination, circuit: state, delivery_id: data.deliveryId, attempt, ...(failures === undefined ? {} : { failures }) };
+    const fields = {
+      merchant_id: data.merchantId,
+      destination: data.destination,
+      circuit: state,
+      delivery_id: data.deliveryId,
+      attempt,
+      ...(failures === undefined ? {} : { failures }),
+    };
     const message = {
       opened: 'callback circuit opened: deliveries to this destination wait for a probe',
       half_open: 'callback circuit half-open: sending a probe',

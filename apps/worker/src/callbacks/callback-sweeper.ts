@@ -36,7 +36,10 @@ export class CallbackSweeper {
         try {
           await job.remove();
         } catch (err) {
-          this.logger.warn({ delivery_id: due.id, job_state: state, err: (err as Error).message }, 'callback job could not be cleared for the sweep to add it again');
+          this.logger.warn(
+            { delivery_id: due.id, job_state: state, err: (err as Error).message },
+            'callback job could not be cleared for the sweep to add it again',
+          );
           continue;
         }
       }

@@ -31,6 +31,7 @@ export function heartbeatProblem(file: string, now: number): string | null {
   }
   if (typeof beat.at !== 'number') return `unreadable heartbeat in ${file}`;
   const age = now - beat.at;
-  if (age > HEARTBEAT_STALE_MS) return `last heartbeat ${Math.round(age / 1000)} s ago (worker pid ${beat.pid}): it stopped taking jobs or cannot reach its database or queue`;
+  if (age > HEARTBEAT_STALE_MS)
+    return `last heartbeat ${Math.round(age / 1000)} s ago (worker pid ${beat.pid}): it stopped taking jobs or cannot reach its database or queue`;
   return null;
 }

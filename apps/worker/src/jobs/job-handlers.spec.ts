@@ -18,6 +18,8 @@ describe('assertEveryJobHandled', () => {
 
   it('refuses to start when a job name has no handler', () => {
     expect(() => assertEveryJobHandled({ 'order.confirm': noop, 'order.payout': noop })).toThrow(MissingJobHandlerError);
-    expect(() => assertEveryJobHandled({})).toThrow(/'callback.deliver', 'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/);
+    expect(() => assertEveryJobHandled({})).toThrow(
+      /'callback.deliver', 'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/,
+    );
   });
 });

@@ -55,7 +55,11 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
         );
         const parts = { orders, callbacks, retention };
         for (const [part, result] of Object.entries(parts)) {
-          if (result.status === 'rejected') this.logger.error({ part, err: (result.reason as Error)?.message ?? String(result.reason) }, 'maintenance sweep part failed; the next sweep tries again');
+          if (result.status === 'rejected')
+            this.logger.error(
+              { part, err: (result.reason as Error)?.message ?? String(result.reason) },
+              'maintenance sweep part failed; the next sweep tries again',
+            );
         }
         return {
           ...(orders.status === 'fulfilled' ? orders.value : {}),
@@ -105,7 +109,8 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       this.workers.push(worker);
     }
     // WorkerDependencies (onModuleInit) held the start until the database's checks passed and Redis answered.
-    for (const worker of this.workers) worker.run().catch((err: Error) => this.logger.error({ queue: worker.name, err: err.message }, 'worker stopped taking jobs'));
+    for (const worker of this.workers)
+      worker.run().catch((err: Error) => this.logger.error({ queue: worker.name, err: err.message }, 'worker stopped taking jobs'));
   }
 
   /**

@@ -24,7 +24,10 @@ export class MoneyOutProcessor {
 
   /** The maintenance sweep's part: a new job for refunds and payouts nobody has worked on for a while. */
   async sweep(): Promise<{ refundsQueued: number; payoutsQueued: number }> {
-    const [refundsQueued, payoutsQueued] = await Promise.all([this.refunds.sweep(this.tuning.stuckPaidSeconds), this.sellOrders.sweep(this.tuning.stuckPaidSeconds)]);
+    const [refundsQueued, payoutsQueued] = await Promise.all([
+      this.refunds.sweep(this.tuning.stuckPaidSeconds),
+      this.sellOrders.sweep(this.tuning.stuckPaidSeconds),
+    ]);
     return { refundsQueued, payoutsQueued };
   }
 }

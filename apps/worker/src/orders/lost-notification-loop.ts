@@ -58,7 +58,11 @@ export class LostNotificationLoop implements OnApplicationBootstrap, BeforeAppli
         adapter.queryPayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: null }, signal),
       );
       if (status.state !== 'paid' || status.amountFen === null) return false;
-      const result = await this.lifecycle.markPaid(order.id, { amountFen: status.amountFen, channelTradeNo: status.channelTradeNo }, { final: adapter.paidIsFinal });
+      const result = await this.lifecycle.markPaid(
+        order.id,
+        { amountFen: status.amountFen, channelTradeNo: status.channelTradeNo },
+        { final: adapter.paidIsFinal },
+      );
       this.logger.log({ order_no: order.orderNo, checkpoint: order.checkpoint, result }, 'lost notification: the channel reports the order paid');
       return result === 'paid' || result === 'late_paid';
     } catch (err) {

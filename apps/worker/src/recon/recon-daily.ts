@@ -49,7 +49,11 @@ export class ReconDaily implements OnApplicationBootstrap, BeforeApplicationShut
     const pattern = reconPattern(this.config.reconAt);
     const existing = await queue.getJobScheduler(RECON_SCHEDULER_ID);
     if (existing?.pattern === pattern && existing.tz === 'Asia/Shanghai') return;
-    await queue.upsertJobScheduler(RECON_SCHEDULER_ID, { pattern, tz: 'Asia/Shanghai' }, { name: 'recon.daily', data: {}, opts: this.jobs.defaults('recon.daily') });
+    await queue.upsertJobScheduler(
+      RECON_SCHEDULER_ID,
+      { pattern, tz: 'Asia/Shanghai' },
+      { name: 'recon.daily', data: {}, opts: this.jobs.defaults('recon.daily') },
+    );
   }
 
   /**

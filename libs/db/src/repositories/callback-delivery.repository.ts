@@ -33,9 +33,7 @@ export interface ClaimedAttempt {
 
 /** claim_callback_attempt's answer (libs/db/src/sql/callback-functions.ts says when each comes). */
 export type AttemptClaim =
-  | { kind: 'claimed'; attempt: ClaimedAttempt }
-  | { kind: 'settled' | 'waiting' | 'exhausted' }
-  | { kind: 'leased' | 'held'; until: Date };
+  { kind: 'claimed'; attempt: ClaimedAttempt } | { kind: 'settled' | 'waiting' | 'exhausted' } | { kind: 'leased' | 'held'; until: Date };
 
 export interface ClaimRules {
   /** How long the attempt is this worker's: the HTTP budget plus the time to record the outcome. */
@@ -224,7 +222,9 @@ export class CallbackDeliveryRepository {
   async record(f: FinishedAttempt, circuit: CircuitRules): Promise<RecordedAttempt> {
     const row = await this.records.submit({ f, circuit });
     if (!row) throw new Error(`record_callback_attempt answered nothing for delivery ${f.deliveryId}`);
-    const next = row.next_delivery ? { id: row.next_delivery as string, merchantId: row.next_merchant_id as number, notifyUrl: (row.next_notify_url as string | null) ?? null } : null;
+    const next = row.next_delivery
+      ? { id: row.next_delivery as string, merchantId: row.next_merchant_id as number, notifyUrl: (row.next_notify_url as string | null) ?? null }
+      : null;
     return { ended: row.ended as boolean, circuitClosed: row.circuit_closed as boolean, circuitOpened: row.circuit_opened as boolean, next };
   }
 
@@ -340,7 +340,9 @@ export class CallbackDeliveryRepository {
    * callback_delivery_counts (the changes appended since the sweep last folded them), never a count over the deliveries.
    */
   async statusCounts(): Promise<Record<string, number>> {
-    const rows: { status: string; count: string }[] = await this.dataSource.query('SELECT status, sum(n) AS count FROM callback_delivery_counts GROUP BY status');
+    const rows: { status: string; count: string }[] = await this.dataSource.query(
+      'SELECT status, sum(n) AS count FROM callback_delivery_counts GROUP BY status',
+    );
     return Object.fromEntries(rows.map((r) => [r.status, Number(r.count)]));
   }
 
@@ -405,7 +407,10 @@ export class CallbackDeliveryRepository {
    */
   async resendLatestEvent(merchantId: number, orderNo: string, limit: ResendLimit): Promise<ResendResult> {
     return this.dataSource.transaction(async (em) => {
-      const [order]: { id: string }[] = await em.query(`SELECT id FROM orders WHERE merchant_id = $1 AND order_no = $2 FOR NO KEY UPDATE`, [merchantId, orderNo]);
+      const [order]: { id: string }[] = await em.query(`SELECT id FROM orders WHERE merchant_id = $1 AND order_no = $2 FOR NO KEY UPDATE`, [
+        merchantId,
+        orderNo,
+      ]);
       if (!order) return { kind: 'not_found' };
       const [latest]: { id: string; type: OrderEventType }[] = await em.query(
         `SELECT id, type FROM order_events

@@ -32,7 +32,15 @@ interface LedgerRow {
 }
 
 function ledgerLine(r: LedgerRow): LedgerLine {
-  return { id: String(r.id), kind: r.kind, account: LEDGER_KINDS[r.kind].account, amountFen: Number(r.amount_fen), orderNo: r.order_no, refundNo: r.refund_no, createdAt: r.created_at };
+  return {
+    id: String(r.id),
+    kind: r.kind,
+    account: LEDGER_KINDS[r.kind].account,
+    amountFen: Number(r.amount_fen),
+    orderNo: r.order_no,
+    refundNo: r.refund_no,
+    createdAt: r.created_at,
+  };
 }
 
 const CHECK_VIOLATION = '23514';
@@ -81,7 +89,12 @@ export class LedgerRepository {
    */
   async creditOrder(em: EntityManager, order: Order): Promise<boolean> {
     // credit_order (libs/db/src/sql/settlement-functions.ts), as settle_order ends: the balance row is taken by its last step.
-    const [row] = await em.query<{ credited: boolean }[]>(`SELECT "credit_order"($1, $2, $3, $4) AS "credited"`, [order.merchantId, order.id, order.merchantActualFen, order.depositFen]);
+    const [row] = await em.query<{ credited: boolean }[]>(`SELECT "credit_order"($1, $2, $3, $4) AS "credited"`, [
+      order.merchantId,
+      order.id,
+      order.merchantActualFen,
+      order.depositFen,
+    ]);
     return row.credited;
   }
 

@@ -27,7 +27,9 @@ export class LostNotificationRepository {
 
   async claimDue(limit: number): Promise<DueQuery[]> {
     const { firstAfterSeconds, secondAfterSeconds, beforeExpirySeconds } = LOST_NOTIFICATION_CHECKPOINTS;
-    const [rows] = await this.dataSource.query<[{ id: string; order_no: string; channel_id: number; cny_fen: string; channel_trade_no: string | null; channel_queries: number }[], number]>(
+    const [rows] = await this.dataSource.query<
+      [{ id: string; order_no: string; channel_id: number; cny_fen: string; channel_trade_no: string | null; channel_queries: number }[], number]
+    >(
       `UPDATE "orders" o SET "channel_queries" = due."checkpoint"
          FROM (SELECT p."id",
                       CASE WHEN p."expires_at" <= now() + make_interval(secs => $3) THEN 3
@@ -44,6 +46,13 @@ export class LostNotificationRepository {
         RETURNING o."id", o."order_no", o."channel_id", o."cny_fen", o."channel_trade_no", o."channel_queries"`,
       [firstAfterSeconds, secondAfterSeconds, beforeExpirySeconds, limit],
     );
-    return rows.map((r) => ({ id: r.id, orderNo: r.order_no, channelId: r.channel_id, cnyFen: Number(r.cny_fen), channelTradeNo: r.channel_trade_no, checkpoint: r.channel_queries }));
+    return rows.map((r) => ({
+      id: r.id,
+      orderNo: r.order_no,
+      channelId: r.channel_id,
+      cnyFen: Number(r.cny_fen),
+      channelTradeNo: r.channel_trade_no,
+      checkpoint: r.channel_queries,
+    }));
   }
 }

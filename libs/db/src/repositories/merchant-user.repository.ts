@@ -59,10 +59,9 @@ export class MerchantUserRepository {
    */
   async createInvitation(merchantId: number, email: string, token: string, ttlSeconds: number): Promise<Date> {
     return this.dataSource.transaction(async (em) => {
-      await em.query(
-        `UPDATE merchant_user_invitations SET expires_at = now() WHERE lower(email) = lower($1) AND used_at IS NULL AND expires_at > now()`,
-        [email],
-      );
+      await em.query(`UPDATE merchant_user_invitations SET expires_at = now() WHERE lower(email) = lower($1) AND used_at IS NULL AND expires_at > now()`, [
+        email,
+      ]);
       const rows: { expires_at: Date }[] = await em.query(
         `INSERT INTO merchant_user_invitations (merchant_id, email, token_hash, expires_at)
          VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING expires_at`,
@@ -129,9 +128,7 @@ export class MerchantUserRepository {
         `UPDATE merchant_users SET status = 'disabled', updated_at = now() WHERE lower(email) = lower($1) RETURNING id`,
         [email],
       );
-      const [, sessionsEnded] = users[0]
-        ? await em.query<[unknown[], number]>(`DELETE FROM portal_sessions WHERE user_id = $1`, [users[0].id])
-        : [[], 0];
+      const [, sessionsEnded] = users[0] ? await em.query<[unknown[], number]>(`DELETE FROM portal_sessions WHERE user_id = $1`, [users[0].id]) : [[], 0];
       const [, invitationsRevoked] = await em.query<[unknown[], number]>(
         `UPDATE merchant_user_invitations SET expires_at = now() WHERE lower(email) = lower($1) AND used_at IS NULL AND expires_at > now()`,
         [email],

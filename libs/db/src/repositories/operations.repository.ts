@@ -135,7 +135,13 @@ export class OperationsRepository {
         [id],
       ),
     ]);
-    return { order, events, refunds, payout: payouts[0] ?? null, ledger: (ledger as OrderDetail['ledger']).map((l) => ({ ...l, amountFen: Number(l.amountFen) })) };
+    return {
+      order,
+      events,
+      refunds,
+      payout: payouts[0] ?? null,
+      ledger: (ledger as OrderDetail['ledger']).map((l) => ({ ...l, amountFen: Number(l.amountFen) })),
+    };
   }
 
   /**

@@ -65,7 +65,12 @@ export class OrderEventRepository {
    * One event of `type` and its first delivery for each order, in a single statement: a batch
    * of transitions (the expiry pass) writes its outbox in one round trip. Same rows as record().
    */
-  async recordMany(em: EntityManager, orders: Order[], type: CallbackEventType, payload: (eventId: string, order: Order) => Record<string, unknown>): Promise<RecordedEvent[]> {
+  async recordMany(
+    em: EntityManager,
+    orders: Order[],
+    type: CallbackEventType,
+    payload: (eventId: string, order: Order) => Record<string, unknown>,
+  ): Promise<RecordedEvent[]> {
     if (orders.length === 0) return [];
     const recorded = orders.map(() => ({ eventId: randomUUID(), deliveryId: randomUUID() }));
     await em.query(
@@ -89,11 +94,22 @@ export class OrderEventRepository {
   }
 
   /** An event kept in the order's history for reconciliation, with no callback; returns its id. */
-  recordWithoutCallback(em: EntityManager, order: Order, type: Exclude<OrderEventType, CallbackEventType>, payload: (eventId: string) => Record<string, unknown>): Promise<string> {
+  recordWithoutCallback(
+    em: EntityManager,
+    order: Order,
+    type: Exclude<OrderEventType, CallbackEventType>,
+    payload: (eventId: string) => Record<string, unknown>,
+  ): Promise<string> {
     return this.insertEvent(em, order, type, payload);
   }
 
-  private async insertEvent(em: EntityManager, order: Order, type: OrderEventType, payload: (eventId: string) => Record<string, unknown>, refundId: string | null = null): Promise<string> {
+  private async insertEvent(
+    em: EntityManager,
+    order: Order,
+    type: OrderEventType,
+    payload: (eventId: string) => Record<string, unknown>,
+    refundId: string | null = null,
+  ): Promise<string> {
     const eventId = randomUUID();
     await em.query(`INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload", "refund_id") VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [
       eventId,

@@ -78,14 +78,36 @@ export class OrderRepository {
       updatedAt: values.createdAt,
     };
     const params = [
-      order.orderNo, order.merchantId, order.channelId, order.orderType, order.status, order.paymentMethod, order.cnyFen, order.serviceRate,
-      order.serviceFen, order.depositRate, order.depositFen, order.merchantActualFen, order.merchantOrderNo, order.notifyUrl, order.customerName,
-      order.requestHash, order.payUrl, order.channelTradeNo, order.latePayment, order.paidAt, order.expiresAt, order.createdAt, order.updatedAt,
+      order.orderNo,
+      order.merchantId,
+      order.channelId,
+      order.orderType,
+      order.status,
+      order.paymentMethod,
+      order.cnyFen,
+      order.serviceRate,
+      order.serviceFen,
+      order.depositRate,
+      order.depositFen,
+      order.merchantActualFen,
+      order.merchantOrderNo,
+      order.notifyUrl,
+      order.customerName,
+      order.requestHash,
+      order.payUrl,
+      order.channelTradeNo,
+      order.latePayment,
+      order.paidAt,
+      order.expiresAt,
+      order.createdAt,
+      order.updatedAt,
     ];
     // createOrder's hot path, outside a transaction: a named prepared statement straight on the
     // pool, so each connection parses and plans it once and TypeORM's query runner is skipped.
     // In a transaction (the channel-failure path), on the transaction's connection.
-    const rows: { id: string }[] = em.queryRunner ? await em.query(INSERT_ORDER, params) : await preparedQuery<{ id: string }>(em.connection, 'orders_insert', INSERT_ORDER, params);
+    const rows: { id: string }[] = em.queryRunner
+      ? await em.query(INSERT_ORDER, params)
+      : await preparedQuery<{ id: string }>(em.connection, 'orders_insert', INSERT_ORDER, params);
     return { ...order, id: String(rows[0].id) };
   }
 
@@ -122,7 +144,12 @@ export class OrderRepository {
         WHERE o."order_no" = $1`;
     const [row] = await preparedQuery<Record<string, unknown>>(em.connection, 'orders_checkout', this.checkoutSql, [orderNo]);
     if (!row) return null;
-    return { order: hydrateOrder(em, row), channel: hydrate(em, Channel, row, 'channel.'), merchantName: row['merchant.name'] as string, merchantMode: row['merchant.mode'] as MerchantMode };
+    return {
+      order: hydrateOrder(em, row),
+      channel: hydrate(em, Channel, row, 'channel.'),
+      merchantName: row['merchant.name'] as string,
+      merchantMode: row['merchant.mode'] as MerchantMode,
+    };
   }
 
   /** An entity's columns, named (a prepared statement's result type never changes with the table), as `prefix` + database name. */
@@ -244,7 +271,14 @@ export class OrderRepository {
     );
   }
 
-  private async update(em: EntityManager, id: string, statuses: OrderStatus[], orderTypes: number[], to: OrderStatus, changes: TransitionChanges): Promise<Order | null> {
+  private async update(
+    em: EntityManager,
+    id: string,
+    statuses: OrderStatus[],
+    orderTypes: number[],
+    to: OrderStatus,
+    changes: TransitionChanges,
+  ): Promise<Order | null> {
     const sets = [`"status" = $4`, `"updated_at" = GREATEST(now(), "created_at")`];
     const params: unknown[] = [id, statuses, orderTypes, to];
     if (changes.paid) {
@@ -268,7 +302,10 @@ export class OrderRepository {
    * one at a time (the sum of its refunds, one in progress).
    */
   async lockForRefund(em: EntityManager, merchantId: number, orderNo: string): Promise<Order | null> {
-    const rows = await em.query<{ id: string }[]>(`SELECT "id" FROM "orders" WHERE "merchant_id" = $1 AND "order_no" = $2 FOR NO KEY UPDATE`, [merchantId, orderNo]);
+    const rows = await em.query<{ id: string }[]>(`SELECT "id" FROM "orders" WHERE "merchant_id" = $1 AND "order_no" = $2 FOR NO KEY UPDATE`, [
+      merchantId,
+      orderNo,
+    ]);
     return rows.length === 0 ? null : em.findOneByOrFail(Order, { id: String(rows[0].id) });
   }
 

@@ -62,7 +62,10 @@ export class PayoutRepository {
 
   /** The sell order reached completed or cancelled: written in that transition's transaction. */
   async settle(em: EntityManager, orderId: string, failure: string | null = null): Promise<void> {
-    await em.query(`UPDATE "payouts" SET "settled_at" = now(), "lease_until" = NULL, "failure" = $2 WHERE "order_id" = $1`, [orderId, failure?.slice(0, 256) ?? null]);
+    await em.query(`UPDATE "payouts" SET "settled_at" = now(), "lease_until" = NULL, "failure" = $2 WHERE "order_id" = $1`, [
+      orderId,
+      failure?.slice(0, 256) ?? null,
+    ]);
   }
 
   /** Ends the lease `claimed` took, unless it ran out and another worker claimed the payout since. */

@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { MovementKind, ReconClass } from '../entities/recon-line.entity';
 
-
 /** One of our records a bill line can be about: a top-up, or a refund of one. */
 export interface OurMovement {
   kind: MovementKind;
@@ -117,7 +116,9 @@ export class ReconRepository {
    * the bill names whatever their day or state, so a line about a pending order finds it.
    */
   async movements(channelId: number, from: Date, to: Date, orderNos: string[], refundNos: string[]): Promise<OurMovement[]> {
-    const rows = await this.dataSource.query<{ kind: MovementKind; order_no: string; refund_no: string | null; amount_fen: string; status: string; moved: boolean; in_day: boolean }[]>(
+    const rows = await this.dataSource.query<
+      { kind: MovementKind; order_no: string; refund_no: string | null; amount_fen: string; status: string; moved: boolean; in_day: boolean }[]
+    >(
       `SELECT 'pay' AS "kind", o."order_no", NULL AS "refund_no", o."cny_fen" AS "amount_fen", o."status",
               o."status" IN ${PAID_STATES} AS "moved",
               (o."status" IN ${PAID_STATES} AND o."paid_at" >= $2 AND o."paid_at" < $3) AS "in_day"
@@ -150,7 +151,11 @@ export class ReconRepository {
   }
 
   /** The top-ups a channel without a bill (epay) is asked about: created or paid in [from, to). */
-  async ordersOfDay(channelId: number, from: Date, to: Date): Promise<{ orderNo: string; amountFen: number; channelTradeNo: string | null; paidAt: Date | null }[]> {
+  async ordersOfDay(
+    channelId: number,
+    from: Date,
+    to: Date,
+  ): Promise<{ orderNo: string; amountFen: number; channelTradeNo: string | null; paidAt: Date | null }[]> {
     const rows = await this.dataSource.query<{ order_no: string; cny_fen: string; channel_trade_no: string | null; paid_at: Date | null }[]>(
       `SELECT "order_no", "cny_fen", "channel_trade_no", "paid_at" FROM "orders"
         WHERE "channel_id" = $1 AND "order_type" = 1
@@ -162,7 +167,11 @@ export class ReconRepository {
   }
 
   /** The refunds of the channel's orders created or settled in [from, to), for a channel asked about each. */
-  async refundsOfDay(channelId: number, from: Date, to: Date): Promise<{ refundNo: string; orderNo: string; channelTradeNo: string | null; amountFen: number }[]> {
+  async refundsOfDay(
+    channelId: number,
+    from: Date,
+    to: Date,
+  ): Promise<{ refundNo: string; orderNo: string; channelTradeNo: string | null; amountFen: number }[]> {
     const rows = await this.dataSource.query<{ refund_no: string; order_no: string; channel_trade_no: string | null; refund_fen: string }[]>(
       `SELECT r."refund_no", r."order_no", o."channel_trade_no", r."refund_fen" FROM "refunds" r JOIN "orders" o ON o."id" = r."order_id"
         WHERE o."channel_id" = $1 AND ((r."created_at" >= $2 AND r."created_at" < $3) OR (r."updated_at" >= $2 AND r."updated_at" < $3))
@@ -184,8 +193,20 @@ export class ReconRepository {
             "bill_total_fen", "our_total_fen", "fee_fen", "difference_fen", "counts")
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT ("channel_id", "bill_date", "bill_sha256") DO NOTHING RETURNING ${RUN_COLUMNS}`,
-        [run.channelId, run.billDate, run.status, run.format, run.sha256, run.raw, run.error,
-          t?.billTotalFen ?? 0, t?.ourTotalFen ?? 0, t?.feeFen ?? 0, t?.differenceFen ?? 0, JSON.stringify(t?.counts ?? {})],
+        [
+          run.channelId,
+          run.billDate,
+          run.status,
+          run.format,
+          run.sha256,
+          run.raw,
+          run.error,
+          t?.billTotalFen ?? 0,
+          t?.ourTotalFen ?? 0,
+          t?.feeFen ?? 0,
+          t?.differenceFen ?? 0,
+          JSON.stringify(t?.counts ?? {}),
+        ],
       );
       if (inserted.length === 0) {
         const [existing] = await em.query<RunRecord[]>(
@@ -214,7 +235,9 @@ export class ReconRepository {
   /** Every line that did not match, by class, and every refused bill, of all runs: what /metrics shows. */
   async figures(): Promise<{ mismatches: Partial<Record<ReconClass, number>>; refused: number }> {
     const [rows, [refused]] = await Promise.all([
-      this.dataSource.query<{ class: ReconClass; n: string }[]>(`SELECT "class", count(*) AS "n" FROM "recon_lines" WHERE "class" <> 'matched' GROUP BY "class"`),
+      this.dataSource.query<{ class: ReconClass; n: string }[]>(
+        `SELECT "class", count(*) AS "n" FROM "recon_lines" WHERE "class" <> 'matched' GROUP BY "class"`,
+      ),
       this.dataSource.query<{ n: string }[]>(`SELECT count(*) AS "n" FROM "recon_runs" WHERE "status" = 'refused'`),
     ]);
     return { mismatches: Object.fromEntries(rows.map((r) => [r.class, Number(r.n)])), refused: Number(refused.n) };

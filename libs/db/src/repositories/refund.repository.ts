@@ -7,7 +7,10 @@ import type { Move } from '../state-move';
 /** A refund or payout as its claim returned it: the token says whose lease it is. */
 export type Leased<T> = T & { leaseToken: string };
 
-export type NewRefund = Omit<Refund, 'id' | 'status' | 'channelRefundNo' | 'failure' | 'channelRequestedAt' | 'leaseUntil' | 'leaseToken' | 'attemptedAt' | 'updatedAt'>;
+export type NewRefund = Omit<
+  Refund,
+  'id' | 'status' | 'channelRefundNo' | 'failure' | 'channelRequestedAt' | 'leaseUntil' | 'leaseToken' | 'attemptedAt' | 'updatedAt'
+>;
 
 /** What a refund's transition may set besides status and updated_at. */
 export interface RefundChanges {

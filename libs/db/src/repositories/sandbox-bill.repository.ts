@@ -38,7 +38,9 @@ export class SandboxBillRepository {
 
   /** The lines of [from, to), oldest first. */
   async between(channelId: number, from: Date, to: Date): Promise<SandboxBillEntry[]> {
-    const rows = await this.dataSource.query<{ kind: 'pay' | 'refund'; trade_no: string; order_no: string; refund_no: string | null; amount_fen: string; fee_fen: string; occurred_at: Date }[]>(
+    const rows = await this.dataSource.query<
+      { kind: 'pay' | 'refund'; trade_no: string; order_no: string; refund_no: string | null; amount_fen: string; fee_fen: string; occurred_at: Date }[]
+    >(
       `SELECT "kind", "trade_no", "order_no", "refund_no", "amount_fen", "fee_fen", "occurred_at" FROM "sandbox_bill_lines"
         WHERE "channel_id" = $1 AND "occurred_at" >= $2 AND "occurred_at" < $3 ORDER BY "occurred_at", "id"`,
       [channelId, from, to],

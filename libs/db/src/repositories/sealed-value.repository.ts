@@ -39,10 +39,11 @@ export class SealedValueRepository {
   /** Replaces a value only if it is still the one read: a rotation or a change meanwhile wins. */
   async replace(kind: SealedColumn, id: string, was: string, now: string): Promise<boolean> {
     const c = SEALED_COLUMNS[kind];
-    const [, count] = (await this.dataSource.query(`UPDATE ${c.table} SET ${c.column} = $3 WHERE ${c.id} = $1::bigint AND ${c.column} = $2`, [id, was, now])) as [
-      unknown,
-      number,
-    ];
+    const [, count] = (await this.dataSource.query(`UPDATE ${c.table} SET ${c.column} = $3 WHERE ${c.id} = $1::bigint AND ${c.column} = $2`, [
+      id,
+      was,
+      now,
+    ])) as [unknown, number];
     return count === 1;
   }
 

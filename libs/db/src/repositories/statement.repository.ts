@@ -35,7 +35,9 @@ export class StatementRepository {
 
   /** The entries of [from, to) that moved money, oldest first. */
   async entriesBetween(merchantId: number, from: Date, to: Date): Promise<StatementEntry[]> {
-    const rows = await this.dataSource.query<{ id: string; kind: LedgerKind; amount_fen: string; order_no: string; merchant_order_no: string | null; refund_no: string | null; created_at: Date }[]>(
+    const rows = await this.dataSource.query<
+      { id: string; kind: LedgerKind; amount_fen: string; order_no: string; merchant_order_no: string | null; refund_no: string | null; created_at: Date }[]
+    >(
       `SELECT l."id", l."kind", l."amount_fen", o."order_no", o."merchant_order_no", r."refund_no", l."created_at"
          FROM "ledger_entries" l
          JOIN "orders" o ON o."id" = l."order_id"

@@ -53,7 +53,9 @@ export function parseAlipayBill(raw: Buffer): BillLine[] {
   if (headerAt < 0) throw new BillRefusedError('the alipay bill has no header line (支付宝交易号...): not an alipay trade bill, or not GBK');
   const header = csvFields(rows[headerAt]).map((h) => h.trim());
   const index = Object.fromEntries(Object.entries(COLUMNS).map(([k, name]) => [k, header.indexOf(name)])) as Record<keyof typeof COLUMNS, number>;
-  const missing = Object.entries(index).filter(([, i]) => i < 0).map(([k]) => COLUMNS[k as keyof typeof COLUMNS]);
+  const missing = Object.entries(index)
+    .filter(([, i]) => i < 0)
+    .map(([k]) => COLUMNS[k as keyof typeof COLUMNS]);
   if (missing.length > 0) throw new BillRefusedError(`the alipay bill lacks the column(s) ${missing.join(', ')}`);
 
   const lines: BillLine[] = [];
@@ -93,10 +95,21 @@ export function parseAlipayBill(raw: Buffer): BillLine[] {
     });
   }
   if (endAt < 0) throw new BillRefusedError('the alipay bill has no end of its list: truncated');
-  const trades = rows.slice(endAt + 1).map((r) => TRADE_TOTAL.exec(r.trim())).find(Boolean);
-  const refunds = rows.slice(endAt + 1).map((r) => REFUND_TOTAL.exec(r.trim())).find(Boolean);
+  const trades = rows
+    .slice(endAt + 1)
+    .map((r) => TRADE_TOTAL.exec(r.trim()))
+    .find(Boolean);
+  const refunds = rows
+    .slice(endAt + 1)
+    .map((r) => REFUND_TOTAL.exec(r.trim()))
+    .find(Boolean);
   if (!trades || !refunds) throw new BillRefusedError('the alipay bill has no 交易合计/退款合计 summary: truncated');
-  if (Number(trades[1]) !== sums.pay.n || yuanToFen(trades[2]) !== sums.pay.fen || Number(refunds[1]) !== sums.refund.n || yuanToFen(refunds[2]) !== sums.refund.fen) {
+  if (
+    Number(trades[1]) !== sums.pay.n ||
+    yuanToFen(trades[2]) !== sums.pay.fen ||
+    Number(refunds[1]) !== sums.refund.n ||
+    yuanToFen(refunds[2]) !== sums.refund.fen
+  ) {
     throw new BillRefusedError(`the alipay bill's summary disagrees with its lines (${sums.pay.n} trades, ${sums.refund.n} refunds)`);
   }
   return lines;

@@ -3,7 +3,9 @@ import { type BillLine, BillRefusedError, decodeUtf8, parseSignedYuan } from '..
 
 /** Reads the sandbox's bill (libs/channels sandboxBillCsv): every line checked, the summary line must agree. */
 export function parseSandboxBill(raw: Buffer): BillLine[] {
-  const rows = decodeUtf8(raw, 'the sandbox bill').split('\n').map((l) => l.replace(/\r$/, ''));
+  const rows = decodeUtf8(raw, 'the sandbox bill')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''));
   if (rows.at(-1) === '') rows.pop();
   if (!rows[0]?.startsWith('# sandbox bill,')) throw new BillRefusedError('the sandbox bill has no title line');
   if (rows[1] !== SANDBOX_BILL_COLUMNS) throw new BillRefusedError('the sandbox bill has unexpected columns');

@@ -53,8 +53,11 @@ export function parseWechatpayBill(raw: Buffer, digest: BillDigest | null = null
   if (rows.at(-1) === '') rows.pop();
   const header = csvFields(rows[0] ?? '').map((h) => h.trim());
   const index = Object.fromEntries(Object.entries(COLUMNS).map(([k, name]) => [k, header.indexOf(name)])) as Record<keyof typeof COLUMNS, number>;
-  const missing = Object.entries(index).filter(([, i]) => i < 0).map(([k]) => COLUMNS[k as keyof typeof COLUMNS]);
-  if (header[0] !== '交易时间' || missing.length > 0) throw new BillRefusedError(`the wechatpay bill has an unexpected header${missing.length ? ` (no ${missing.join(', ')})` : ''}`);
+  const missing = Object.entries(index)
+    .filter(([, i]) => i < 0)
+    .map(([k]) => COLUMNS[k as keyof typeof COLUMNS]);
+  if (header[0] !== '交易时间' || missing.length > 0)
+    throw new BillRefusedError(`the wechatpay bill has an unexpected header${missing.length ? ` (no ${missing.join(', ')})` : ''}`);
   const summaryAt = rows.findIndex((r) => r.startsWith(SUMMARY_HEADER));
   if (summaryAt < 0 || summaryAt + 1 >= rows.length) throw new BillRefusedError('the wechatpay bill has no summary lines: truncated');
 

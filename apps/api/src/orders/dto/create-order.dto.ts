@@ -33,13 +33,17 @@ export class CreateOrderDto {
   @MaxLength(64, { message: 'customer_name must be at most 64 characters' })
   customer_name?: string;
 
-  @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: 'Overrides the merchant\'s callback address for this order' })
+  @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: "Overrides the merchant's callback address for this order" })
   @Transform(toNotifyUrl)
   @IsOptional()
   @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
   notify_url?: string;
 
-  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'M-10001', description: 'Idempotency key: a repeat with the same parameters returns the first order, with others 40900' })
+  @ApiPropertyOptional({
+    pattern: '^[A-Za-z0-9_-]{1,64}$',
+    example: 'M-10001',
+    description: 'Idempotency key: a repeat with the same parameters returns the first order, with others 40900',
+  })
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })

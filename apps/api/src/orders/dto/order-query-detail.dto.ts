@@ -6,14 +6,21 @@ import { emptyToUndefined } from './param-transforms';
 
 /** One order by exactly one of its two numbers (SPEC 5): the service's order_no or the merchant's own merchant_order_no. */
 export class OrderQueryDetailDto {
-  @ApiPropertyOptional({ example: '2025112112000012345678', description: 'The service\'s order number; or send merchant_order_no instead (exactly one of the two)' })
+  @ApiPropertyOptional({
+    example: '2025112112000012345678',
+    description: "The service's order number; or send merchant_order_no instead (exactly one of the two)",
+  })
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString({ message: 'order_no must be a string' })
   @MaxLength(64, { message: 'order_no must be at most 64 characters' })
   order_no?: string;
 
-  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'M-10001', description: 'The merchant_order_no given at createOrder or createSellOrder; or send order_no instead' })
+  @ApiPropertyOptional({
+    pattern: '^[A-Za-z0-9_-]{1,64}$',
+    example: 'M-10001',
+    description: 'The merchant_order_no given at createOrder or createSellOrder; or send order_no instead',
+  })
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })

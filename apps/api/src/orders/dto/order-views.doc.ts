@@ -91,6 +91,11 @@ export class CreatedOrderViewDoc implements CreatedOrderView {
   @ApiProperty({ type: 'integer', example: 1763700000, description: 'Unix seconds' })
   createtime: number;
 
-  @ApiProperty({ type: String, nullable: true, example: 'https://pay.example/checkout/2025112112000012345678', description: 'Where to send the customer to pay' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'https://pay.example/checkout/2025112112000012345678',
+    description: 'Where to send the customer to pay',
+  })
   pay_url: string | null;
 }

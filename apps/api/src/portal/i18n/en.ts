@@ -189,7 +189,7 @@ export const en = {
   'order.callbacks': 'Callbacks',
   'order.noCallbacks': 'No callback yet: one is sent when the order is paid, completed or cancelled.',
   'order.resend': 'Resend the latest callback',
-  'order.resendHelp': 'Sends the order\'s latest event again to your notify URL, with the same event_id.',
+  'order.resendHelp': "Sends the order's latest event again to your notify URL, with the same event_id.",
 
   'event.created': 'Order created',
   'event.order.paid': 'Paid (order.paid)',
@@ -250,23 +250,27 @@ export const en = {
   'developers.rotate': 'Rotate the secret',
   'developers.rotateConfirm': 'I understand that a new secret replaces the current one, which keeps working only for the period chosen above.',
   'developers.rotateNeedsConfirm': 'Tick the box to confirm the rotation.',
-  'developers.rotateCallbacks': 'Callbacks are signed with the new secret at once. During the grace their webhook-signature header carries both signatures, but the body\'s signature only the new one: a receiver that checks the body signature must accept either secret until the grace ends (see the README\'s Secret rotation).',
+  'developers.rotateCallbacks':
+    "Callbacks are signed with the new secret at once. During the grace their webhook-signature header carries both signatures, but the body's signature only the new one: a receiver that checks the body signature must accept either secret until the grace ends (see the README's Secret rotation).",
   'developers.notifyUrl': 'Notify URL',
   'developers.notifyUrlHelp': 'Callbacks go here unless an order names its own notify_url. An http or https URL of at most 512 characters.',
   'developers.egress': 'Callbacks come from:',
   'developers.egressNone': 'Not published by the operator of this service',
-  'developers.egressHelp': 'If your server only accepts known addresses, allow these; every callback and test event is sent from them. The same endpoint also receives webhook.test events.',
+  'developers.egressHelp':
+    'If your server only accepts known addresses, allow these; every callback and test event is sent from them. The same endpoint also receives webhook.test events.',
   'developers.notifyUrlNone': 'Not set',
   'developers.notifyUrlInvalid': 'Enter an http or https URL of at most 512 characters.',
   'developers.save': 'Save',
   'developers.examples': 'Signing a request',
-  'developers.examplesIntro': 'Each example lists your latest orders (orderQueryList), signed with your api_secret taken from the API_SECRET environment variable. Never put the secret in a page or a browser.',
+  'developers.examplesIntro':
+    'Each example lists your latest orders (orderQueryList), signed with your api_secret taken from the API_SECRET environment variable. Never put the secret in a page or a browser.',
   'developers.graceLegend': 'The current secret',
   'developers.grace24h': 'Keeps working for 24 hours, so your servers can switch over (a routine rotation)',
   'developers.graceRevoke': 'Stops working at once (it may have leaked)',
   'developers.graceInvalid': 'Choose how long the current secret keeps working.',
   'developers.testTitle': 'Send test event',
-  'developers.testHelp': 'Sends one signed webhook.test callback to your notify URL now, under the same rules as real callbacks, and shows the answer. It is not retried.',
+  'developers.testHelp':
+    'Sends one signed webhook.test callback to your notify URL now, under the same rules as real callbacks, and shows the answer. It is not retried.',
   'developers.testSend': 'Send test event',
   'developers.testNoNotifyUrl': 'Set a notify URL first: the test event is sent there.',
   'developers.testRateLimited': 'Too many test events; try again in a minute.',
@@ -280,11 +284,13 @@ export const en = {
   'developers.testAnswer': 'Answer (first 256 characters)',
 
   'secret.title': 'Your new api_secret',
-  'secret.once': 'This is the only time it is shown. Copy it into your server\'s configuration now; the previous secret no longer works.',
+  'secret.once': "This is the only time it is shown. Copy it into your server's configuration now; the previous secret no longer works.",
   'secret.copy': 'Copy',
   'secret.done': 'I have saved it',
-  'secret.onceGrace': 'This is the only time it is shown. Copy it into your server\'s configuration now; the previous secret keeps working until {until} (China time).',
-  'secret.callbacksGrace': 'Callbacks are signed with this new secret from now on. Until {until} (China time) a receiver that checks the body signature must accept either secret; the webhook-signature header carries both.',
+  'secret.onceGrace':
+    "This is the only time it is shown. Copy it into your server's configuration now; the previous secret keeps working until {until} (China time).",
+  'secret.callbacksGrace':
+    'Callbacks are signed with this new secret from now on. Until {until} (China time) a receiver that checks the body signature must accept either secret; the webhook-signature header carries both.',
 
   'account.title': 'Account',
   'account.email': 'Email',

@@ -49,7 +49,7 @@ describe('portal dictionaries', () => {
     expect(translator('en')('orders.page')).toBe('Page {page} of {pages}');
   });
 
-  it('picks the browser\'s preferred language among zh-CN and en, English otherwise', () => {
+  it("picks the browser's preferred language among zh-CN and en, English otherwise", () => {
     expect(negotiateLang('zh-CN,zh;q=0.9,en;q=0.8')).toBe('zh-CN');
     expect(negotiateLang('zh-TW')).toBe('zh-CN');
     expect(negotiateLang('en-US,en;q=0.9,zh-CN;q=0.8')).toBe('en');

@@ -252,7 +252,8 @@ export const zhCN: Record<MessageKey, string> = {
   'developers.rotate': '轮换密钥',
   'developers.rotateConfirm': '我了解新密钥将替换当前密钥，当前密钥仅在上方所选期限内继续有效。',
   'developers.rotateNeedsConfirm': '请先勾选确认，再轮换密钥。',
-  'developers.rotateCallbacks': '回调立即改用新密钥签名。宽限期内 webhook-signature 请求头同时带有新旧两个签名，但请求体中的 signature 只用新密钥：校验请求体签名的接收端在宽限期结束前须同时接受新旧两个密钥（见 README 的 Secret rotation 一节）。',
+  'developers.rotateCallbacks':
+    '回调立即改用新密钥签名。宽限期内 webhook-signature 请求头同时带有新旧两个签名，但请求体中的 signature 只用新密钥：校验请求体签名的接收端在宽限期结束前须同时接受新旧两个密钥（见 README 的 Secret rotation 一节）。',
   'developers.notifyUrl': '回调地址',
   'developers.notifyUrlHelp': '回调发送到此地址，订单自带 notify_url 时除外。须为 http 或 https 地址，最多 512 个字符。',
   'developers.egress': '回调来源地址：',
@@ -286,7 +287,8 @@ export const zhCN: Record<MessageKey, string> = {
   'secret.copy': '复制',
   'secret.done': '我已保存',
   'secret.onceGrace': '仅此一次显示。请立即复制到服务器配置中；原密钥在 {until}（北京时间）前仍然有效。',
-  'secret.callbacksGrace': '回调从现在起用这个新密钥签名。{until}（北京时间）之前，校验请求体签名的接收端须同时接受新旧两个密钥；webhook-signature 请求头同时带有两个签名。',
+  'secret.callbacksGrace':
+    '回调从现在起用这个新密钥签名。{until}（北京时间）之前，校验请求体签名的接收端须同时接受新旧两个密钥；webhook-signature 请求头同时带有两个签名。',
 
   'account.title': '账户',
   'account.email': '邮箱',

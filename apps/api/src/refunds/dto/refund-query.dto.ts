@@ -5,7 +5,7 @@ import { emptyToUndefined } from '../../orders/dto/param-transforms';
 
 /** One of the two numbers; with both, they must name the same refund. */
 export class RefundQueryDto {
-  @ApiPropertyOptional({ example: '2025112312000087654321', description: 'The service\'s refund number (refundCreate\'s answer)' })
+  @ApiPropertyOptional({ example: '2025112312000087654321', description: "The service's refund number (refundCreate's answer)" })
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString({ message: 'refund_no must be a string' })

@@ -26,7 +26,11 @@ export class CreateSellOrderDto {
   @MaxLength(64, { message: 'payee_name must be a string of 1 to 64 characters' })
   payee_name: string;
 
-  @ApiProperty({ pattern: BANK_CARD_PATTERN.source, example: '6222021234561234', description: 'Bank card number, 12 to 19 digits, as a string. Stored encrypted; every answer shows it masked (6222********1234)' })
+  @ApiProperty({
+    pattern: BANK_CARD_PATTERN.source,
+    example: '6222021234561234',
+    description: 'Bank card number, 12 to 19 digits, as a string. Stored encrypted; every answer shows it masked (6222********1234)',
+  })
   @IsString({ message: 'payee_account must be a bank card number of 12 to 19 digits, sent as a string' })
   @Matches(BANK_CARD_PATTERN, { message: 'payee_account must be a bank card number of 12 to 19 digits, sent as a string' })
   payee_account: string;
@@ -37,13 +41,17 @@ export class CreateSellOrderDto {
   @MaxLength(64, { message: 'payee_bank must be a string of 1 to 64 characters' })
   payee_bank: string;
 
-  @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: 'Overrides the merchant\'s callback address for this order' })
+  @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: "Overrides the merchant's callback address for this order" })
   @Transform(toNotifyUrl)
   @IsOptional()
   @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
   notify_url?: string;
 
-  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_-]{1,64}$', example: 'P-10001', description: 'Idempotency key shared with createOrder: a repeat with the same parameters returns the first order, with others 40900' })
+  @ApiPropertyOptional({
+    pattern: '^[A-Za-z0-9_-]{1,64}$',
+    example: 'P-10001',
+    description: 'Idempotency key shared with createOrder: a repeat with the same parameters returns the first order, with others 40900',
+  })
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
