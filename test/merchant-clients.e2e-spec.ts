@@ -1,6 +1,6 @@
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type INestApplicationContext } from '@nestjs/common';
@@ -36,6 +36,17 @@ interface Language {
   prepare: () => string[];
   /** How its typed answers print a yuan amount, a fen amount and a whole number, by the JSON field's name (PHP's answers are plain arrays: none). */
   typed?: { yuan: (field: string, value: string) => string; fen: (field: string, value: number) => string; whole: (field: string, value: number) => string };
+}
+
+/** The first ```lang block of the section under `heading` in a README of the repository. */
+function readmeSnippet(file: string, heading: string, lang: string): string {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`${file} has no section ${heading}`);
+  const section = text.slice(start + heading.length + 2).split(/\n#{2,3} /)[0];
+  const block = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(section);
+  if (!block) throw new Error(`${file} ${heading} has no ${lang} block`);
+  return block[1];
 }
 
 const work = mkdtempSync(join(tmpdir(), 'mp-clients-'));
@@ -413,6 +424,122 @@ describe('merchant clients in other languages, against the compiled API and work
         const stale = { ...test, headers: { ...test.headers, 'webhook-timestamp': old, 'webhook-signature': `v1,${resigned}` } };
         expect((await verify(stale)).result.webhook_signature).toBe(false);
       }, 60_000);
+
+      if (language.name === 'Python') {
+        const found = buildPython();
+        const frameworks = 'why' in found ? found.why : probe(found.python, ['-c', 'import flask, django']);
+        if (frameworks !== null) console.warn(`merchant clients: the Flask and Django receivers are SKIPPED: ${frameworks}`);
+        (frameworks === null ? it : it.skip)(
+          `runs examples/python/README.md's Flask and Django receivers: a real callback accepted, a repeat answered success, a tampered one refused${frameworks === null ? '' : `: SKIPPED, ${frameworks}`}`,
+          async () => {
+            const python = join(command[0], '../python');
+            const dir = mkdtempSync(join(work, 'receivers-'));
+            mkdirSync(join(dir, 'shop'));
+            writeFileSync(join(dir, 'flask_receiver.py'), readmeSnippet('examples/python/README.md', '### Flask', 'python'));
+            writeFileSync(join(dir, 'shop/__init__.py'), '');
+            writeFileSync(join(dir, 'shop/views.py'), readmeSnippet('examples/python/README.md', '### Django', 'python'));
+            // The shop's own Django project around the view: its model (a stand-in keeping event ids, as a unique key would), settings and URLs.
+            writeFileSync(
+              join(dir, 'shop/models.py'),
+              'from django.db import IntegrityError\n\nclass _Objects:\n    seen = set()\n\n    def create(self, event_id):\n        if event_id in self.seen:\n            raise IntegrityError("duplicate event_id")\n        self.seen.add(event_id)\n\nclass HandledEvent:\n    objects = _Objects()\n',
+            );
+            writeFileSync(
+              join(dir, 'test_urls.py'),
+              'from django.urls import path\nfrom shop import views\n\nurlpatterns = [path("merchant-pay/callback", views.merchant_pay_callback)]\n',
+            );
+            writeFileSync(
+              join(dir, 'serve_django.py'),
+              [
+                'import os, django',
+                'from django.conf import settings',
+                'settings.configure(ALLOWED_HOSTS=["127.0.0.1"], ROOT_URLCONF="test_urls", SECRET_KEY="test-only", MIDDLEWARE=["django.middleware.csrf.CsrfViewMiddleware"],',
+                '    MERCHANT_API_KEY=os.environ["MERCHANT_API_KEY"], MERCHANT_API_SECRET=os.environ["MERCHANT_API_SECRET"], MERCHANT_API_SECRET_PREVIOUS=os.environ.get("MERCHANT_API_SECRET_PREVIOUS") or None)',
+                'django.setup()',
+                'from wsgiref.simple_server import WSGIRequestHandler, make_server',
+                'from django.core.wsgi import get_wsgi_application',
+                'class Quiet(WSGIRequestHandler):',
+                '    def log_message(self, *args): pass',
+                'make_server("127.0.0.1", int(os.environ["PORT"]), get_wsgi_application(), handler_class=Quiet).serve_forever()',
+                '',
+              ].join('\n'),
+            );
+            const servers: ChildProcess[] = [];
+            try {
+              for (const framework of ['Flask', 'Django']) {
+                const port = await freePort();
+                const env = {
+                  PATH: process.env.PATH ?? '',
+                  LANG: 'C.UTF-8',
+                  PORT: String(port),
+                  MERCHANT_API_KEY: merchant.api_key,
+                  MERCHANT_API_SECRET: merchant.api_secret,
+                };
+                const args =
+                  framework === 'Flask'
+                    ? ['-m', 'flask', '--app', 'flask_receiver', 'run', '--host', '127.0.0.1', '--port', String(port)]
+                    : ['serve_django.py'];
+                const server = spawn(python, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+                let errors = '';
+                server.stderr.on('data', (d: Buffer) => (errors += d.toString()));
+                servers.push(server);
+                const url = `http://127.0.0.1:${port}/merchant-pay/callback`;
+                await waitFor(
+                  () =>
+                    server.exitCode !== null
+                      ? Promise.reject(new Error(`the ${framework} receiver exited: ${errors}`))
+                      : fetch(url).then(
+                          () => true,
+                          () => false,
+                        ),
+                  30_000,
+                  `the ${framework} receiver listening`,
+                );
+                const sent = await call('callbackTest', { url });
+                expect([framework, sent.answer.data]).toMatchObject([framework, { http_status: 200, success: true, response_excerpt: 'success' }]);
+
+                const fields: Record<string, unknown> = {
+                  event_id: `0c7e1f3a-5b2d-4e6f-9a8b-${String(port).padStart(12, '0')}`,
+                  event: 'order.paid',
+                  order_no: '2025112112000012345678',
+                  merchant_order_no: 'A-1001',
+                  order_type: 1,
+                  status: 'paid',
+                  cny_amount: '100.00',
+                  merchant_actual_amount: 9940,
+                  service_rate: '0.00600000',
+                  service_amount: 60,
+                  createtime: 1763700000,
+                  updatetime: 1763700060,
+                  paid_at: 1763700060,
+                  api_key: merchant.api_key,
+                  timestamp: Math.floor(Date.now() / 1000),
+                  nonce: 'receiver-snippet-1',
+                };
+                const raw = JSON.stringify({ ...fields, signature: sign(fields, merchant.api_secret) });
+                const headers = (body: string) => ({
+                  'content-type': 'application/json',
+                  'webhook-id': String(fields.event_id),
+                  'webhook-timestamp': String(fields.timestamp),
+                  'webhook-signature': `v1,${createHmac('sha256', merchant.api_secret)
+                    .update(`${String(fields.event_id)}.${String(fields.timestamp)}.${body}`)
+                    .digest('base64')}`,
+                });
+                for (let i = 0; i < 2; i++) {
+                  const res = await fetch(url, { method: 'POST', headers: headers(raw), body: raw });
+                  expect([framework, i, res.status, await res.text()]).toEqual([framework, i, 200, 'success']);
+                }
+                // The amount changed in transit, the signatures left as they were.
+                const tampered = raw.replace('"100.00"', '"1000.00"');
+                const refused = await fetch(url, { method: 'POST', headers: headers(raw), body: tampered });
+                expect([framework, refused.status, await refused.text()]).toEqual([framework, 400, 'bad signature']);
+              }
+            } finally {
+              for (const server of servers) server.kill();
+            }
+          },
+          90_000,
+        );
+      }
 
       it("during a rotation's grace accepts a body signed with any secret it holds: a receiver with only the old one keeps accepting (SPEC 3)", async () => {
         // order.paid as SPEC 3 sends it during a grace: the body signed with the previous secret, the header with both.
