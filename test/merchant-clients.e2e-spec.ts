@@ -541,6 +541,48 @@ describe('merchant clients in other languages, against the compiled API and work
         );
       }
 
+      if (language.name === 'Java') {
+        it("examples/java/README.md's Spring receiver compiles against this client as printed (Spring's few types it names stood in for)", () => {
+          const dir = mkdtempSync(join(work, 'spring-'));
+          const standIns: Record<string, string> = {
+            'org/springframework/http/HttpHeaders.java':
+              'package org.springframework.http;\npublic class HttpHeaders { public java.util.Map<String, String> toSingleValueMap() { return java.util.Map.of(); } }\n',
+            'org/springframework/http/ResponseEntity.java': [
+              'package org.springframework.http;',
+              'public class ResponseEntity<T> {',
+              '  public interface BodyBuilder { <T> ResponseEntity<T> body(T body); }',
+              '  public static BodyBuilder badRequest() { return new BodyBuilder() { public <T> ResponseEntity<T> body(T body) { return new ResponseEntity<T>(); } }; }',
+              '  public static <T> ResponseEntity<T> ok(T body) { return new ResponseEntity<T>(); }',
+              '}',
+              '',
+            ].join('\n'),
+            ...Object.fromEntries(
+              ['PostMapping', 'RequestBody', 'RequestHeader', 'RestController'].map((a) => [
+                `org/springframework/web/bind/annotation/${a}.java`,
+                `package org.springframework.web.bind.annotation;\npublic @interface ${a} { String[] value() default {}; }\n`,
+              ]),
+            ),
+            'HandledEvents.java': 'interface HandledEvents { boolean firstTime(String eventId); }\n',
+            'MerchantPayCallbackController.java': readmeSnippet('examples/java/README.md', '### Spring', 'java'),
+          };
+          for (const [file, text] of Object.entries(standIns)) {
+            mkdirSync(join(dir, file, '..'), { recursive: true });
+            writeFileSync(join(dir, file), text);
+          }
+          tool('javac', [
+            '--release',
+            '17',
+            '-Xlint:all',
+            '-Werror',
+            '-cp',
+            command[2],
+            '-d',
+            join(dir, 'classes'),
+            ...Object.keys(standIns).map((f) => join(dir, f)),
+          ]);
+        }, 60_000);
+      }
+
       it("during a rotation's grace accepts a body signed with any secret it holds: a receiver with only the old one keeps accepting (SPEC 3)", async () => {
         // order.paid as SPEC 3 sends it during a grace: the body signed with the previous secret, the header with both.
         const previous = 'sk_test_previous_secret_of_this_shop_0000';
