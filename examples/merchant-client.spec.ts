@@ -30,28 +30,64 @@ describe('examples/merchant-client.ts against the shared vectors', () => {
     expect(signParams(params, vectors.api_secret)).toBe(c.signature);
   });
 
-  it('verifies a callback body and its Standard Webhooks headers, and refuses a changed one', () => {
+  it('verifies a callback body and its Standard Webhooks headers, and refuses a changed or stale one', () => {
     const cb = vectors.cases.find((c) => c.body.event)!;
     const client = new MerchantClient('http://unused', String(cb.body.api_key), vectors.api_secret);
     const body = { ...cb.body, signature: cb.signature };
-    expect(client.verifyCallbackBody(body)).toBe(true);
-    expect(client.verifyCallbackBody({ ...body, merchant_actual_amount: 999999 })).toBe(false);
+    // The vector's own timestamp is long past: a replay, refused like the other clients refuse it.
+    expect(client.verifyCallbackBody(body)).toBe(false);
+    const fresh = { ...cb.body, timestamp: Math.floor(Date.now() / 1000) };
+    const signedNow = { ...fresh, signature: signParams(fresh, vectors.api_secret) };
+    expect(client.verifyCallbackBody(signedNow)).toBe(true);
+    expect(client.verifyCallbackBody({ ...signedNow, merchant_actual_amount: 999999 })).toBe(false);
 
-    const raw = JSON.stringify(body);
+    const raw = JSON.stringify(signedNow);
     const ts = String(Math.floor(Date.now() / 1000));
     const sig = createHmac('sha256', vectors.api_secret).update(`${cb.body.event_id}.${ts}.${raw}`).digest('base64');
     const headers = { 'webhook-id': String(cb.body.event_id), 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
     expect(client.verifyCallbackHeaders(headers, raw)).toBe(true);
     expect(client.verifyCallbackHeaders(headers, `${raw} `)).toBe(false);
     expect(client.verifyCallbackHeaders({ ...headers, 'webhook-timestamp': String(Number(ts) - 3600) }, raw)).toBe(false);
+    expect(client.verifyCallback(headers, raw)).toEqual(signedNow);
+    expect(client.verifyCallback(headers, raw.replace('"order.paid"', '"order.cancelled"'))).toBeNull();
+  });
 
-    // During a rotation's grace the header carries the new secret's entry first, then the previous one's: either verifies.
+  describe("during a rotation's grace (SPEC 3: both header entries, the body signed with the previous secret)", () => {
+    const cb = vectors.cases.find((c) => c.body.event)!;
+    const apiKey = String(cb.body.api_key);
     const previous = 'sk_previous_secret_of_the_example_merchant';
-    const old = createHmac('sha256', previous).update(`${cb.body.event_id}.${ts}.${raw}`).digest('base64');
-    const both = { ...headers, 'webhook-signature': `v1,${sig} v1,${old}` };
-    expect(client.verifyCallbackHeaders(both, raw)).toBe(true);
-    expect(new MerchantClient('http://unused', String(cb.body.api_key), previous).verifyCallbackHeaders(both, raw)).toBe(true);
-    expect(new MerchantClient('http://unused', String(cb.body.api_key), 'sk_someone_else').verifyCallbackHeaders(both, raw)).toBe(false);
+    const current = vectors.api_secret;
+    const rotationCallback = (bodySecret: string) => {
+      const fields = { ...cb.body, timestamp: Math.floor(Date.now() / 1000) };
+      const raw = JSON.stringify({ ...fields, signature: signParams(fields, bodySecret) });
+      const ts = String(fields.timestamp);
+      const entry = (secret: string) => `v1,${createHmac('sha256', secret).update(`${cb.body.event_id}.${ts}.${raw}`).digest('base64')}`;
+      return { raw, headers: { 'webhook-id': String(cb.body.event_id), 'webhook-timestamp': ts, 'webhook-signature': `${entry(current)} ${entry(previous)}` } };
+    };
+    const checks = (client: MerchantClient, { raw, headers }: { raw: string; headers: Record<string, string> }) => [
+      client.verifyCallbackHeaders(headers, raw),
+      client.verifyCallbackBody(JSON.parse(raw) as Record<string, unknown>),
+    ];
+
+    it('a receiver still holding only the old secret accepts, both checks', () => {
+      expect(checks(new MerchantClient('http://unused', apiKey, previous), rotationCallback(previous))).toEqual([true, true]);
+    });
+
+    it('a receiver holding both accepts a body signed with either', () => {
+      const both = new MerchantClient('http://unused', apiKey, current, previous);
+      expect(checks(both, rotationCallback(previous))).toEqual([true, true]);
+      expect(checks(both, rotationCallback(current))).toEqual([true, true]);
+    });
+
+    it('a body signed with a secret the receiver does not hold is refused', () => {
+      expect(checks(new MerchantClient('http://unused', apiKey, current), rotationCallback(previous))).toEqual([true, false]);
+      expect(checks(new MerchantClient('http://unused', apiKey, 'sk_someone_else'), rotationCallback(previous))).toEqual([false, false]);
+    });
+  });
+
+  it('says the base URL is missing instead of calling a relative address', async () => {
+    await expect(new MerchantClient('', 'mk_test_example', 'sk_x').call('getPayChannels')).rejects.toThrow(/the base URL is missing/);
+    await expect(new MerchantClient('pay.example.com/api', 'mk_test_example', 'sk_x').call('getPayChannels')).rejects.toThrow(/not an absolute http/);
   });
 });
 
@@ -105,6 +141,7 @@ describe('examples/merchant-client.ts money-out and callback-tool methods', () =
     await client.callbackRecover(1763700000, 1763786400);
     await client.callbackTest();
     await client.callbackTest('https://shop.example/notify');
+    await client.balanceQuery();
     const own = (body: Record<string, unknown>): Record<string, unknown> =>
       Object.fromEntries(Object.entries(body).filter(([k]) => !['api_key', 'timestamp', 'nonce', 'signature'].includes(k)));
     expect(seen.map((r) => [r.path, own(r.body)])).toEqual([
@@ -123,6 +160,7 @@ describe('examples/merchant-client.ts money-out and callback-tool methods', () =
       ['/api/merchant/callbackRecover', { start_time: 1763700000, end_time: 1763786400 }],
       ['/api/merchant/callbackTest', {}],
       ['/api/merchant/callbackTest', { url: 'https://shop.example/notify' }],
+      ['/api/merchant/balanceQuery', {}],
     ]);
     for (const { body } of seen) {
       const { signature, ...rest } = body;

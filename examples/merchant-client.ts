@@ -121,6 +121,13 @@ export interface CallbackDelivery {
   attempts: { at: number; http_status: number | null; duration_ms: number; error: string | null; response_excerpt: string | null }[];
 }
 
+/** balanceQuery's answer (SPEC 6): your balances now, in fen, as of `as_of` (Unix seconds). */
+export interface Balance {
+  available_fen: number;
+  deposit_fen: number;
+  as_of: number;
+}
+
 /** callbackTest's answer: the one attempt it made. */
 export interface CallbackTestAttempt {
   url: string;
@@ -132,14 +139,29 @@ export interface CallbackTestAttempt {
 }
 
 export class MerchantClient {
+  /** Every secret a callback may be signed with: the current one, and during a rotation's grace the one it replaced. */
+  private readonly secrets: string[];
+
+  /**
+   * `baseUrl` is SPEC's {base_url}, e.g. https://pay.example.com/api. `previousSecret`: the secret a
+   * rotation replaced, accepted on callbacks during its grace (requests are signed with `apiSecret`).
+   */
   constructor(
     private readonly baseUrl: string,
     private readonly apiKey: string,
     private readonly apiSecret: string,
-  ) {}
+    previousSecret?: string,
+  ) {
+    this.secrets = [apiSecret, previousSecret].filter((s): s is string => !!s);
+  }
 
   /** POST {baseUrl}/merchant/{operation} with the common parameters added and signed. Amounts: send strings. */
   async call<T = unknown>(operation: string, params: Params = {}): Promise<Envelope<T>> {
+    if (!/^https?:\/\/[^/]/.test(this.baseUrl ?? '')) {
+      throw new Error(
+        `MerchantClient: ${this.baseUrl ? `the base URL '${this.baseUrl}' is not an absolute http(s) URL` : 'the base URL is missing'}: give your {base_url}, e.g. https://pay.example.com/api`,
+      );
+    }
     const body: Params = {
       ...params,
       api_key: this.apiKey,
@@ -236,27 +258,59 @@ export class MerchantClient {
     return this.call('callbackTest', { url });
   }
 
-  /** A callback body is signed like a request: check it before trusting it (and dedupe by event_id). */
-  verifyCallbackBody(body: Params): boolean {
-    return typeof body.signature === 'string' && body.api_key === this.apiKey && sameHex(signParams(body, this.apiSecret), body.signature);
+  /** Your available and deposit balances now, in fen (SPEC 6). */
+  balanceQuery(): Promise<Envelope<Balance>> {
+    return this.call('balanceQuery');
+  }
+
+  /**
+   * A callback body is signed like a request: check it before trusting it (and dedupe by event_id).
+   * During a rotation's grace the body is signed with one of the two secrets (the previous one
+   * until the grace ends, SPEC 3): any secret this client holds passes.
+   */
+  verifyCallbackBody(body: Params, toleranceSeconds = 300): boolean {
+    if (typeof body.signature !== 'string' || body.api_key !== this.apiKey || !fresh(body.timestamp, toleranceSeconds)) return false;
+    const given = body.signature;
+    return this.secrets.some((secret) => sameHex(signParams(body, secret), given));
   }
 
   /**
    * The Standard Webhooks headers: `webhook-signature` holds `v1,` + base64 HMAC-SHA256 of
    * `${webhook-id}.${webhook-timestamp}.${raw body}`. Pass the raw bytes exactly as received.
-   * During a secret rotation's grace it holds two space-separated entries (new secret first), so
-   * this check passes with either secret while the body's `signature` uses the new one only.
+   * During a secret rotation's grace it holds two space-separated entries, one per secret: any
+   * entry with any secret this client holds passes.
    */
-  verifyCallbackHeaders(headers: Record<string, string | undefined>, rawBody: string, toleranceSeconds = 300): boolean {
-    const id = headers['webhook-id'];
-    const timestamp = headers['webhook-timestamp'];
-    const signatures = headers['webhook-signature'];
-    if (!id || !timestamp || !signatures) return false;
-    if (Math.abs(Date.now() / 1000 - Number(timestamp)) > toleranceSeconds) return false;
-    const expected = createHmac('sha256', this.apiSecret).update(`${id}.${timestamp}.${rawBody}`).digest('base64');
+  verifyCallbackHeaders(headers: Record<string, string | string[] | undefined>, rawBody: string, toleranceSeconds = 300): boolean {
+    const header = (name: string) => {
+      const value = headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const id = header('webhook-id');
+    const timestamp = header('webhook-timestamp');
+    const signatures = header('webhook-signature');
+    if (!id || !timestamp || !signatures || !fresh(timestamp, toleranceSeconds)) return false;
+    const expected = this.secrets.map((secret) => createHmac('sha256', secret).update(`${id}.${timestamp}.${rawBody}`).digest('base64'));
     return signatures.split(' ').some((s) => {
       const [version, value] = s.split(',');
-      return version === 'v1' && value !== undefined && value.length === expected.length && timingSafeEqual(Buffer.from(value), Buffer.from(expected));
+      return version === 'v1' && value !== undefined && expected.some((e) => value.length === e.length && timingSafeEqual(Buffer.from(value), Buffer.from(e)));
     });
   }
+
+  /** Both checks on a received callback: its parsed body, or null when either fails. */
+  verifyCallback(headers: Record<string, string | string[] | undefined>, rawBody: string): Params | null {
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      return null;
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+    return this.verifyCallbackHeaders(headers, rawBody) && this.verifyCallbackBody(body as Params) ? (body as Params) : null;
+  }
+}
+
+/** A callback's timestamp within the tolerance of now: an old callback replayed is refused. */
+function fresh(timestamp: unknown, toleranceSeconds: number): boolean {
+  const seconds = typeof timestamp === 'number' ? timestamp : typeof timestamp === 'string' && /^\d{1,15}$/.test(timestamp) ? Number(timestamp) : NaN;
+  return Number.isInteger(seconds) && Math.abs(Date.now() / 1000 - seconds) <= toleranceSeconds;
 }

@@ -1,11 +1,12 @@
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AppConfig } from '@app/common';
+import { sign } from '@app/signature';
 import { type Credentials, OperatorModule } from '@app/operator';
 import { CallbackReceiver, type ReceivedCallback, flushQueueKeys, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
@@ -24,60 +25,120 @@ interface Vectors {
 }
 const vectors = JSON.parse(readFileSync(join(ROOT, '../shared/vectors/signature.json'), 'utf8')) as Vectors;
 
-/** One of the copy-me clients of examples/: how to run its file, and whether this machine can. */
+/** One of the clients of examples/: how to install or build it, and whether this machine can. */
 interface Language {
   name: string;
-  file: string;
-  /** The interpreter the README tells merchants to use, probed with `probe`. */
-  interpreter: string;
-  probe: string[];
-  /** What the probe prints when the version is recent enough. */
-  version?: RegExp;
-  /** Once, before the language's tests: answers the argv prefix that runs the client (Java compiles here). */
+  /** Where its source is. */
+  folder: string;
+  /** Why it cannot run here (a tool missing or too old), or null when it can. */
+  missing: () => string | null;
+  /** Once, before the language's tests: installs or builds it, and answers the argv prefix that runs its command. */
   prepare: () => string[];
-  /** The README's form, when the tests run another (Java's compiled classes, to compile once). */
-  readmeForm?: string[];
+  /** How its typed answers print a yuan amount, a fen amount and a whole number, by the JSON field's name (PHP's answers are plain arrays: none). */
+  typed?: { yuan: (field: string, value: string) => string; fen: (field: string, value: number) => string; whole: (field: string, value: number) => string };
 }
 
-const javaClasses = mkdtempSync(join(tmpdir(), 'mp-java-client-'));
+/** The first ```lang block of the section under `heading` in a README of the repository. */
+function readmeSnippet(file: string, heading: string, lang: string): string {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`${file} has no section ${heading}`);
+  const section = text.slice(start + heading.length + 2).split(/\n#{2,3} /)[0];
+  const block = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(section);
+  if (!block) throw new Error(`${file} ${heading} has no ${lang} block`);
+  return block[1];
+}
+
+const work = mkdtempSync(join(tmpdir(), 'mp-clients-'));
+
+/** Runs a tool for the set-up; its output in the error when it fails. */
+function tool(program: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
+  const done = spawnSync(program, args, { encoding: 'utf8', timeout: 300_000, ...options });
+  if (done.status !== 0) throw new Error(`${program} ${args.join(' ')} failed (${done.status ?? done.error?.message}):\n${done.stdout}\n${done.stderr}`);
+  return done.stdout;
+}
+
+/**
+ * The Python that can build the package offline: 3.8 or later with venv (ensurepip) and the build
+ * backend, setuptools and wheel (Debian's python3-venv, python3-setuptools, python3-wheel); the
+ * first python3 on PATH, else Debian's own.
+ */
+function buildPython(): { python: string } | { why: string } {
+  const reasons: string[] = [];
+  for (const python of ['python3', '/usr/bin/python3']) {
+    const probe = spawnSync(python, ['-c', 'import sys, ensurepip, setuptools, wheel; sys.exit(0 if sys.version_info >= (3, 8) else 3)'], { encoding: 'utf8' });
+    if (probe.status === 0) return { python };
+    reasons.push(
+      `${python}: ${probe.error ? (probe.error as NodeJS.ErrnoException).code : probe.status === 3 ? 'older than 3.8' : probe.stderr.trim().split('\n').pop()}`,
+    );
+  }
+  return { why: `no python3 with venv, setuptools and wheel (${reasons.join('; ')})` };
+}
+
 const LANGUAGES: Language[] = [
   {
     name: 'PHP',
-    file: 'examples/php/MerchantClient.php',
-    interpreter: 'php',
-    probe: ['-r', 'exit(PHP_VERSION_ID >= 80100 ? 0 : 1);'],
+    folder: 'examples/php',
+    missing: () => probe('php', ['-r', 'exit(PHP_VERSION_ID >= 80100 ? 0 : 1);']),
     prepare: () => ['php', join(ROOT, 'examples/php/MerchantClient.php')],
   },
   {
     name: 'Python',
-    file: 'examples/python/merchant_client.py',
-    interpreter: 'python3',
-    probe: ['--version'],
-    prepare: () => ['python3', join(ROOT, 'examples/python/merchant_client.py')],
+    folder: 'examples/python',
+    missing: () => {
+      const found = buildPython();
+      return 'why' in found ? found.why : null;
+    },
+    // As a merchant installs it: into a fresh venv, offline, from the folder (a copy: the build writes beside the sources).
+    prepare: () => {
+      const found = buildPython() as { python: string };
+      const source = join(work, 'python-src');
+      cpSync(join(ROOT, 'examples/python'), source, { recursive: true, filter: (path) => !/(__pycache__|\.egg-info|\/build)$/.test(path) });
+      const venv = join(work, 'venv');
+      // The venv sees the system's packages for the build backend only (--no-build-isolation takes setuptools and wheel from there).
+      tool(found.python, ['-m', 'venv', '--system-site-packages', venv]);
+      const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
+      tool(join(venv, 'bin/python'), ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', source], { env });
+      // Nothing to install beside it: the package declares no dependency.
+      const requires = tool(join(venv, 'bin/python'), ['-c', 'import importlib.metadata as m; print(m.requires("merchant-pay-client"))']).trim();
+      if (requires !== 'None') throw new Error(`merchant-pay-client declares dependencies: ${requires}`);
+      // Its own offline tests, as a publisher runs them.
+      tool(join(venv, 'bin/python'), ['-m', 'unittest', 'discover', '-s', join(source, 'tests')], { cwd: work });
+      return [join(venv, 'bin/merchant-pay-client')];
+    },
+    typed: { yuan: (field, value) => `${field}=Decimal('${value}')`, fen: (field, value) => `${field}=${value}`, whole: (field, value) => `${field}=${value}` },
   },
   {
     name: 'Java',
-    file: 'examples/java/MerchantClient.java',
-    // `java File.java` compiles on every run (seconds): the tests compile once and run the classes.
-    interpreter: 'javac',
-    probe: ['-version'],
-    version: /^javac (1[7-9]|[2-9]\d)\b/m,
+    folder: 'examples/java',
+    missing: () => probe('javac', ['-version'], /^javac (1[7-9]|[2-9]\d)\b/m),
+    // Maven's layout compiled with javac (no Maven Central here for the plugins): what `mvn package` compiles.
     prepare: () => {
-      const compiled = spawnSync('javac', ['-d', javaClasses, join(ROOT, 'examples/java/MerchantClient.java')], { encoding: 'utf8' });
-      if (compiled.status !== 0) throw new Error(`javac failed: ${compiled.stderr}`);
-      return ['java', '-cp', javaClasses, 'MerchantClient'];
+      const classes = join(work, 'java-classes');
+      const sources = readdirSync(join(ROOT, 'examples/java/src/main/java'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.java'))
+        .map((f) => join(ROOT, 'examples/java/src/main/java', f));
+      tool('javac', ['--release', '17', '-Xlint:all', '-Werror', '-d', classes, ...sources]);
+      return ['java', '-cp', classes, 'com.merchantpay.client.Cli'];
     },
-    readmeForm: ['java', join(ROOT, 'examples/java/MerchantClient.java')],
+    // Java names: camelCase, and a fen amount says so (serviceAmountFen) beside the BigDecimal yuan.
+    typed: {
+      yuan: (field, value) => `${camel(field)}=${value}`,
+      fen: (field, value) => `${camel(field)}${field.endsWith('_fen') ? '' : 'Fen'}=${value}`,
+      whole: (field, value) => `${camel(field)}=${value}`,
+    },
   },
 ];
 
-/** Why a language cannot run here (its interpreter missing or too old), or null when it can. */
-function missing(language: Language): string | null {
-  const probe = spawnSync(language.interpreter, language.probe, { encoding: 'utf8' });
-  if (probe.error) return `${language.interpreter} is not installed (${(probe.error as NodeJS.ErrnoException).code})`;
-  if (probe.status !== 0) return `${language.interpreter} ${language.probe.join(' ')} exited ${probe.status}: ${probe.stderr.trim()}`;
-  const printed = `${probe.stdout}${probe.stderr}`.trim();
-  if (language.version && !language.version.test(printed)) return `${language.interpreter} is too old (${printed})`;
+const camel = (field: string) => field.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase());
+
+/** Why a tool cannot run here (missing, or its version too old), or null when it can. */
+function probe(program: string, args: string[], version?: RegExp): string | null {
+  const run = spawnSync(program, args, { encoding: 'utf8' });
+  if (run.error) return `${program} is not installed (${(run.error as NodeJS.ErrnoException).code})`;
+  if (run.status !== 0) return `${program} ${args.join(' ')} exited ${run.status}: ${run.stderr.trim()}`;
+  const printed = `${run.stdout}${run.stderr}`.trim();
+  if (version && !version.test(printed)) return `${program} is too old (${printed})`;
   return null;
 }
 
@@ -144,18 +205,17 @@ describe('merchant clients in other languages, against the compiled API and work
     await receiver?.close();
     await cli?.close();
     if (config) await flushQueueKeys(config.queuePrefix);
-    rmSync(javaClasses, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
   }, 30_000);
 
   for (const language of LANGUAGES) {
-    const why = missing(language);
+    const why = language.missing();
     const suite = why === null ? describe : describe.skip;
     // Loud in any run, not only a verbose one: a skipped language is never mistaken for a passed one.
     if (why !== null) console.warn(`merchant clients: the ${language.name} client's tests are SKIPPED: ${why}`);
-    suite(`${language.name} (${language.file})${why === null ? '' : `: SKIPPED, ${why}`}`, () => {
+    suite(`${language.name} (${language.folder})${why === null ? '' : `: SKIPPED, ${why}`}`, () => {
       let command: string[];
       let merchant: Credentials;
-      let previousSecret: string | undefined;
 
       /** The client as a command, with the merchant's credentials in its environment. */
       const run = (args: string[], options: { stdin?: string; env?: Record<string, string>; as?: string[] } = {}): Promise<Run> =>
@@ -196,14 +256,6 @@ describe('merchant clients in other languages, against the compiled API and work
         for (const c of vectors.cases) {
           const out = await run(['sign', JSON.stringify({ ...c.query, ...c.body })], { env: { MERCHANT_API_SECRET: vectors.api_secret } });
           expect([c.name, out.stdout.trim()]).toEqual([c.name, c.signature]);
-        }
-        if (language.readmeForm) {
-          const [c] = vectors.cases;
-          const out = await run(['sign', JSON.stringify({ ...c.query, ...c.body })], {
-            env: { MERCHANT_API_SECRET: vectors.api_secret },
-            as: language.readmeForm,
-          });
-          expect([language.readmeForm.join(' '), out.stdout.trim()]).toEqual([language.readmeForm.join(' '), c.signature]);
         }
       }, 60_000);
 
@@ -297,7 +349,62 @@ describe('merchant clients in other languages, against the compiled API and work
         const forged = await call('getPayChannels', {}, { MERCHANT_API_SECRET: 'not-the-secret-of-this-merchant' });
         expect([forged.code, forged.answer.code]).toEqual([1, 40102]);
         expect(forged.stderr).toContain('MerchantError 40102');
+        // No base URL: one clear line, not a stack trace or a call to some default address.
+        const nowhere = await run(['call', 'getPayChannels', '{}'], { env: { MERCHANT_BASE_URL: '' } });
+        expect([nowhere.code, nowhere.stdout, nowhere.stderr.trim()]).toEqual([
+          2,
+          '',
+          'MERCHANT_BASE_URL is not set (your {base_url}, e.g. http://127.0.0.1:3000/api)',
+        ]);
       }, 60_000);
+
+      if (language.typed) {
+        const { yuan, fen, whole } = language.typed;
+        it('answers typed values: yuan as decimals, fen as integers, the same as the JSON answer', async () => {
+          const typed = async (operation: string, params: Record<string, unknown>) => {
+            const out = await run(['typed', operation, JSON.stringify(params)]);
+            expect([operation, out.code, out.stderr]).toEqual([operation, 0, '']);
+            return out.stdout.trim();
+          };
+          const merchantOrderNo = `${language.name}-typed-1`;
+          const created = await typed('createOrder', {
+            cny_amount: '12.34',
+            paychannel_id: channelIds[0],
+            paychannel_paymethod: 'alipay',
+            merchant_order_no: merchantOrderNo,
+          });
+          const raw = (await call('orderQueryDetail', { merchant_order_no: merchantOrderNo })).answer.data as {
+            order_no: string;
+            cny_amount: string;
+            service_rate: string;
+            service_amount: number;
+            merchant_actual_amount: number;
+          };
+          expect(raw.cny_amount).toBe('12.34');
+          for (const shown of [created, await typed('orderQueryDetail', { merchant_order_no: merchantOrderNo })]) {
+            expect(shown).toContain(raw.order_no);
+            expect(shown).toContain(yuan('cny_amount', '12.34'));
+            expect(shown).toContain(fen('service_amount', raw.service_amount));
+            expect(shown).toContain(fen('merchant_actual_amount', raw.merchant_actual_amount));
+          }
+          expect(created).toContain(yuan('merchant_amount', ((1234 - raw.service_amount) / 100).toFixed(2)));
+          // An amount with a third decimal place is refused before anything is sent, never rounded.
+          const fraction = await run([
+            'typed',
+            'createOrder',
+            JSON.stringify({ cny_amount: '1.005', paychannel_id: channelIds[0], paychannel_paymethod: 'alipay' }),
+          ]);
+          expect([fraction.code, fraction.stderr]).toEqual([2, expect.stringContaining('more than two decimal places')]);
+          // An error answer through a typed method: the same error type.
+          const unknown = await run(['typed', 'orderQueryDetail', JSON.stringify({ order_no: '2000010101000000000000' })]);
+          expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('MerchantError 40400')]);
+          const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Shanghai' }).format(new Date());
+          const day = (await call('statementQuery', { date: today })).answer.data as { closing_balance: { available_fen: number }; total: number };
+          const statement = await typed('statementQuery', { date: today });
+          expect(statement).toContain(fen('available_fen', day.closing_balance.available_fen));
+          expect(statement).toContain(whole('total', day.total));
+        }, 60_000);
+      }
 
       it('refuses a tampered callback and a stale webhook-timestamp', async () => {
         const sent = await call('callbackTest', { url: `${receiver.url}/test` });
@@ -318,8 +425,207 @@ describe('merchant clients in other languages, against the compiled API and work
         expect((await verify(stale)).result.webhook_signature).toBe(false);
       }, 60_000);
 
-      it('during a secret rotation, verifies the headers with either secret and the body with the new one', async () => {
-        previousSecret = merchant.api_secret;
+      if (language.name === 'Python') {
+        const found = buildPython();
+        const frameworks = 'why' in found ? found.why : probe(found.python, ['-c', 'import flask, django']);
+        if (frameworks !== null) console.warn(`merchant clients: the Flask and Django receivers are SKIPPED: ${frameworks}`);
+        (frameworks === null ? it : it.skip)(
+          `runs examples/python/README.md's Flask and Django receivers: a real callback accepted, a repeat answered success, a tampered one refused${frameworks === null ? '' : `: SKIPPED, ${frameworks}`}`,
+          async () => {
+            const python = join(command[0], '../python');
+            const dir = mkdtempSync(join(work, 'receivers-'));
+            mkdirSync(join(dir, 'shop'));
+            writeFileSync(join(dir, 'flask_receiver.py'), readmeSnippet('examples/python/README.md', '### Flask', 'python'));
+            writeFileSync(join(dir, 'shop/__init__.py'), '');
+            writeFileSync(join(dir, 'shop/views.py'), readmeSnippet('examples/python/README.md', '### Django', 'python'));
+            // The shop's own Django project around the view: its model (a stand-in keeping event ids, as a unique key would), settings and URLs.
+            writeFileSync(
+              join(dir, 'shop/models.py'),
+              'from django.db import IntegrityError\n\nclass _Objects:\n    seen = set()\n\n    def create(self, event_id):\n        if event_id in self.seen:\n            raise IntegrityError("duplicate event_id")\n        self.seen.add(event_id)\n\nclass HandledEvent:\n    objects = _Objects()\n',
+            );
+            writeFileSync(
+              join(dir, 'test_urls.py'),
+              'from django.urls import path\nfrom shop import views\n\nurlpatterns = [path("merchant-pay/callback", views.merchant_pay_callback)]\n',
+            );
+            writeFileSync(
+              join(dir, 'serve_django.py'),
+              [
+                'import os, django',
+                'from django.conf import settings',
+                'settings.configure(ALLOWED_HOSTS=["127.0.0.1"], ROOT_URLCONF="test_urls", SECRET_KEY="test-only", MIDDLEWARE=["django.middleware.csrf.CsrfViewMiddleware"],',
+                '    MERCHANT_API_KEY=os.environ["MERCHANT_API_KEY"], MERCHANT_API_SECRET=os.environ["MERCHANT_API_SECRET"], MERCHANT_API_SECRET_PREVIOUS=os.environ.get("MERCHANT_API_SECRET_PREVIOUS") or None)',
+                'django.setup()',
+                'from wsgiref.simple_server import WSGIRequestHandler, make_server',
+                'from django.core.wsgi import get_wsgi_application',
+                'class Quiet(WSGIRequestHandler):',
+                '    def log_message(self, *args): pass',
+                'make_server("127.0.0.1", int(os.environ["PORT"]), get_wsgi_application(), handler_class=Quiet).serve_forever()',
+                '',
+              ].join('\n'),
+            );
+            const servers: ChildProcess[] = [];
+            try {
+              for (const framework of ['Flask', 'Django']) {
+                const port = await freePort();
+                const env = {
+                  PATH: process.env.PATH ?? '',
+                  LANG: 'C.UTF-8',
+                  PORT: String(port),
+                  MERCHANT_API_KEY: merchant.api_key,
+                  MERCHANT_API_SECRET: merchant.api_secret,
+                };
+                const args =
+                  framework === 'Flask'
+                    ? ['-m', 'flask', '--app', 'flask_receiver', 'run', '--host', '127.0.0.1', '--port', String(port)]
+                    : ['serve_django.py'];
+                const server = spawn(python, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+                let errors = '';
+                server.stderr.on('data', (d: Buffer) => (errors += d.toString()));
+                servers.push(server);
+                const url = `http://127.0.0.1:${port}/merchant-pay/callback`;
+                await waitFor(
+                  () =>
+                    server.exitCode !== null
+                      ? Promise.reject(new Error(`the ${framework} receiver exited: ${errors}`))
+                      : fetch(url).then(
+                          () => true,
+                          () => false,
+                        ),
+                  30_000,
+                  `the ${framework} receiver listening`,
+                );
+                const sent = await call('callbackTest', { url });
+                expect([framework, sent.answer.data]).toMatchObject([framework, { http_status: 200, success: true, response_excerpt: 'success' }]);
+
+                const fields: Record<string, unknown> = {
+                  event_id: `0c7e1f3a-5b2d-4e6f-9a8b-${String(port).padStart(12, '0')}`,
+                  event: 'order.paid',
+                  order_no: '2025112112000012345678',
+                  merchant_order_no: 'A-1001',
+                  order_type: 1,
+                  status: 'paid',
+                  cny_amount: '100.00',
+                  merchant_actual_amount: 9940,
+                  service_rate: '0.00600000',
+                  service_amount: 60,
+                  createtime: 1763700000,
+                  updatetime: 1763700060,
+                  paid_at: 1763700060,
+                  api_key: merchant.api_key,
+                  timestamp: Math.floor(Date.now() / 1000),
+                  nonce: 'receiver-snippet-1',
+                };
+                const raw = JSON.stringify({ ...fields, signature: sign(fields, merchant.api_secret) });
+                const headers = (body: string) => ({
+                  'content-type': 'application/json',
+                  'webhook-id': String(fields.event_id),
+                  'webhook-timestamp': String(fields.timestamp),
+                  'webhook-signature': `v1,${createHmac('sha256', merchant.api_secret)
+                    .update(`${String(fields.event_id)}.${String(fields.timestamp)}.${body}`)
+                    .digest('base64')}`,
+                });
+                for (let i = 0; i < 2; i++) {
+                  const res = await fetch(url, { method: 'POST', headers: headers(raw), body: raw });
+                  expect([framework, i, res.status, await res.text()]).toEqual([framework, i, 200, 'success']);
+                }
+                // The amount changed in transit, the signatures left as they were.
+                const tampered = raw.replace('"100.00"', '"1000.00"');
+                const refused = await fetch(url, { method: 'POST', headers: headers(raw), body: tampered });
+                expect([framework, refused.status, await refused.text()]).toEqual([framework, 400, 'bad signature']);
+              }
+            } finally {
+              for (const server of servers) server.kill();
+            }
+          },
+          90_000,
+        );
+      }
+
+      if (language.name === 'Java') {
+        it("examples/java/README.md's Spring receiver compiles against this client as printed (Spring's few types it names stood in for)", () => {
+          const dir = mkdtempSync(join(work, 'spring-'));
+          const standIns: Record<string, string> = {
+            'org/springframework/http/HttpHeaders.java':
+              'package org.springframework.http;\npublic class HttpHeaders { public java.util.Map<String, String> toSingleValueMap() { return java.util.Map.of(); } }\n',
+            'org/springframework/http/ResponseEntity.java': [
+              'package org.springframework.http;',
+              'public class ResponseEntity<T> {',
+              '  public interface BodyBuilder { <T> ResponseEntity<T> body(T body); }',
+              '  public static BodyBuilder badRequest() { return new BodyBuilder() { public <T> ResponseEntity<T> body(T body) { return new ResponseEntity<T>(); } }; }',
+              '  public static <T> ResponseEntity<T> ok(T body) { return new ResponseEntity<T>(); }',
+              '}',
+              '',
+            ].join('\n'),
+            ...Object.fromEntries(
+              ['PostMapping', 'RequestBody', 'RequestHeader', 'RestController'].map((a) => [
+                `org/springframework/web/bind/annotation/${a}.java`,
+                `package org.springframework.web.bind.annotation;\npublic @interface ${a} { String[] value() default {}; }\n`,
+              ]),
+            ),
+            'HandledEvents.java': 'interface HandledEvents { boolean firstTime(String eventId); }\n',
+            'MerchantPayCallbackController.java': readmeSnippet('examples/java/README.md', '### Spring', 'java'),
+          };
+          for (const [file, text] of Object.entries(standIns)) {
+            mkdirSync(join(dir, file, '..'), { recursive: true });
+            writeFileSync(join(dir, file), text);
+          }
+          tool('javac', [
+            '--release',
+            '17',
+            '-Xlint:all',
+            '-Werror',
+            '-cp',
+            command[2],
+            '-d',
+            join(dir, 'classes'),
+            ...Object.keys(standIns).map((f) => join(dir, f)),
+          ]);
+        }, 60_000);
+      }
+
+      it("during a rotation's grace accepts a body signed with any secret it holds: a receiver with only the old one keeps accepting (SPEC 3)", async () => {
+        // order.paid as SPEC 3 sends it during a grace: the body signed with the previous secret, the header with both.
+        const previous = 'sk_test_previous_secret_of_this_shop_0000';
+        const current = 'sk_test_current_secret_of_this_shop_11111';
+        const fields: Record<string, unknown> = {
+          event_id: '6f1c2b9e-4d3a-4c5b-8e7f-0a1b2c3d4e5f',
+          event: 'order.paid',
+          order_no: '2025112112000012345678',
+          merchant_order_no: 'A-1001',
+          order_type: 1,
+          status: 'paid',
+          cny_amount: '100.00',
+          merchant_actual_amount: 9940,
+          service_rate: '0.00600000',
+          service_amount: 60,
+          createtime: 1763700000,
+          updatetime: 1763700060,
+          paid_at: 1763700060,
+          api_key: merchant.api_key,
+          timestamp: Math.floor(Date.now() / 1000),
+          nonce: 'rotation-grace-1',
+        };
+        const raw = JSON.stringify({ ...fields, signature: sign(fields, previous) });
+        const id = String(fields.event_id);
+        const ts = String(fields.timestamp);
+        const entry = (secret: string) => `v1,${createHmac('sha256', secret).update(`${id}.${ts}.${raw}`).digest('base64')}`;
+        const paid = {
+          headers: { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `${entry(current)} ${entry(previous)}` },
+          raw,
+        } as unknown as ReceivedCallback;
+        const held = (secret: string, previousSecret = '') => ({ MERCHANT_API_SECRET: secret, MERCHANT_API_SECRET_PREVIOUS: previousSecret });
+        const accepted = { code: 0, result: { body_signature: true, webhook_signature: true } };
+        expect(await verify(paid, raw, held(previous))).toEqual(accepted);
+        expect(await verify(paid, raw, held(current, previous))).toEqual(accepted);
+        expect(await verify(paid, raw, held(current))).toEqual({ code: 1, result: { body_signature: false, webhook_signature: true } });
+        expect(await verify(paid, raw, held('sk_someone_elses_secret_000000000000'))).toEqual({
+          code: 1,
+          result: { body_signature: false, webhook_signature: false },
+        });
+      }, 60_000);
+
+      it('after a real rotation, verifies a callback with every secret it holds: either alone for the header, both together for everything', async () => {
+        const previousSecret = merchant.api_secret;
         const rotated = await operator.merchants.rotateSecret(merchant.id, '1h');
         merchant = { ...merchant, api_secret: rotated.api_secret };
         // The API learns the rotation within its credentials cache's notice time: wait for two entries.
@@ -332,20 +638,23 @@ describe('merchant clients in other languages, against the compiled API and work
           30_000,
           'a callback signed with both secrets',
         );
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: previousSecret })).toEqual({
-          code: 1,
-          result: { body_signature: false, webhook_signature: true },
-        });
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET_PREVIOUS: previousSecret })).toEqual({
-          code: 0,
-          result: { body_signature: true, webhook_signature: true },
-        });
+        // Which secret the service signed the body with (SPEC 3: the previous one until the grace ends): the client accepts the body exactly when it holds that one.
+        const { signature, ...fields } = test.body;
+        const bodySecret = [previousSecret, rotated.api_secret].find((s) => sign(fields, s) === signature);
+        expect(bodySecret).toBeDefined();
+        for (const secrets of [[previousSecret], [rotated.api_secret], [rotated.api_secret, previousSecret]]) {
+          const holdsBodySecret = secrets.includes(bodySecret!);
+          expect([secrets.length, await verify(test, test.raw, { MERCHANT_API_SECRET: secrets[0], MERCHANT_API_SECRET_PREVIOUS: secrets[1] ?? '' })]).toEqual([
+            secrets.length,
+            { code: holdsBodySecret ? 0 : 1, result: { body_signature: holdsBodySecret, webhook_signature: true } },
+          ]);
+        }
         // The previous secret is one the client tries, not only the current one.
         expect(
           await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000', MERCHANT_API_SECRET_PREVIOUS: previousSecret }),
         ).toEqual({
-          code: 1,
-          result: { body_signature: false, webhook_signature: true },
+          code: bodySecret === previousSecret ? 0 : 1,
+          result: { body_signature: bodySecret === previousSecret, webhook_signature: true },
         });
         expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000' })).toEqual({
           code: 1,

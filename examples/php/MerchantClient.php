@@ -37,7 +37,11 @@ final class MerchantClient
     /** A callback whose timestamp is further than this from now is refused (replays of old callbacks). */
     public const CALLBACK_TOLERANCE_SECONDS = 300;
 
-    /** @var string[] the secrets a callback may be signed with: the current one, then the previous during a rotation's grace */
+    /**
+     * @var string[] the secrets a callback may be signed with: the current one, then the previous during a rotation's grace.
+     * During the grace the body's `signature` is made with one of them (the previous one until the grace ends, SPEC 3)
+     * and `webhook-signature` carries an entry for each: each check passes with any secret held here.
+     */
     private array $secrets;
 
     /**
@@ -178,6 +182,9 @@ final class MerchantClient
      */
     public function requestRaw(string $operation, array|object $params = []): array
     {
+        if (!preg_match('#^https?://[^/]#', $this->baseUrl)) {
+            throw new InvalidArgumentException('MerchantClient: ' . ($this->baseUrl === '' ? 'the base URL is missing' : "the base URL '{$this->baseUrl}' is not an absolute http(s) URL") . ': give your {base_url}, e.g. https://pay.example.com/api');
+        }
         $context = stream_context_create(['http' => [
             'method' => 'POST',
             'header' => "Content-Type: application/json; charset=utf-8\r\nAccept: application/json\r\n",
@@ -288,6 +295,12 @@ final class MerchantClient
         return $this->call('statementQuery', ['date' => $date]);
     }
 
+    /** Your available and deposit balances now, in fen: ['available_fen' => int, 'deposit_fen' => int, 'as_of' => Unix seconds] (SPEC 6). */
+    public function balanceQuery(): array
+    {
+        return $this->call('balanceQuery');
+    }
+
     // -- callback tools (SPEC 7) ---------------------------------------------------------------
 
     public function callbackResend(string $orderNo): array
@@ -385,7 +398,7 @@ final class MerchantClient
     public static function main(array $argv): int
     {
         $client = new MerchantClient(
-            getenv('MERCHANT_BASE_URL') ?: 'http://127.0.0.1:3000/api',
+            getenv('MERCHANT_BASE_URL') ?: '',
             getenv('MERCHANT_API_KEY') ?: '',
             getenv('MERCHANT_API_SECRET') ?: '',
             getenv('MERCHANT_API_SECRET_PREVIOUS') ?: null,
@@ -399,6 +412,10 @@ final class MerchantClient
         if ($command === 'sign' && $count === 2) {
             echo self::sign(self::jsonObject($argv[1], 'the parameters', false), $client->apiSecret), "\n";
             return 0;
+        }
+        if (in_array($command, ['call', 'demo'], true) && (getenv('MERCHANT_BASE_URL') ?: '') === '') {
+            fwrite(STDERR, "MERCHANT_BASE_URL is not set (your {base_url}, e.g. http://127.0.0.1:3000/api)\n");
+            return 2;
         }
         if ($command === 'call' && ($count === 2 || $count === 3)) {
             $params = $count === 3 ? self::jsonObject($argv[2], 'the parameters', false) : [];
