@@ -4,7 +4,7 @@ import { OrderRepository, dataSourceOptions, runMigrations } from '@app/db';
 import { OrderLifecycle } from '@app/orders';
 import { MIGRATIONS } from '../migrations';
 import { OrderCountSlots1764410000000 } from '../migrations/1764410000000-order-count-slots';
-import { ORDER_COUNT_SLOTS } from '../migrations/functions/order-counts-apply';
+import { ORDER_COUNT_SLOTS } from '@app/db/sql/order-counts-apply';
 import { createEmptyTestDatabase } from './helpers/database';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { createOrder, sql } from './helpers/orders';

@@ -2,7 +2,7 @@ import { type AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { loadConfig } from '@app/common';
 import { createApiApp } from '../../apps/api/src/create-api-app';
-import { ORDER_COUNT_SLOTS } from '../../migrations/functions/order-counts-apply';
+import { ORDER_COUNT_SLOTS } from '@app/db/sql/order-counts-apply';
 import { type BenchDatabase, answerRss, benchDatabase, forkServer, signedBody, signedLoad } from '../support';
 import { seedOrders } from './seed';
 

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { ORDER_COUNTER_TABLES, ORDER_COUNT_SLOTS } from '../../migrations/functions/order-counts-apply';
+import { ORDER_COUNTER_TABLES, ORDER_COUNT_SLOTS } from '@app/db/sql/order-counts-apply';
 
 /**
  * Bulk orders for one merchant, in one INSERT ... SELECT generate_series: createtime spread

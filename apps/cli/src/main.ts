@@ -2,9 +2,8 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, NEST_START_OPTIONS, StartupRefusal, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
-import { withEmbeddedDefaults } from '../../embedded/src/local-data';
 import { COMMANDS, UsageError, inCliWords, parseFlags } from './commands';
-import { OperatorError, OperatorInputError, OperatorModule } from '@app/operator';
+import { OperatorError, OperatorInputError, OperatorModule, withEmbeddedDefaults } from '@app/operator';
 import { ReconInputError, ReconService } from '@app/recon';
 import { RECON_COMMANDS, ReconCliModule } from './recon-commands';
 

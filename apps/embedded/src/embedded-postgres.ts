@@ -4,7 +4,7 @@ import { chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync,
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createDatabaseIfMissing } from '@app/db';
-import { embeddedDatabaseUrl } from './local-data';
+import { embeddedDatabaseUrl } from '@app/operator';
 
 const run = promisify(execFile);
 

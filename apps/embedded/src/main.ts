@@ -8,11 +8,11 @@ import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals }
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
 import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
-import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
+import { ChannelSetupService, MerchantAccountService, OperatorModule, dataDirOf, embeddedPgPort, readOrCreateSecrets } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { demoPortalLine } from './demo-portal-user';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
-import { claimDataDir, dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
+import { claimDataDir } from './claim-data-dir';
 
 const logger = new Logger('Start');
 

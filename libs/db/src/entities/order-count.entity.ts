@@ -21,7 +21,7 @@ export abstract class OrderCounterSlot {
 
 /**
  * One slot of a merchant's order count by status and type, kept by the orders' statement triggers
- * (migrations/functions/order-counts-apply.ts).
+ * (libs/db/src/sql/order-counts-apply.ts).
  */
 @Entity('order_counts')
 export class OrderCount extends OrderCounterSlot {}

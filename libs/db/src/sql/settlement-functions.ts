@@ -1,10 +1,11 @@
 import { deliveryAddressSql } from '../repositories/delivery-address';
 
 /**
- * The SQL functions that settle a top-up, in one source file: migrations load these texts
- * (CREATE OR REPLACE), so a change here (or to deliveryAddressSql, which settle_order embeds)
- * is shipped by a new migration that loads them again. The moves they may make, the payloads and
- * what follows the commit are decided in TypeScript (OrderLifecycle); these only write them.
+ * The SQL functions that settle a top-up: their current bodies, in one source file. A migration
+ * holds a frozen copy of what it loaded, so a change here (or to deliveryAddressSql, which
+ * settle_order embeds) ships with a new migration holding the new text; test/schema-replay
+ * fails until one does. The moves they may make, the payloads and what follows the commit are
+ * decided in TypeScript (OrderLifecycle); these only write them.
  */
 
 /**

@@ -1,7 +1,7 @@
 /**
- * order_counts_apply(), the statement trigger keeping order_counts and order_day_counts, as
- * OrderCountSlots1764410000000 made it. Its body lives here, once, for every migration that
- * (re)creates it.
+ * order_counts_apply(), the statement trigger keeping order_counts and order_day_counts: its
+ * current body, in one source file. Migrations hold a frozen copy of what they loaded, so a change
+ * here ships with a new migration loading it again (test/schema-replay.e2e-spec.ts fails until then).
  */
 
 /** A counter table: its key columns and how each is computed from an orders row. */
@@ -48,19 +48,17 @@ const CHANGES: Record<'INSERT' | 'UPDATE' | 'DELETE', (keyed: string) => string>
 };
 
 /**
- * `slotted`: whether the counters have a `slot` column (false: the shape before
- * OrderCountSlots1764410000000, for its down). Rows are upserted sorted by key, so writers that
- * share a slot lock its rows in one order and cannot deadlock on them.
+ * The function, one upsert per counter per firing into the writer's slot. Rows are upserted
+ * sorted by key, so writers that share a slot lock its rows in one order and cannot deadlock on them.
  */
-export function orderCountsApplyFunction(slotted: boolean): string {
+function orderCountsApply(): string {
   const columns = (c: Counter) => c.key.map((k) => k.column).join(', ');
   const keyed = (c: Counter) => c.key.map((k) => (k.from === k.column ? k.column : `${k.from} AS ${k.column}`)).join(', ');
-  const slot = slotted ? ', slot' : '';
   const upsert = (op: keyof typeof CHANGES) => (c: Counter) => `
-        INSERT INTO ${c.table} (${columns(c)}${slot}, n)
-        SELECT ${columns(c)}${slotted ? ', my_slot' : ''}, sum(d) FROM (${CHANGES[op](keyed(c))}) changes
+        INSERT INTO ${c.table} (${columns(c)}, slot, n)
+        SELECT ${columns(c)}, my_slot, sum(d) FROM (${CHANGES[op](keyed(c))}) changes
         GROUP BY ${columns(c)} HAVING sum(d) <> 0 ORDER BY ${columns(c)}
-        ON CONFLICT (${columns(c)}${slot}) DO UPDATE SET n = ${c.table}.n + EXCLUDED.n;`;
+        ON CONFLICT (${columns(c)}, slot) DO UPDATE SET n = ${c.table}.n + EXCLUDED.n;`;
   return `CREATE OR REPLACE FUNCTION "order_counts_apply"() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         my_slot smallint := pg_backend_pid() % ${ORDER_COUNT_SLOTS};
@@ -73,5 +71,7 @@ export function orderCountsApplyFunction(slotted: boolean): string {
       END $$`;
 }
 
-/** The counter tables, for migrations that change all of them alike. */
+export const ORDER_COUNTS_APPLY = orderCountsApply();
+
+/** The counter tables and their keys (the slot aside), for benches that reshape all of them alike. */
 export const ORDER_COUNTER_TABLES = COUNTERS.map((c) => ({ table: c.table, key: c.key.map((k) => k.column) }));

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
+// Where `npm start` (apps/embedded) keeps its database and secrets: it writes them, the operator CLI beside it reads them.
 
 /** Secrets the embedded mode makes once and keeps beside its data, so a restart reads its own data. */
 export interface LocalSecrets {
@@ -39,36 +41,4 @@ export function withEmbeddedDefaults(env: Record<string, string | undefined>): R
   if (env.DATABASE_URL || !existsSync(file)) return env;
   const secrets = JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
   return { ...env, DATABASE_URL: embeddedDatabaseUrl(embeddedPgPort(env), secrets.pg_password), MASTER_KEY: env.MASTER_KEY ?? secrets.master_key };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * One `npm start` per data folder: a second one would take over (stop and restart) the first
- * one's database. The claim is a pid file, given up on exit; a dead owner's claim is taken over.
- */
-export function claimDataDir(dataDir: string): void {
-  const file = join(dataDir, 'npm-start.pid');
-  try {
-    writeFileSync(file, String(process.pid), { flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const owner = Number(readFileSync(file, 'utf8'));
-    if (owner > 0 && owner !== process.pid && alive(owner)) {
-      throw new Error(`another npm start (pid ${owner}) runs on ${dataDir}: stop it first, or give a second one its own DATA_DIR and EMBEDDED_PG_PORT`, {
-        cause: err,
-      });
-    }
-    writeFileSync(file, String(process.pid));
-  }
-  process.once('exit', () => {
-    if (existsSync(file) && Number(readFileSync(file, 'utf8')) === process.pid) rmSync(file, { force: true });
-  });
 }
