@@ -31,7 +31,7 @@ export interface ChannelNotification {
   amountFen: number;
   outcome: 'paid' | 'failed' | 'closed' | 'noted';
   /** Set when the notification is about a refund of the order (wechatpay REFUND.*, alipay's refund notices), not its payment. */
-  refund?: { refundNo: string; outcome: 'succeeded' | 'failed' | 'noted'; channelRefundNo: string | null };
+  refund?: { refundNo: string; outcome: 'succeeded' | 'failed'; channelRefundNo: string | null };
 }
 
 /** What else arrived with a notification: protocols that sign headers and the exact body (wechatpay) read these. */
