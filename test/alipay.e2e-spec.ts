@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { ChannelAdapters } from '@app/channels';
+import { AlipayAdapter, ChannelAdapters } from '@app/channels';
 import { ChannelRepository, LostNotificationRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
@@ -126,18 +126,57 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     const cases: Record<string, Record<string, string>> = {
       tampered: { ...genuine, total_amount: '0.01' },
       unsigned,
-      'wrong key': alipay.notification(trade, {}, forgers.privateKey),
-      'our own app key': alipay.notification(trade, {}, app.privateKey),
+      'wrong key': alipay.notification(trade, {}, { signer: forgers.privateKey }),
+      'our own app key': alipay.notification(trade, {}, { signer: app.privateKey }),
       'other app_id': alipay.notification(trade, { app_id: '2021009999999999', auth_app_id: '2021009999999999' }),
-      'not paid': alipay.notification(trade, { trade_status: 'WAIT_BUYER_PAY' }),
+      'an empty value dropped from the signed content': { ...genuine, body: undefined } as unknown as Record<string, string>,
       'unknown order': alipay.notification({ ...trade, outTradeNo: '2026010100000099999999' }),
     };
     for (const [name, params] of Object.entries(cases)) {
-      const answer = await alipay.post(notifyUrl(), params);
+      const answer = await alipay.post(notifyUrl(), JSON.parse(JSON.stringify(params)) as Record<string, string>);
       expect([name, answer.status, answer.body]).toEqual([name, 200, 'fail']);
     }
+    // Verified, but nothing to move: WAIT_BUYER_PAY is answered success so Alipay stops, and changes nothing.
+    expect((await alipay.post(notifyUrl(), alipay.notification(trade, { trade_status: 'WAIT_BUYER_PAY' }))).body).toBe('success');
     expect((await orderRow(api.app, order.orderNo)).status).toBe('pending');
     expect(await eventsOf(api.app, order.orderNo)).toEqual([]);
+  });
+
+  it('a notification with empty values (body=, passback_params=) verifies under the content rule of alipay-sdk, and pays', async () => {
+    const order = await openedOrder('7.50');
+    const trade = alipay.trades.get(order.orderNo)!;
+    trade.status = 'TRADE_SUCCESS';
+    const params = alipay.notification(trade, { passback_params: '' });
+    expect([params.body, params.passback_params]).toEqual(['', '']);
+    expect(await alipay.post(notifyUrl(), params)).toEqual({ status: 200, body: 'success' });
+    expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
+  });
+
+  it('TRADE_CLOSED (Alipay closed the unpaid trade) cancels a pending order and is answered success', async () => {
+    const order = await openedOrder('7.60');
+    const closed = alipay.expire(order.orderNo);
+    await waitFor(() => closed.answers[0], 10_000, 'the TRADE_CLOSED notification answered');
+    expect(closed.answers).toEqual([{ status: 200, body: 'success' }]);
+    expect(await orderRow(api.app, order.orderNo)).toMatchObject({ status: 'cancelled' });
+    const events = await eventsOf(api.app, order.orderNo);
+    expect(events.map((e) => [e.type, (e.payload as { reason?: string }).reason])).toEqual([['order.cancelled', 'closed']]);
+    // Sent again: answered success, nothing moves twice.
+    expect((await alipay.post(notifyUrl(), closed.params)).body).toBe('success');
+    expect(await eventsOf(api.app, order.orderNo)).toHaveLength(1);
+  });
+
+  it('TRADE_FINISHED pays an order whose TRADE_SUCCESS was lost, and changes nothing on a completed one; both answered success', async () => {
+    const lost = await openedOrder('7.70');
+    alipay.pay(lost.orderNo, { notify: 'never' });
+    const finished = alipay.finish(lost.orderNo);
+    await waitFor(() => finished.answers[0], 10_000, 'the TRADE_FINISHED notification answered');
+    expect(finished.answers[0].body).toBe('success');
+    expect((await orderRow(api.app, lost.orderNo)).status).toBe('completed');
+    const done = await completed('7.80');
+    const again = alipay.finish(done.orderNo);
+    await waitFor(() => again.answers[0], 10_000, 'answered');
+    expect(again.answers[0].body).toBe('success');
+    expect((await eventsOf(api.app, done.orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
   });
 
   it('a verified notification with another amount changes nothing and is recorded as payment.amount_mismatch', async () => {
@@ -168,7 +207,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     await sql(api.app).query(`UPDATE "orders" SET "status" = 'paid', "paid_at" = now() WHERE "id" = $1`, [order.id]);
     for (const behaviour of ['bad-signature', 'unsigned', 'http-500'] as const) {
       alipay.api = behaviour;
-      await expect(lifecycle().confirm(order.id)).rejects.toThrow(/signature does not verify|without|HTTP 500/);
+      await expect(lifecycle().confirm(order.id)).rejects.toThrow(/signature does not verify|unsigned answer|HTTP 500/);
     }
     alipay.api = 'hang';
     api.app.get(ChannelAdapters).timeoutMs = 300;
@@ -256,6 +295,35 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     expect((await eventsOf(api.app, order.orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed', 'refund.succeeded', 'refund.succeeded']);
     const more = await refundCreate(api.app, merchant, { order_no: order.orderNo, refund_amount: '0.01', merchant_refund_no: `ali-r-${order.orderNo}-x` });
     expect(more.body.code).not.toBe(1);
+    // Alipay's refund notices (partial: TRADE_SUCCESS, full: TRADE_CLOSED, with out_biz_no) verify and are answered success; nothing moves again.
+    const notices = alipay.deliveries.filter((d) => d.params.out_trade_no === order.orderNo && d.params.out_biz_no);
+    expect(notices.map((d) => d.params.trade_status)).toEqual(['TRADE_SUCCESS', 'TRADE_CLOSED']);
+    await waitFor(() => notices.every((d) => d.answers.length > 0), 10_000, 'the refund notices answered');
+    expect(notices.map((d) => d.answers)).toEqual([[{ status: 200, body: 'success' }], [{ status: 200, body: 'success' }]]);
+    expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
+    expect(await eventsOf(api.app, order.orderNo)).toHaveLength(4);
+  });
+
+  it("an unsigned gateway error is reported as Alipay's code and message, not as a signature failure", async () => {
+    const order = await openedOrder('4.10');
+    alipay.pay(order.orderNo, { notify: 'never' });
+    await sql(api.app).query(`UPDATE "orders" SET "status" = 'paid', "paid_at" = now() WHERE "id" = $1`, [order.id]);
+    alipay.failNext('alipay.trade.query', 'unsigned-error');
+    await expect(lifecycle().confirm(order.id)).rejects.toThrow(
+      'alipay alipay.trade.query: alipay 20000 isp.unknow-error 系统繁忙 (unsigned answer, outcome unknown)',
+    );
+    // A request Alipay cannot verify (a channel holding another app key) is answered 40002, unsigned.
+    const other = rsaKeyPair();
+    const adapter = new AlipayAdapter(
+      { app_id: APP_ID, private_key: other.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway },
+      undefined,
+      true,
+    );
+    const query = { orderNo: order.orderNo, amountFen: 410, channelTradeNo: null, paidAt: null };
+    await expect(adapter.queryPayment(query, AbortSignal.timeout(5000))).rejects.toThrow(/alipay 40002 isv.invalid-signature 验签出错 \(unsigned answer/);
+    expect(alipay.rejected.splice(0)).toEqual([{ method: 'alipay.trade.query', why: 'isv.invalid-signature' }]);
+    await lifecycle().confirm(order.id);
+    expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
   });
 
   it("channel:create --mode test: a channel pointed at Alipay's sandbox serves test merchants only", async () => {

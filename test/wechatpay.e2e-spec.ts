@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ChannelAdapters } from '@app/channels';
+import { ChannelAdapters, WechatpayAdapter } from '@app/channels';
 import { ChannelRepository, LostNotificationRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
@@ -205,6 +205,8 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
       'other mchid': wechat.notification('TRANSACTION.SUCCESS', 'transaction', resource({ mchid: '1900000999' })),
       'other appid': wechat.notification('TRANSACTION.SUCCESS', 'transaction', resource({ appid: 'wx0000000000000000' })),
       'not paid': wechat.notification('TRANSACTION.SUCCESS', 'transaction', resource({ trade_state: 'NOTPAY' })),
+      // WeChat's signature probe (签名探测): a merchant that accepts it does not verify signatures.
+      'WECHATPAY/SIGNTEST probe': wechat.notification('TRANSACTION.SUCCESS', 'transaction', resource(), { signer: 'probe' }),
     };
     for (const [name, notification] of Object.entries(cases)) {
       const answer = await wechat.post(notifyUrl(), notification);
@@ -312,6 +314,41 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     expect(delivery.answers[0].status).toBe(204);
     expect((await refundRow(api.app, second.body.data.refund_no)).status).toBe('succeeded');
     expect((await eventsOf(api.app, order.orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed', 'refund.succeeded', 'refund.succeeded']);
+  });
+
+  it('an answer carrying a WECHATPAY/SIGNTEST probe or no signature is not trusted: the outcome is unknown, reported with its code', async () => {
+    const order = await completed('4.00');
+    await sql(api.app).query(`UPDATE "orders" SET "status" = 'paid' WHERE "id" = $1`, [order.id]);
+    wechat.failNext('query', 'probe');
+    await expect(lifecycle().confirm(order.id)).rejects.toThrow(/answer signature does not verify/);
+    wechat.api = 'unsigned';
+    await expect(lifecycle().confirm(order.id)).rejects.toThrow(
+      /wechatpay GET \/v3\/pay\/transactions\/out-trade-no\/\d+: wechatpay HTTP 200 .*\(unsigned answer, outcome unknown\)/,
+    );
+    wechat.api = 'normal';
+    // A request WeChat cannot verify is answered 401 SIGN_ERROR, unsigned: reported as such, not as our signature check failing.
+    const other = new WechatpayAdapter({ ...(config as object), private_key: rsaKeyPair().privateKey }, () => '', notifyUrl(), undefined, true);
+    await expect(other.queryPayment({ orderNo: order.orderNo, amountFen: 400, channelTradeNo: null, paidAt: null }, AbortSignal.timeout(5000))).rejects.toThrow(
+      /wechatpay HTTP 401 SIGN_ERROR 签名错误 SIGN_ERROR \(unsigned answer, outcome unknown\)/,
+    );
+    expect(wechat.rejected.splice(0)).toEqual([{ path: expect.stringContaining(order.orderNo), why: 'SIGN_ERROR' }]);
+    await lifecycle().confirm(order.id);
+    expect((await orderRow(api.app, order.orderNo)).status).toBe('completed');
+  });
+
+  it('a verified REFUND.* notification about a refund that is not ours is answered 204 and moves nothing', async () => {
+    const order = await completed('4.20');
+    const notification = wechat.notification('REFUND.SUCCESS', 'refund', {
+      mchid: MCHID,
+      out_trade_no: order.orderNo,
+      transaction_id: wechat.trades.get(order.orderNo)!.transactionId,
+      out_refund_no: 'made-in-the-merchant-platform',
+      refund_id: '50300000000000000001',
+      refund_status: 'SUCCESS',
+      amount: { total: 420, refund: 100, payer_total: 420, payer_refund: 100 },
+    });
+    expect((await wechat.post(notifyUrl(), notification)).status).toBe(204);
+    expect((await eventsOf(api.app, order.orderNo)).map((e) => e.type)).toEqual(['order.paid', 'order.completed']);
   });
 
   it('sell orders are not offered (40302); getPayChannels shows no config value', async () => {

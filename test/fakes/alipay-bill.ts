@@ -1,5 +1,5 @@
+import { constants, crc32, deflateRawSync } from 'node:zlib';
 import * as iconv from 'iconv-lite';
-import { zipSync } from 'fflate';
 
 /** One line of alipay's 业务明细: a payment (交易) or a refund (退款), amounts as alipay prints them (yuan text). */
 export interface AlipayBillRow {
@@ -64,12 +64,82 @@ export interface AlipayBillOptions {
   truncateAfterLines?: number;
   /** 'utf8' writes the detail file in the wrong encoding. */
   encoding?: 'gbk' | 'utf8';
+  /** Replaces one file by a deflate bomb inflating to this many MiB (the file's name and place kept). */
+  bomb?: { file: 'detail' | 'summary'; mib: number };
+}
+
+/** Raw deflate data inflating to `mib` MiB of spaces from about a KiB each: full-flushed (independent) blocks, then an empty final block. */
+export function deflateBomb(mib: number): Buffer {
+  const block = deflateRawSync(Buffer.alloc(1 << 20, 0x20), { finishFlush: constants.Z_FULL_FLUSH });
+  return Buffer.concat([...Array<Buffer>(mib).fill(block), Buffer.from([0x03, 0x00])]);
+}
+
+interface ZipFile {
+  /** The name's bytes as written (alipay's: GBK, without the UTF-8 flag). */
+  name: Buffer;
+  /** Deflated data and the size and CRC of what it inflates to. */
+  deflated: Buffer;
+  size: number;
+  crc: number;
+}
+
+/**
+ * A zip as alipay's bill files are (APPNOTE 4.3): deflated entries whose names are GBK bytes with
+ * bit 11 (UTF-8) clear, a central directory, its end record. Written here because zip writers
+ * (fflate's included) name files in UTF-8.
+ */
+function zipOf(files: ZipFile[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const f of files) {
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0, 6);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt32LE(f.crc, 14);
+    local.writeUInt32LE(f.deflated.length, 18);
+    local.writeUInt32LE(f.size, 22);
+    local.writeUInt16LE(f.name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0, 8);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(f.crc, 16);
+    central.writeUInt32LE(f.deflated.length, 20);
+    central.writeUInt32LE(f.size, 24);
+    central.writeUInt16LE(f.name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, f.name, f.deflated);
+    centrals.push(central, f.name);
+    offset += 30 + f.name.length + f.deflated.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(files.length, 8);
+  end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+function zipFile(name: string, data: Buffer): ZipFile {
+  return { name: iconv.encode(name, 'gbk'), deflated: deflateRawSync(data), size: data.length, crc: crc32(data) };
+}
+
+function bombFile(name: string, mib: number): ZipFile {
+  // It declares what it inflates to (a reader that sizes its buffer by the declaration allocates all of it); the CRC is not worth computing.
+  return { name: iconv.encode(name, 'gbk'), deflated: deflateBomb(mib), size: mib * 1024 * 1024, crc: 0 };
 }
 
 /**
  * alipay's trade bill as alipay.data.dataservice.bill.downloadurl.query's bill_download_url
- * serves it (documented at opendocs.alipay.com, 对账单下载): a zip of two GBK CSV files,
- * {account}_{yyyyMMdd}_业务明细.csv and its 业务明细(汇总).csv. The detail file: '#' lines naming
+ * serves it (documented at opendocs.alipay.com, 对账单下载): a zip of two GBK CSV files, named in
+ * GBK, {account}_{yyyyMMdd}_业务明细.csv and its 业务明细(汇总).csv. The detail file: '#' lines naming
  * the account and the period, the header, one line per payment or refund with each field padded
  * with a tab, the list's end line, then the 交易合计 and 退款合计 summary lines and the export time.
  */
@@ -132,6 +202,9 @@ export function alipayTradeBill(rows: AlipayBillRow[], options: AlipayBillOption
     `,,${trades.length},${refunds.length},${sum(trades)},${sum(rows)}`,
     '',
   ].join('\r\n');
-  const encode = (s: string): Uint8Array => (options.encoding === 'utf8' ? new Uint8Array(Buffer.from(s, 'utf8')) : new Uint8Array(iconv.encode(s, 'gbk')));
-  return Buffer.from(zipSync({ [`${account}_${day}_业务明细.csv`]: encode(text), [`${account}_${day}_业务明细(汇总).csv`]: encode(summary) }));
+  const encode = (s: string): Buffer => (options.encoding === 'utf8' ? Buffer.from(s, 'utf8') : iconv.encode(s, 'gbk'));
+  const names = { detail: `${account}_${day}_业务明细.csv`, summary: `${account}_${day}_业务明细(汇总).csv` };
+  const file = (which: 'detail' | 'summary', content: string): ZipFile =>
+    options.bomb?.file === which ? bombFile(names[which], options.bomb.mib) : zipFile(names[which], encode(content));
+  return zipOf([file('detail', text), file('summary', summary)]);
 }

@@ -1,7 +1,8 @@
-import { createSign, createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AlipayBillRow, alipayTradeBill } from './alipay-bill';
+import { type AlipayBillOptions, type AlipayBillRow, alipayTradeBill } from './alipay-bill';
+import { AlipayOracle } from './provider-sdks';
 
 /** An RSA-2048 key pair as PEM, the way Alipay's key tool makes one. */
 export function rsaKeyPair(): { privateKey: string; publicKey: string } {
@@ -12,26 +13,13 @@ export function rsaKeyPair(): { privateKey: string; publicKey: string } {
   });
 }
 
-/** Alipay's content to sign (open platform docs, "自行实现验签"): sorted `k=v&...` of the non-empty parameters but the skipped ones. */
-function content(params: Record<string, string>, skip: string[]): string {
-  return Object.keys(params)
-    .filter((k) => !skip.includes(k) && params[k] !== '')
-    .sort()
-    .map((k) => `${k}=${params[k]}`)
-    .join('&');
-}
-
-const rsa2 = (text: string, privateKey: string): string => createSign('RSA-SHA256').update(text, 'utf8').sign(privateKey, 'base64');
-const rsa2Ok = (text: string, sign: string | undefined, publicKey: string): boolean => {
-  try {
-    return !!sign && createVerify('RSA-SHA256').update(text, 'utf8').verify(publicKey, sign, 'base64');
-  } catch {
-    return false;
-  }
-};
-
 function beijing(at: Date): string {
   return new Date(at.getTime() + 8 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** Alipay's JSON writes `/` as `\/` (its answers' URLs read http:\/\/...): still JSON, and the signed text keeps them. */
+function alipayJson(value: unknown): string {
+  return JSON.stringify(value).replace(/\//g, '\\/');
 }
 
 export interface AlipayTrade {
@@ -40,7 +28,7 @@ export interface AlipayTrade {
   subject: string;
   notifyUrl: string;
   timeExpire: string;
-  status: 'WAIT_BUYER_PAY' | 'TRADE_SUCCESS' | 'TRADE_CLOSED';
+  status: 'WAIT_BUYER_PAY' | 'TRADE_SUCCESS' | 'TRADE_FINISHED' | 'TRADE_CLOSED';
   tradeNo: string;
   /** When the payer pressed Pay: the day whose bill carries the payment. */
   paidAt: Date | null;
@@ -56,14 +44,37 @@ export interface NotificationDelivery {
 export type ApiBehaviour = 'normal' | 'http-500' | 'hang' | 'bad-signature' | 'unsigned';
 
 /**
- * A faithful Alipay open-platform gateway (gateway.do) for tests, from the public docs:
- * its own platform key pair; every request the service signs is verified with the app's
- * public key; page pay shows a cashier page with a Pay button; async notifications are
- * signed form POSTs retried until the body is `success`; API answers are
- * `{"<method>_response": {...}, "sign": ...}` signed over the response text. Switches make it misbehave.
+ * One answer of one method going wrong the way Alipay's do (test/fakes/README.md): a signed
+ * `40004 ACQ.SYSTEM_ERROR` with nothing done, or after doing it (the refund was made); no answer
+ * at all after doing it; an unsigned `20000 isp.unknow-error`.
+ */
+export type ApiFault = 'system-error' | 'system-error-after-doing' | 'hang-after-doing' | 'unsigned-error';
+
+/**
+ * A faithful Alipay open-platform gateway (gateway.do) for tests, from the public docs, whose
+ * signatures are alipay-sdk's (AlipayOracle): its own platform key pair; every request the
+ * service signs is verified with the app's public key; page pay shows a cashier page with a Pay
+ * button; async notifications (payment, TRADE_CLOSED, TRADE_FINISHED, refunds) are signed form
+ * POSTs retried until the body is `success`; API answers are `{"<method>_response": {...},
+ * "sign": ...}` signed over the response text, `/` written `\/`; an unverifiable request gets an
+ * unsigned 40002. Bills are GBK-named zips behind http links that expire. Switches make it
+ * misbehave; test/fakes/README.md says which document each behaviour follows.
  */
 export class FakeAlipayGateway {
   readonly platform = rsaKeyPair();
+  private readonly oracle: AlipayOracle;
+  /** One-shot faults by method, taken in order. */
+  private readonly faults = new Map<string, ApiFault[]>();
+  /** Refund notifications go out as Alipay sends them after a refund (partial: TRADE_SUCCESS, full: TRADE_CLOSED). */
+  notifyRefunds = true;
+  /** How long a bill_download_url works (Alipay: 30 s). */
+  billLinkLifetimeMs = 30_000;
+  /** The host bill links name (default: this gateway's own); a test points it elsewhere. */
+  billLinkOrigin: string | null = null;
+  /** Passed to the bill maker: a bomb in place of one of the zip's files. */
+  billOptions: Partial<AlipayBillOptions> = {};
+  /** Requests for a bill file this gateway handed out, whatever became of them. */
+  billDownloads = 0;
   readonly trades = new Map<string, AlipayTrade>();
   /** Requests whose signature or app_id did not verify: should stay empty. */
   readonly rejected: { method: string; why: string }[] = [];
@@ -73,7 +84,7 @@ export class FakeAlipayGateway {
   /** Edits the rows of a bill before it is made (an injected discrepancy: an amount off, a line dropped). */
   editBill: (rows: AlipayBillRow[]) => AlipayBillRow[] = (rows) => rows;
   /** Bills handed out, by the fileId of their bill_download_url: Alipay's URL works for a short while, no signature needed. */
-  private readonly bills = new Map<string, Buffer>();
+  private readonly bills = new Map<string, { bytes: Buffer; expiresAt: number }>();
   /** When each refund was given (by out_trade_no/out_request_no): the day whose bill carries it. */
   private readonly refundedAt = new Map<string, Date>();
   /** The retry gaps of undelivered notifications; Alipay's are 4m,10m,10m,1h,2h,6h,15h (scaled down for tests). */
@@ -85,8 +96,15 @@ export class FakeAlipayGateway {
   constructor(
     readonly appId: string,
     /** The app's public key, uploaded by the merchant in the open platform. */
-    private readonly appPublicKey: string,
-  ) {}
+    appPublicKey: string,
+  ) {
+    this.oracle = new AlipayOracle(appId, appPublicKey, this.platform);
+  }
+
+  /** The next answer of `method` goes wrong this way (once per call; queued in order). */
+  failNext(method: string, fault: ApiFault): void {
+    this.faults.set(method, [...(this.faults.get(method) ?? []), fault]);
+  }
 
   get gateway(): string {
     return `${this.url}/gateway.do`;
@@ -116,12 +134,15 @@ export class FakeAlipayGateway {
     if (url.pathname === '/downloadBillFile.resource' && req.method === 'GET') {
       const bill = this.bills.get(url.searchParams.get('fileId') ?? '');
       if (!bill) return void res.writeHead(404).end('file not found');
+      this.billDownloads++;
+      // "获取连接后30秒后未下载，链接地址失效"
+      if (Date.now() > bill.expiresAt) return void res.writeHead(403, { 'content-type': 'text/html; charset=utf-8' }).end('链接已失效');
       return void res
         .writeHead(200, {
           'content-type': 'application/oct-stream',
           'content-disposition': `attachment; filename="${url.searchParams.get('downloadFileName')}"`,
         })
-        .end(bill);
+        .end(bill.bytes);
     }
     if (url.pathname === '/cashier/pay' && req.method === 'POST') {
       const trade = this.trades.get(new URLSearchParams(body).get('out_trade_no') ?? '');
@@ -132,11 +153,11 @@ export class FakeAlipayGateway {
     res.writeHead(404).end();
   }
 
-  /** The common checks of every request: app_id, sign_type RSA2, the signature over every parameter but sign. */
+  /** The common checks of every request: app_id, sign_type RSA2, the signature (as alipay-sdk verifies it) over every parameter but sign. */
   private verifyRequest(params: Record<string, string>): string | null {
     if (params.app_id !== this.appId) return 'isv.invalid-app-id';
     if (params.sign_type !== 'RSA2') return 'isv.invalid-signature-type';
-    if (!rsa2Ok(content(params, ['sign']), params.sign, this.appPublicKey)) return 'isv.invalid-signature';
+    if (!this.oracle.requestVerifies(params)) return 'isv.invalid-signature';
     if (params.charset !== 'utf-8' || params.version !== '1.0' || !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(params.timestamp ?? ''))
       return 'isv.missing-or-invalid-common-param';
     return null;
@@ -187,35 +208,65 @@ export class FakeAlipayGateway {
     return first;
   }
 
-  /** A trade_status_sync notification as Alipay sends it, signed with `signer` (the platform key unless a test forges one). */
-  notification(trade: AlipayTrade, overrides: Record<string, string> = {}, signer = this.platform.privateKey): Record<string, string> {
+  /** Alipay closes an unpaid trade itself (time_expire reached): TRADE_CLOSED, notified. */
+  expire(outTradeNo: string): NotificationDelivery {
+    const trade = this.trades.get(outTradeNo);
+    if (!trade) throw new Error(`fake alipay: no trade ${outTradeNo}`);
+    trade.status = 'TRADE_CLOSED';
+    return this.deliver(trade.notifyUrl, this.notification(trade, { trade_status: 'TRADE_CLOSED', gmt_close: beijing(new Date()) }, { paid: false }));
+  }
+
+  /** A paid trade's refund period ends: TRADE_FINISHED, notified (Alipay sends it for products whose trades finish). */
+  finish(outTradeNo: string): NotificationDelivery {
+    const trade = this.trades.get(outTradeNo);
+    if (!trade) throw new Error(`fake alipay: no trade ${outTradeNo}`);
+    trade.status = 'TRADE_FINISHED';
+    return this.deliver(trade.notifyUrl, this.notification(trade, { trade_status: 'TRADE_FINISHED', gmt_close: beijing(new Date()) }));
+  }
+
+  /**
+   * A trade_status_sync notification as Alipay sends it, signed by alipay-sdk's rule (AlipayOracle)
+   * with `signer` (the platform key unless a test forges one). `body` comes back as the request
+   * had it, empty here: Alipay notifies empty values as `body=` and signs them so.
+   */
+  notification(
+    trade: AlipayTrade,
+    overrides: Record<string, string> = {},
+    { signer = this.platform.privateKey, paid = true }: { signer?: string; paid?: boolean } = {},
+  ): Record<string, string> {
     const now = new Date();
+    const payment: Record<string, string> = paid
+      ? {
+          gmt_payment: beijing(trade.paidAt ?? now),
+          buyer_id: '2088102177846880',
+          invoice_amount: trade.totalAmount,
+          fund_bill_list: alipayJson([{ amount: trade.totalAmount, fundChannel: 'ALIPAYACCOUNT' }]),
+          receipt_amount: trade.totalAmount,
+          point_amount: '0.00',
+          buyer_pay_amount: trade.totalAmount,
+        }
+      : {};
     const params: Record<string, string> = {
       gmt_create: beijing(now),
       charset: 'utf-8',
-      gmt_payment: beijing(now),
       notify_time: beijing(now),
       subject: trade.subject,
-      buyer_id: '2088102177846880',
-      invoice_amount: trade.totalAmount,
+      body: '',
       version: '1.0',
       notify_id: randomBytes(16).toString('hex'),
-      fund_bill_list: JSON.stringify([{ amount: trade.totalAmount, fundChannel: 'ALIPAYACCOUNT' }]),
       notify_type: 'trade_status_sync',
       out_trade_no: trade.outTradeNo,
       total_amount: trade.totalAmount,
       trade_status: 'TRADE_SUCCESS',
       trade_no: trade.tradeNo,
       auth_app_id: this.appId,
-      receipt_amount: trade.totalAmount,
-      point_amount: '0.00',
-      buyer_pay_amount: trade.totalAmount,
       app_id: this.appId,
       seller_id: '2088102177649450',
       sign_type: 'RSA2',
+      ...payment,
       ...overrides,
     };
-    return { ...params, sign: rsa2(content(params, ['sign', 'sign_type']), signer) };
+    return this.oracle.signNotification(params, signer);
   }
 
   /** POSTs the form to notify_url, and again on the retry schedule while the answer is not `success`. */
@@ -264,18 +315,37 @@ export class FakeAlipayGateway {
     const why = this.verifyRequest(params);
     if (why) {
       this.rejected.push({ method, why });
-      return this.answer(res, key, { code: '40002', msg: 'Invalid Arguments', sub_code: why, sub_msg: '验签出错' });
+      // The gateway could not verify the request: it answers the error unsigned.
+      return this.answer(res, key, { code: '40002', msg: 'Invalid Arguments', sub_code: why, sub_msg: '验签出错' }, false);
     }
     const biz = JSON.parse(params.biz_content ?? '{}') as Record<string, string>;
     this.apiCalls.push({ method, biz });
+    const fault = this.faults.get(method)?.shift();
+    if (fault === 'system-error') return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.SYSTEM_ERROR', sub_msg: '系统错误' });
+    if (fault === 'unsigned-error')
+      return this.answer(res, key, { code: '20000', msg: 'Service Currently Unavailable', sub_code: 'isp.unknow-error', sub_msg: '系统繁忙' }, false);
+    if (fault === 'system-error-after-doing' || fault === 'hang-after-doing') {
+      // It did the work; the answer is lost (never sent) or says it does not know.
+      this.work(method, biz, key);
+      if (fault === 'hang-after-doing') return;
+      return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.SYSTEM_ERROR', sub_msg: '系统错误' });
+    }
+    const [response, responseKey] = this.work(method, biz, key);
+    this.answer(res, responseKey, response);
+  }
+
+  /** What a method does to the fake's books, and the answer it makes (with the key it answers under). */
+  private work(method: string, biz: Record<string, string>, key: string): [Record<string, unknown>, string] {
     const trade = this.trades.get(biz.out_trade_no ?? '');
-    const notExist = { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_NOT_EXIST', sub_msg: '交易不存在' };
+    const failed = (subCode: string, subMsg: string): [Record<string, unknown>, string] => [
+      { code: '40004', msg: 'Business Failed', sub_code: subCode, sub_msg: subMsg },
+      key,
+    ];
+    const ok = (fields: Record<string, unknown>): [Record<string, unknown>, string] => [{ code: '10000', msg: 'Success', ...fields }, key];
     switch (method) {
       case 'alipay.trade.query':
-        if (!trade) return this.answer(res, key, notExist);
-        return this.answer(res, key, {
-          code: '10000',
-          msg: 'Success',
+        if (!trade) return failed('ACQ.TRADE_NOT_EXIST', '交易不存在');
+        return ok({
           trade_no: trade.tradeNo,
           out_trade_no: trade.outTradeNo,
           trade_status: trade.status,
@@ -283,44 +353,20 @@ export class FakeAlipayGateway {
           buyer_pay_amount: trade.status === 'TRADE_SUCCESS' ? trade.totalAmount : '0.00',
         });
       case 'alipay.trade.close':
-        if (!trade) return this.answer(res, key, notExist);
-        if (trade.status !== 'WAIT_BUYER_PAY')
-          return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_STATUS_ERROR', sub_msg: '交易状态不合法' });
+        if (!trade) return failed('ACQ.TRADE_NOT_EXIST', '交易不存在');
+        if (trade.status !== 'WAIT_BUYER_PAY') return failed('ACQ.TRADE_STATUS_ERROR', '交易状态不合法');
         trade.status = 'TRADE_CLOSED';
-        return this.answer(res, key, { code: '10000', msg: 'Success', trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo });
-      case 'alipay.trade.refund': {
-        if (!trade || trade.status !== 'TRADE_SUCCESS')
-          return this.answer(
-            res,
-            key,
-            trade ? { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.TRADE_STATUS_ERROR', sub_msg: '交易状态不合法' } : notExist,
-          );
-        const refunded = [...trade.refunds.values()].reduce((sum, r) => sum + Math.round(Number(r.amount) * 100), 0);
-        // Idempotent by out_request_no, as Alipay is.
-        if (!trade.refunds.has(biz.out_request_no)) {
-          if (refunded + Math.round(Number(biz.refund_amount) * 100) > Math.round(Number(trade.totalAmount) * 100)) {
-            return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'ACQ.REFUND_AMT_NOT_EQUAL_TOTAL', sub_msg: '退款金额超限' });
-          }
-          trade.refunds.set(biz.out_request_no, { amount: biz.refund_amount });
-          this.refundedAt.set(`${trade.outTradeNo}/${biz.out_request_no}`, new Date());
-        }
-        const total = [...trade.refunds.values()].reduce((sum, r) => sum + Math.round(Number(r.amount) * 100), 0);
-        return this.answer(res, key, {
-          code: '10000',
-          msg: 'Success',
-          trade_no: trade.tradeNo,
-          out_trade_no: trade.outTradeNo,
-          fund_change: 'Y',
-          refund_fee: (total / 100).toFixed(2),
-        });
-      }
+        // Alipay notifies a closed trade (TRADE_CLOSED is one of the statuses it notifies by default).
+        this.deliver(trade.notifyUrl, this.notification(trade, { trade_status: 'TRADE_CLOSED', gmt_close: beijing(new Date()) }, { paid: false }));
+        return ok({ trade_no: trade.tradeNo, out_trade_no: trade.outTradeNo });
+      case 'alipay.trade.refund':
+        return this.refund(trade, biz, key);
       case 'alipay.trade.fastpay.refund.query': {
-        if (!trade) return this.answer(res, key, notExist);
+        if (!trade) return failed('ACQ.TRADE_NOT_EXIST', '交易不存在');
         const refund = trade.refunds.get(biz.out_request_no);
-        if (!refund) return this.answer(res, key, { code: '10000', msg: 'Success' });
-        return this.answer(res, key, {
-          code: '10000',
-          msg: 'Success',
+        // No refund under that number: success with no refund in it ("未返回该字段表示退款请求未收到").
+        if (!refund) return ok({});
+        return ok({
           trade_no: trade.tradeNo,
           out_trade_no: trade.outTradeNo,
           out_request_no: biz.out_request_no,
@@ -330,15 +376,17 @@ export class FakeAlipayGateway {
         });
       }
       case 'alipay.data.dataservice.bill.downloadurl.query': {
-        if (biz.bill_type !== 'trade' || !/^\d{4}-\d\d-\d\d$/.test(biz.bill_date ?? '')) {
-          return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isp.bill_type_or_date_invalid', sub_msg: '参数错误' });
-        }
+        if (biz.bill_type !== 'trade' || !/^\d{4}-\d\d-\d\d$/.test(biz.bill_date ?? '')) return failed('isp.bill_type_or_date_invalid', '参数错误');
         const rows = this.editBill(this.billRows(biz.bill_date));
         // Alipay makes no bill for a day without a trade: the query answers that it does not exist.
-        if (rows.length === 0) return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isp.bill_not_exist', sub_msg: '账单不存在' });
+        if (rows.length === 0) return failed('isp.bill_not_exist', '账单不存在');
         const fileId = randomBytes(12).toString('hex');
-        this.bills.set(fileId, alipayTradeBill(rows, { date: biz.bill_date }));
-        const url = new URL('/downloadBillFile.resource', this.url);
+        this.bills.set(fileId, {
+          bytes: alipayTradeBill(rows, { date: biz.bill_date, ...this.billOptions }),
+          expiresAt: Date.now() + this.billLinkLifetimeMs,
+        });
+        // Alipay's own bill host, over plain http: http://dwbillcenter.alipay.com/downloadBillFile.resource?...
+        const url = new URL('/downloadBillFile.resource', this.billLinkOrigin ?? this.url);
         url.search = new URLSearchParams({
           bizType: 'trade',
           userId: '20881234567890120156',
@@ -347,18 +395,70 @@ export class FakeAlipayGateway {
           downloadFileName: `20881234567890120156_${biz.bill_date.replace(/-/g, '')}.csv.zip`,
           fileId,
         }).toString();
-        return this.answer(res, key, { code: '10000', msg: 'Success', bill_download_url: url.toString() });
+        return ok({ bill_download_url: url.toString() });
       }
       default:
-        return this.answer(res, key, { code: '40004', msg: 'Business Failed', sub_code: 'isv.invalid-method' });
+        return failed('isv.invalid-method', '不存在的方法名');
     }
   }
 
-  /** `{"<method>_response": {...}, "sign": "..."}`, signed over the response object's exact text. */
-  private answer(res: ServerResponse, key: string, response: Record<string, unknown>): void {
-    const text = JSON.stringify(response);
-    const sign = this.api === 'bad-signature' ? rsa2(text, rsaKeyPair().privateKey) : rsa2(text, this.platform.privateKey);
-    const body = this.api === 'unsigned' ? `{"${key}":${text}}` : `{"${key}":${text},"sign":"${sign}"}`;
+  /**
+   * alipay.trade.refund, idempotent by out_request_no as Alipay is: a repeat of a refund made
+   * answers success with `fund_change: N` (no money moved this time). A refund made is notified
+   * (out_biz_no, refund_fee, gmt_refund; TRADE_CLOSED once refunded in full).
+   */
+  private refund(trade: AlipayTrade | undefined, biz: Record<string, string>, key: string): [Record<string, unknown>, string] {
+    const failed = (subCode: string, subMsg: string): [Record<string, unknown>, string] => [
+      { code: '40004', msg: 'Business Failed', sub_code: subCode, sub_msg: subMsg },
+      key,
+    ];
+    if (!trade) return failed('ACQ.TRADE_NOT_EXIST', '交易不存在');
+    if (trade.status !== 'TRADE_SUCCESS') return failed('ACQ.TRADE_STATUS_ERROR', '交易状态不合法');
+    const fen = (yuan: string): number => Math.round(Number(yuan) * 100);
+    const refundedFen = (): number => [...trade.refunds.values()].reduce((sum, r) => sum + fen(r.amount), 0);
+    const repeat = trade.refunds.has(biz.out_request_no);
+    if (!repeat) {
+      if (refundedFen() + fen(biz.refund_amount) > fen(trade.totalAmount)) return failed('ACQ.REFUND_AMT_NOT_EQUAL_TOTAL', '退款金额超限');
+      trade.refunds.set(biz.out_request_no, { amount: biz.refund_amount });
+      this.refundedAt.set(`${trade.outTradeNo}/${biz.out_request_no}`, new Date());
+      if (this.notifyRefunds) {
+        const full = refundedFen() === fen(trade.totalAmount);
+        if (full) trade.status = 'TRADE_CLOSED';
+        this.deliver(
+          trade.notifyUrl,
+          this.notification(trade, {
+            trade_status: full ? 'TRADE_CLOSED' : 'TRADE_SUCCESS',
+            out_biz_no: biz.out_request_no,
+            refund_fee: (refundedFen() / 100).toFixed(2),
+            gmt_refund: `${beijing(new Date())}.000`,
+          }),
+        );
+      }
+    }
+    return [
+      {
+        code: '10000',
+        msg: 'Success',
+        trade_no: trade.tradeNo,
+        out_trade_no: trade.outTradeNo,
+        buyer_logon_id: '159****5620',
+        fund_change: repeat ? 'N' : 'Y',
+        refund_fee: (refundedFen() / 100).toFixed(2),
+      },
+      key,
+    ];
+  }
+
+  /**
+   * `{"<method>_response": {...}, "sign": "..."}` in Alipay's JSON (`\/`), signed over what
+   * alipay-sdk's getSignStr cuts out of it (AlipayOracle); `signed` false: an unsigned error.
+   */
+  private answer(res: ServerResponse, key: string, response: Record<string, unknown>, signed = true): void {
+    const member = alipayJson(response);
+    let body: string;
+    if (this.api === 'unsigned' || !signed) body = `{"${key}":${member}}`;
+    else if (this.api === 'bad-signature') body = this.oracle.signedAnswer(key, member, rsaKeyPair().privateKey);
+    else body = this.oracle.signedAnswer(key, member);
     res.writeHead(200, { 'content-type': 'text/html;charset=utf-8' }).end(body);
   }
 

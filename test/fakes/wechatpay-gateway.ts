@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { createCipheriv, createSign, createVerify, randomBytes, X509Certificate } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rsaKeyPair } from './alipay-gateway';
-import { type WechatpayBillRow, wechatpayTradeBill } from './wechatpay-bill';
+import { WechatpayOracle } from './provider-sdks';
+import { type WechatpayBillOptions, type WechatpayBillRow, gzipBomb, wechatpayTradeBill } from './wechatpay-bill';
 
 /** A platform certificate as WeChat Pay issued them before public keys: self-signed here, made by openssl at test time. */
 export function platformCertificate(): { certificate: string; privateKey: string; serial: string } {
@@ -64,21 +65,33 @@ export interface WechatDelivery {
 
 export type ApiBehaviour = 'normal' | 'http-500' | 'hang' | 'bad-signature' | 'unsigned';
 
-const rsaSign = (text: string, key: string): string => createSign('RSA-SHA256').update(text, 'utf8').sign(key, 'base64');
+/** The APIs a fault can be put on. */
+export type WechatApi = 'native' | 'query' | 'close' | 'refund' | 'refund-query' | 'tradebill';
 
-/** AEAD_AES_256_GCM as WeChat Pay encrypts a resource: base64(ciphertext || 16-byte tag). */
+/**
+ * One answer going wrong the way WeChat Pay's do (test/fakes/README.md): 500 SYSTEM_ERROR with
+ * nothing done, or after doing it (the refund was made); no answer after doing it; a signed 429
+ * FREQUENCY_LIMITED; an answer whose signature is a `WECHATPAY/SIGNTEST/` probe.
+ */
+export type ApiFault = 'system-error' | 'system-error-after-doing' | 'hang-after-doing' | 'rate-limited' | 'probe';
+
+/** A signature probe: WeChat Pay puts these on answers and notifications now and then; a merchant that accepts one does not verify. */
+export const SIGNTEST_PREFIX = 'WECHATPAY/SIGNTEST/';
+
+/** AEAD_AES_256_GCM as WeChat Pay encrypts a resource, by wechatpay-axios-plugin's Aes.AesGcm: base64(ciphertext || 16-byte tag). */
 export function encryptResource(plain: string, apiV3Key: string, nonce: string, associatedData: string): string {
-  const cipher = createCipheriv('aes-256-gcm', Buffer.from(apiV3Key, 'utf8'), Buffer.from(nonce, 'utf8'));
-  cipher.setAAD(Buffer.from(associatedData, 'utf8'));
-  return Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString('base64');
+  return WechatpayOracle.encrypt(plain, apiV3Key, nonce, associatedData);
 }
 
 /**
- * A faithful WeChat Pay API v3 gateway for tests, from the public docs: it verifies every
- * request's WECHATPAY2-SHA256-RSA2048 Authorization with the merchant's API certificate key,
- * answers signed with its platform public key (Wechatpay-Serial PUB_KEY_ID_...) or, while a
- * merchant switches, its platform certificate, sends AEAD_AES_256_GCM encrypted notifications
- * with WeChat's retries, and has a page where a test "scans and pays" a code_url.
+ * A faithful WeChat Pay API v3 gateway for tests, from the public docs, whose signatures and
+ * encryption are wechatpay-axios-plugin's (WechatpayOracle): it verifies every request's
+ * WECHATPAY2-SHA256-RSA2048 Authorization with the merchant's API certificate key (a 401
+ * SIGN_ERROR, unsigned, when it does not), answers signed with its platform public key
+ * (Wechatpay-Serial PUB_KEY_ID_...) or, while a merchant switches, its platform certificate,
+ * sends AEAD_AES_256_GCM encrypted notifications with WeChat's retries, writes its bills with a
+ * BOM, and has a page where a test "scans and pays" a code_url. Switches make it misbehave;
+ * test/fakes/README.md says which document each behaviour follows.
  */
 export class FakeWechatpayGateway {
   readonly publicKeyId = `PUB_KEY_ID_${randomBytes(12).toString('hex').toUpperCase()}`;
@@ -93,12 +106,22 @@ export class FakeWechatpayGateway {
   signWith: 'public-key' | 'certificate' = 'public-key';
   /** New refunds start in this state. */
   refundState: 'SUCCESS' | 'PROCESSING' = 'SUCCESS';
+  /** Refund notifications (REFUND.*) go out as WeChat sends them once a refund ends. */
+  notifyRefunds = true;
   /** WeChat retries at 15s,15s,30s,3m,10m,20m,30m,... (scaled down for tests). */
   retryGapsMs = [50, 100, 200, 400];
   /** Edits the rows of a bill before it is made and hashed (an injected discrepancy the channel stands by). */
   editBill: (rows: WechatpayBillRow[]) => WechatpayBillRow[] = (rows) => rows;
   /** Edits the rows of the file served after hash_value was taken: a download tampered with on the way. */
   tamperDownload: ((rows: WechatpayBillRow[]) => WechatpayBillRow[]) | null = null;
+  /** Passed to the bill maker (a bill without its BOM...). */
+  billOptions: Partial<WechatpayBillOptions> = {};
+  /** Serves a gzip bomb of this many MiB in place of the bill (tar_type=GZIP). */
+  billBombMib: number | null = null;
+  /** The download_url's origin (default: this gateway's); a test points it elsewhere. */
+  downloadOrigin: string | null = null;
+  /** One-shot faults by API, taken in order. */
+  private readonly faults = new Map<WechatApi, ApiFault[]>();
   /** Bills handed out, by the token of their download_url. */
   private readonly bills = new Map<string, Buffer>();
   url = '';
@@ -112,6 +135,11 @@ export class FakeWechatpayGateway {
     private readonly merchantPublicKey: string,
     private readonly apiV3Key: string,
   ) {}
+
+  /** The next answer of `api` goes wrong this way (once per call; queued in order). */
+  failNext(api: WechatApi, fault: ApiFault): void {
+    this.faults.set(api, [...(this.faults.get(api) ?? []), fault]);
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
@@ -130,42 +158,36 @@ export class FakeWechatpayGateway {
     await new Promise((resolve) => this.server.close(resolve));
   }
 
-  /** The platform's signature headers over `TIMESTAMP\nNONCE\nBODY\n`. */
-  signedHeaders(body: string, options: { timestamp?: number; signer?: 'public-key' | 'certificate' | 'forged' } = {}): Record<string, string> {
-    const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-    const nonce = randomBytes(16).toString('hex');
+  /** The platform's signature headers over `TIMESTAMP\nNONCE\nBODY\n` (wechatpay-axios-plugin's Formatter.response and Rsa.sign). */
+  signedHeaders(body: string, options: { timestamp?: number; signer?: 'public-key' | 'certificate' | 'forged' | 'probe' } = {}): Record<string, string> {
     const signer = options.signer ?? this.signWith;
-    const key = signer === 'certificate' ? this.certificate.privateKey : signer === 'forged' ? rsaKeyPair().privateKey : this.platform.privateKey;
-    return {
-      'wechatpay-timestamp': timestamp,
-      'wechatpay-nonce': nonce,
-      'wechatpay-signature': rsaSign(`${timestamp}\n${nonce}\n${body}\n`, key),
-      'wechatpay-serial': signer === 'certificate' ? this.certificate.serial : this.publicKeyId,
-    };
+    const key =
+      signer === 'certificate'
+        ? { privateKey: this.certificate.privateKey, serial: this.certificate.serial }
+        : { privateKey: signer === 'forged' ? rsaKeyPair().privateKey : this.platform.privateKey, serial: this.publicKeyId };
+    const headers = WechatpayOracle.signatureHeaders(body, key, options.timestamp);
+    if (signer === 'probe') headers['wechatpay-signature'] = `${SIGNTEST_PREFIX}${headers['wechatpay-signature'].slice(SIGNTEST_PREFIX.length)}`;
+    return headers;
   }
 
-  private send(res: ServerResponse, status: number, value: Record<string, unknown> | null): void {
+  private send(res: ServerResponse, status: number, value: Record<string, unknown> | null, how: { signed?: boolean } = {}): void {
     const body = value === null ? '' : JSON.stringify(value);
     const headers: Record<string, string> = { 'request-id': randomBytes(8).toString('hex'), ...(value === null ? {} : { 'content-type': 'application/json' }) };
-    if (this.api !== 'unsigned') Object.assign(headers, this.signedHeaders(body, { signer: this.api === 'bad-signature' ? 'forged' : undefined }));
+    const probe = this.probeNextAnswer;
+    this.probeNextAnswer = false;
+    if (this.api !== 'unsigned' && how.signed !== false)
+      Object.assign(headers, this.signedHeaders(body, { signer: probe ? 'probe' : this.api === 'bad-signature' ? 'forged' : undefined }));
     res.writeHead(status, headers).end(body);
   }
 
-  /** The merchant's signature: Authorization with mchid, serial_no, a fresh timestamp and RSA-SHA256 of the request. */
+  /** The merchant's signature, verified by wechatpay-axios-plugin's rule (WechatpayOracle), and the headers WeChat requires. */
   private verifyRequest(req: IncomingMessage, path: string, body: string): string | null {
-    const auth = req.headers.authorization ?? '';
-    const m = /^WECHATPAY2-SHA256-RSA2048 (.+)$/.exec(auth);
-    if (!m) return 'no WECHATPAY2-SHA256-RSA2048 authorization';
-    const fields = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((f) => [f[1], f[2]]));
-    if (fields.mchid !== this.mchid) return 'mchid';
-    if (fields.serial_no !== this.merchantSerialNo) return 'serial_no';
-    if (Math.abs(Date.now() / 1000 - Number(fields.timestamp)) > 300) return 'timestamp';
-    const message = `${req.method}\n${path}\n${fields.timestamp}\n${fields.nonce_str}\n${body}\n`;
-    try {
-      if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(this.merchantPublicKey, fields.signature, 'base64')) return 'SIGN_ERROR';
-    } catch {
-      return 'SIGN_ERROR';
-    }
+    const refusal = WechatpayOracle.requestRefusal(req.method ?? '', path, body, req.headers.authorization ?? '', {
+      mchid: this.mchid,
+      serialNo: this.merchantSerialNo,
+      publicKey: this.merchantPublicKey,
+    });
+    if (refusal) return refusal;
     if (req.headers.accept !== 'application/json' && !path.startsWith('/v3/billdownload/file')) return 'accept';
     if (req.headers['wechatpay-serial'] !== undefined && req.headers['wechatpay-serial'] !== this.publicKeyId) return 'wechatpay-serial';
     return null;
@@ -185,10 +207,40 @@ export class FakeWechatpayGateway {
     const why = this.verifyRequest(req, path, raw);
     if (why) {
       this.rejected.push({ path, why });
-      return this.send(res, 401, { code: 'SIGN_ERROR', message: `签名错误 ${why}` });
+      // WeChat signs its answers once it has verified the request: this one goes unsigned.
+      return this.send(res, 401, { code: 'SIGN_ERROR', message: `签名错误 ${why}` }, { signed: false });
     }
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
     this.calls.push({ method: req.method ?? '', path, body });
+    const api = this.apiOf(req.method ?? '', url.pathname);
+    const fault = api ? this.faults.get(api)?.shift() : undefined;
+    if (fault === 'system-error') return this.send(res, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+    if (fault === 'rate-limited') return this.send(res, 429, { code: 'FREQUENCY_LIMITED', message: '频率超限' });
+    if (fault === 'system-error-after-doing' || fault === 'hang-after-doing') {
+      // It does the work into a dead end: the answer is lost or says it does not know.
+      this.dispatch(req, url, body, { writeHead: () => ({ end: () => undefined }) } as unknown as ServerResponse);
+      if (fault === 'hang-after-doing') return;
+      return this.send(res, 500, { code: 'SYSTEM_ERROR', message: '系统超时' });
+    }
+    // The answer is made as usual, but its signature is a probe.
+    if (fault === 'probe') this.probeNextAnswer = true;
+    this.dispatch(req, url, body, res);
+  }
+
+  /** Whether the next answer sent carries a signature probe instead of a signature. */
+  private probeNextAnswer = false;
+
+  private apiOf(method: string, pathname: string): WechatApi | null {
+    if (method === 'POST' && pathname === '/v3/pay/transactions/native') return 'native';
+    if (method === 'GET' && /^\/v3\/pay\/transactions\/out-trade-no\/[^/]+$/.test(pathname)) return 'query';
+    if (method === 'POST' && /\/close$/.test(pathname)) return 'close';
+    if (method === 'POST' && pathname === '/v3/refund/domestic/refunds') return 'refund';
+    if (method === 'GET' && pathname.startsWith('/v3/refund/domestic/refunds/')) return 'refund-query';
+    if (method === 'GET' && pathname === '/v3/bill/tradebill') return 'tradebill';
+    return null;
+  }
+
+  private dispatch(req: IncomingMessage, url: URL, body: Record<string, unknown> | null, res: ServerResponse): void {
     let m: RegExpExecArray | null;
     if (req.method === 'GET' && url.pathname === '/v3/bill/tradebill') return this.tradebill(res, url.searchParams);
     if (req.method === 'GET' && url.pathname === '/v3/billdownload/file') {
@@ -318,7 +370,7 @@ export class FakeWechatpayGateway {
 
   private notifyRefund(trade: WechatTrade, outRefundNo: string): WechatDelivery | null {
     const refund = trade.refunds.get(outRefundNo)!;
-    if (!refund.notifyUrl) return null;
+    if (!refund.notifyUrl || !this.notifyRefunds) return null;
     const resource = {
       mchid: this.mchid,
       out_trade_no: trade.outTradeNo,
@@ -354,7 +406,7 @@ export class FakeWechatpayGateway {
     eventType: string,
     originalType: string,
     resource: Record<string, unknown>,
-    options: { apiV3Key?: string; timestamp?: number; signer?: 'public-key' | 'certificate' | 'forged' } = {},
+    options: { apiV3Key?: string; timestamp?: number; signer?: 'public-key' | 'certificate' | 'forged' | 'probe' } = {},
   ): WechatNotification {
     const nonce = randomBytes(6).toString('hex');
     const associatedData = originalType;
@@ -409,15 +461,16 @@ export class FakeWechatpayGateway {
     const rows = this.editBill(this.billRows(date));
     // WeChat Pay makes no bill for a day without a trade: 400 NO_STATEMENT_EXIST.
     if (rows.length === 0) return this.send(res, 400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' });
-    const options = { mchid: this.mchid, appid: this.appid, gzip: tar === 'GZIP' };
+    const options = { mchid: this.mchid, appid: this.appid, gzip: tar === 'GZIP', ...this.billOptions };
     const bill = wechatpayTradeBill(rows, options);
-    const served = this.tamperDownload ? wechatpayTradeBill(this.tamperDownload(rows), options).raw : bill.raw;
+    const served =
+      this.billBombMib !== null ? gzipBomb(this.billBombMib) : this.tamperDownload ? wechatpayTradeBill(this.tamperDownload(rows), options).raw : bill.raw;
     const token = randomBytes(12).toString('base64url');
     this.bills.set(token, served);
     this.send(res, 200, {
       hash_type: bill.hashType,
       hash_value: bill.hashValue,
-      download_url: `${this.url}/v3/billdownload/file?token=${token}&tartype=${tar ?? ''}`,
+      download_url: `${this.downloadOrigin ?? this.url}/v3/billdownload/file?token=${token}&tartype=${tar ?? ''}`,
     });
   }
 

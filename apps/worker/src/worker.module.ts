@@ -23,7 +23,7 @@ import { OrdersProcessor } from './orders/orders.processor';
 import { ReconDaily } from './recon/recon-daily';
 import { WorkerTuning } from './worker-tuning';
 
-/** The queue consumers (callbacks, order confirmation, refunds and payouts, the maintenance sweep) and the expiry loop. */
+/** The queue consumers (callbacks, order confirmation and closes, refunds and payouts, the maintenance sweep) and the expiry loop. */
 @Module({})
 export class WorkerModule {
   /** `stop`: aborted when the process is told to stop, so a start still waiting for Redis gives up at once. */

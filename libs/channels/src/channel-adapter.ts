@@ -19,13 +19,18 @@ export interface PaymentCreated {
   channelTradeNo: string | null;
 }
 
-/** A notification that verified: what the channel says happened to an order. */
+/**
+ * A notification that verified: what the channel says happened to an order. `paid`: its
+ * payment succeeded; `failed`: a payment attempt failed; `closed`: the channel closed the unpaid
+ * trade (cancels a pending order); `noted`: verified, and nothing for us to move (alipay's
+ * TRADE_FINISHED of a settled trade, a refund's notice when the refund is not ours).
+ */
 export interface ChannelNotification {
   orderNo: string;
   channelTradeNo: string | null;
   amountFen: number;
-  outcome: 'paid' | 'failed';
-  /** Set when the notification is about a refund of the order (wechatpay's REFUND.*), not its payment. */
+  outcome: 'paid' | 'failed' | 'closed' | 'noted';
+  /** Set when the notification is about a refund of the order (wechatpay REFUND.*, alipay's refund notices), not its payment. */
   refund?: { refundNo: string; outcome: 'succeeded' | 'failed'; channelRefundNo: string | null };
 }
 
@@ -72,18 +77,53 @@ export interface RefundRequest {
   orderNo: string;
   channelTradeNo: string | null;
   amountFen: number;
+  /** The order's amount, which was the payment's (wechatpay's refund names the payment's total). */
+  orderAmountFen: number;
+}
+
+/**
+ * A provider's documented refusal (SPEC 6, outcomes a channel did not state): the provider says
+ * it did not and will not do what was asked, in words its own documentation lists as a refusal.
+ * The only answer on which money goes back to a merchant; anything else is an unknown outcome.
+ */
+export interface Refusal {
+  /** The provider's code as it sent it (`ACQ.TRADE_NOT_EXIST`, `NOT_ENOUGH`, `CLOSED`, `-1`). */
+  code: string;
+  /** The provider's words, short and printable, stored with the refund or payout (never a secret). */
+  failure: string;
+  /** Where the provider documents `code` as a refusal. */
+  document: string;
+}
+
+/**
+ * One provider document's refusal codes, kept in one place per adapter: `refusal(code)` is a
+ * Refusal only for a code the document lists; any other code is not one (an unknown outcome).
+ */
+export class RefusalTable {
+  constructor(
+    /** The provider page the codes come from. */
+    readonly document: string,
+    /** code -> what the document says it means. */
+    readonly codes: Readonly<Record<string, string>>,
+  ) {}
+
+  refusal(code: unknown, failure: string): Refusal | null {
+    if (typeof code !== 'string' || !Object.hasOwn(this.codes, code)) return null;
+    return { code, failure, document: this.document };
+  }
 }
 
 /**
  * What the channel says of a refund. `processing`: it took the refund and will finish it later;
- * `not_found` (queries only): it never got the request, so asking again cannot refund twice.
+ * `not_found` (queries only): it never got the request, so asking again cannot refund twice;
+ * `failed`: a documented refusal, the one state on which the debit is given back. An outcome the
+ * channel did not state (a system error, a 5xx, a timeout, an unsigned answer) is a ChannelError.
  */
-export interface RefundStatus {
-  state: 'succeeded' | 'failed' | 'processing' | 'not_found';
-  channelRefundNo: string | null;
-  /** Why it refused, when it says (shown to operators, never a secret). */
-  failure?: string | null;
-}
+export type RefundStatus =
+  | { state: 'succeeded'; channelRefundNo: string | null }
+  | { state: 'processing'; channelRefundNo: string | null }
+  | { state: 'not_found'; channelRefundNo: null }
+  | { state: 'failed'; channelRefundNo: string | null; refusal: Refusal };
 
 /** Money sent to a sell order's payee. `payeeAccount` is the card number in clear: never log it. */
 export interface PayoutRequest {
@@ -94,16 +134,25 @@ export interface PayoutRequest {
   payeeBank: string;
 }
 
-/** What the channel says of a payout; `not_found` (queries only): it never got the request. */
-export interface PayoutStatus {
-  state: 'paid' | 'refused' | 'processing' | 'not_found';
-  channelPayoutNo: string | null;
-  failure?: string | null;
-}
+/** What the channel says of a payout, under RefundStatus's rules: only `refused` (a documented refusal) gives the debit back. */
+export type PayoutStatus =
+  | { state: 'paid'; channelPayoutNo: string | null }
+  | { state: 'processing'; channelPayoutNo: string | null }
+  | { state: 'not_found'; channelPayoutNo: null }
+  | { state: 'refused'; channelPayoutNo: null; refusal: Refusal };
 
 /**
- * Refunds of paid orders. An answer that never came (a timeout, a 5xx) is a ChannelError: the
- * caller then queries before it asks again, so a refund is never made twice.
+ * What the channel says of closing an unpaid payment: `closed` (or never opened, which is as
+ * good), or a documented refusal (alipay ACQ.TRADE_STATUS_ERROR: the trade was paid meanwhile).
+ * Neither a refusal nor an unknown outcome (a ChannelError) tells whether the payer paid: the
+ * query decides.
+ */
+export type CloseOutcome = { state: 'closed' } | { state: 'refused'; refusal: Refusal };
+
+/**
+ * Refunds of paid orders. An outcome the channel did not state (a timeout, a 5xx, a system
+ * error, an unsigned answer) is a ChannelError: the caller then queries before it asks again, so
+ * a refund is never made twice and never given back unless the provider refused it.
  */
 export interface RefundOperations {
   refund(request: RefundRequest, signal: AbortSignal): Promise<RefundStatus>;
@@ -172,14 +221,17 @@ export interface ChannelAdapter {
   /** The text body the channel expects once a notification is accepted. */
   readonly acknowledgement: string;
   /** Tells the channel an unpaid payment is closed (orderClose); absent when the protocol has no such call. */
-  closePayment?(query: PaymentQuery, signal: AbortSignal): Promise<void>;
+  closePayment?(query: PaymentQuery, signal: AbortSignal): Promise<CloseOutcome>;
   readonly refunds?: RefundOperations;
   readonly payouts?: PayoutOperations;
   /** The daily bill reconciliation reads; absent when the adapter cannot fetch one yet. */
   readonly bills?: BillOperations;
 }
 
-/** The channel could not do what was asked (misconfigured, unreachable, refused, timed out). */
+/**
+ * The channel's answer did not state an outcome we can act on (misconfigured, unreachable, timed
+ * out, a system error, an unsigned or unreadable answer): for money out, an unknown outcome.
+ */
 export class ChannelError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

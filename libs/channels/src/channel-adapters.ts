@@ -4,10 +4,10 @@ import { AppConfig, SecretBox } from '@app/common';
 import { type Channel, SandboxBillRepository } from '@app/db';
 import { type ChannelAdapter, ChannelError } from './channel-adapter';
 import { type ChannelConfig, channelConfigContext } from './channel-config';
-import { AlipayAdapter } from './alipay.adapter';
+import { AlipayAdapter } from './alipay/alipay.adapter';
 import { EpayAdapter } from './epay.adapter';
 import { SandboxAdapter } from './sandbox.adapter';
-import { WechatpayAdapter } from './wechatpay.adapter';
+import { WechatpayAdapter } from './wechatpay/wechatpay.adapter';
 
 /** The AAD of a WeChat pay page's token: it opens for that order only. */
 function wechatPageContext(orderNo: string): string {

@@ -52,9 +52,20 @@ async function channelCall(
   dispatcher: Dispatcher | undefined,
   signal: AbortSignal,
   limit: ReadLimit,
+  respondBy: number | null = null,
 ): Promise<{ status: number; headers: ChannelAnswer['headers']; body: Buffer }> {
+  // A link that works for a while only (alipay's bill): its answer must have begun by then.
+  const late = respondBy === null ? null : new AbortController();
+  const lateTimer = late ? setTimeout(() => late.abort(), Math.max(0, respondBy! - Date.now())) : null;
   try {
-    const res = await request(url, { method: init.method, headers: init.headers, body: init.body, dispatcher, signal });
+    const res = await request(url, {
+      method: init.method,
+      headers: init.headers,
+      body: init.body,
+      dispatcher,
+      signal: late ? AbortSignal.any([signal, late.signal]) : signal,
+    });
+    if (lateTimer) clearTimeout(lateTimer);
     let size = 0;
     const chunks: Buffer[] = [];
     for await (const chunk of res.body) {
@@ -68,8 +79,14 @@ async function channelCall(
     return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
   } catch (err) {
     if (err instanceof ChannelError) throw err;
-    const reason = signal.aborted ? 'timed out' : ((err as { code?: string }).code ?? 'request failed');
+    const reason = signal.aborted
+      ? 'timed out'
+      : late?.signal.aborted
+        ? "did not answer within the link's lifetime"
+        : ((err as { code?: string }).code ?? 'request failed');
     throw new ChannelError(`${limit.failed} ${reason}`, { cause: err });
+  } finally {
+    if (lateTimer) clearTimeout(lateTimer);
   }
 }
 
@@ -90,14 +107,17 @@ export async function channelFetch(url: string, init: ChannelRequestInit, dispat
 
 /**
  * A bill download: the bytes as they came (a zip or gzip must not go through a text decoding),
- * under channelFetch's other rules (proxy, cancellation, no URL in an error, which may carry a token).
+ * under channelFetch's other rules (proxy, cancellation, no URL in an error, which may carry a
+ * token), at most 64 MiB. `respondBy` (epoch ms): the link expires then, so its answer must have
+ * begun by that time.
  */
 export async function channelDownload(
   url: string,
   headers: Record<string, string>,
   dispatcher: Dispatcher | undefined,
   signal: AbortSignal,
+  respondBy: number | null = null,
 ): Promise<{ status: number; body: Buffer }> {
-  const { status, body } = await channelCall(url, { method: 'GET', headers }, dispatcher, signal, BILL_LIMIT);
+  const { status, body } = await channelCall(url, { method: 'GET', headers }, dispatcher, signal, BILL_LIMIT, respondBy);
   return { status, body };
 }

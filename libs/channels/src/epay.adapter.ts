@@ -7,12 +7,14 @@ import {
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
+  type CloseOutcome,
   type PaymentCreated,
   type PaymentQuery,
   type PaymentRequest,
   type PaymentStatus,
   type RefundOperations,
   type RefundRequest,
+  type Refusal,
   type RefundStatus,
 } from './channel-adapter';
 import { type ChannelConfig, assertGatewayProtocol } from './channel-config';
@@ -66,6 +68,20 @@ function gatewayMessage(answer: EpayQueryAnswer): string {
 function codeOf(answer: EpayQueryAnswer): number | null {
   const code = Number(answer.code);
   return answer.code !== undefined && answer.code !== null && answer.code !== '' && Number.isInteger(code) ? code : null;
+}
+
+/**
+ * What epay's answers mean for money (SPEC 6), in one place. The protocol's api.php documents
+ * `code` 1 (or 0, gateways differ) as done and a negative code as an error it raised without
+ * doing anything (`-1 商户余额不足`, `-2 订单不存在`): the only refusal. Any other code, an answer
+ * that is not JSON, a 5xx or a timeout is unknown. refundquery's `status` 2 is the gateway saying
+ * the refund failed.
+ */
+const EPAY_DOCUMENT = 'the epay protocol, api.php (code < 0: refused before anything moved; refundquery status 2: failed)';
+
+function epayRefusal(answer: EpayQueryAnswer): Refusal | null {
+  const code = codeOf(answer);
+  return code !== null && code < 0 ? { code: String(code), failure: gatewayMessage(answer), document: EPAY_DOCUMENT } : null;
 }
 
 /**
@@ -148,17 +164,20 @@ export class EpayAdapter implements ChannelAdapter {
   }
 
   /**
-   * `api.php?act=close`: the gateway stops offering the payment. Gateways without it answer an
-   * error, which the caller logs: a payment made anyway still counts (a late payment).
+   * `api.php?act=close`: the gateway stops offering the payment. Gateways without it refuse
+   * (a negative code): the payment query then decides, and a payment made anyway still counts.
    */
-  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<void> {
+  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<CloseOutcome> {
     const { pid, key, gateway } = this.settings();
     const answer = parseAnswer(
       'close',
       await channelPostForm(new URL('api.php?act=close', gateway).toString(), { pid, key, out_trade_no: query.orderNo }, this.dispatcher, signal),
     );
     const code = codeOf(answer);
-    if (code !== 0 && code !== 1) throw new ChannelError(`epay close refused: ${gatewayMessage(answer)}`);
+    if (code === 0 || code === 1) return { state: 'closed' };
+    const refusal = epayRefusal(answer);
+    if (refusal) return { state: 'refused', refusal };
+    throw new ChannelError(`epay close answered an unknown code: ${gatewayMessage(answer)}`);
   }
 
   /**
@@ -218,7 +237,8 @@ export class EpayAdapter implements ChannelAdapter {
       const code = codeOf(answer);
       if (code === 0 || code === 1)
         return { state: 'processing', channelRefundNo: typeof answer.refund_no === 'string' && answer.refund_no ? answer.refund_no : null };
-      if (code !== null && code < 0) return { state: 'failed', channelRefundNo: null, failure: gatewayMessage(answer) };
+      const refusal = epayRefusal(answer);
+      if (refusal) return { state: 'failed', channelRefundNo: null, refusal };
       throw new ChannelError(`epay refund answered an unknown code: ${gatewayMessage(answer)}`);
     },
     queryRefund: (request, signal) => this.queryRefund(request, signal),
@@ -231,14 +251,14 @@ export class EpayAdapter implements ChannelAdapter {
     const answer = parseAnswer('refund query', await channelGet(url.toString(), this.dispatcher, signal));
     const code = codeOf(answer);
     // A refusal to answer (no such refund, a gateway without the act) is "never got it": the caller asks again only if the gateway never took it.
-    if (code !== null && code < 0) return { state: 'not_found', channelRefundNo: null, failure: gatewayMessage(answer) };
+    if (code !== null && code < 0) return { state: 'not_found', channelRefundNo: null };
     if (code !== 0 && code !== 1) throw new ChannelError(`epay refund query answered an unknown code: ${gatewayMessage(answer)}`);
     const channelRefundNo = typeof answer.refund_no === 'string' && answer.refund_no ? answer.refund_no : null;
     switch (String(answer.status)) {
       case '1':
         return { state: 'succeeded', channelRefundNo };
       case '2':
-        return { state: 'failed', channelRefundNo, failure: gatewayMessage(answer) };
+        return { state: 'failed', channelRefundNo, refusal: { code: 'status 2', failure: gatewayMessage(answer), document: EPAY_DOCUMENT } };
       case '0':
         return { state: 'processing', channelRefundNo };
       default:

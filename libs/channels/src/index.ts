@@ -1,4 +1,5 @@
-export * from './alipay.adapter';
+export { ALIPAY_GATEWAY, alipaySignContent, beijingTime, rawJsonMember, rsa2Sign, rsa2Verify } from './alipay/alipay-wire';
+export * from './alipay/alipay.adapter';
 export * from './channel-adapter';
 export * from './channel-adapters';
 export * from './channel-config';
@@ -6,4 +7,5 @@ export * from './channel-mode';
 export * from './epay.adapter';
 export * from './sandbox-bill';
 export * from './sandbox.adapter';
-export * from './wechatpay.adapter';
+export { WECHATPAY_CLOCK_SKEW_SECONDS, WECHATPAY_GATEWAY, decryptResource, rfc3339Beijing, wechatpayAuthorization } from './wechatpay/wechatpay-wire';
+export * from './wechatpay/wechatpay.adapter';

@@ -1,7 +1,9 @@
 import { createCipheriv, generateKeyPairSync } from 'node:crypto';
-import { alipaySignContent, beijingTime, rawJsonMember, rsa2Sign, rsa2Verify } from './alipay.adapter';
+import { AlipaySdk } from 'alipay-sdk';
+import { Aes, Formatter, Rsa } from 'wechatpay-axios-plugin';
+import { alipaySignContent, beijingTime, rawJsonMember, rsa2Sign, rsa2Verify, verifiedAnswer } from './alipay/alipay-wire';
 import { parseChannelConfig } from './channel-config';
-import { decryptResource, rfc3339Beijing, wechatpayAuthorization } from './wechatpay.adapter';
+import { decryptResource, rfc3339Beijing, wechatpayAuthorization } from './wechatpay/wechatpay-wire';
 
 const keys = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -10,9 +12,42 @@ const keys = generateKeyPairSync('rsa', {
 });
 
 describe('alipay protocol pieces', () => {
-  it('signs the sorted non-empty parameters but sign; notifications also skip sign_type', () => {
-    expect(alipaySignContent({ b: '2', a: '1', sign: 'x', empty: '', sign_type: 'RSA2' })).toBe('a=1&b=2&sign_type=RSA2');
-    expect(alipaySignContent({ b: '2', a: '1', sign: 'x', sign_type: 'RSA2' }, ['sign', 'sign_type'])).toBe('a=1&b=2');
+  it('signs the sorted parameters but sign, an empty value as key=; notifications also skip sign_type', () => {
+    expect(alipaySignContent({ b: '2', a: '1', sign: 'x', empty: '', sign_type: 'RSA2' })).toBe('a=1&b=2&empty=&sign_type=RSA2');
+    expect(alipaySignContent({ b: '2', a: '1', sign: 'x', sign_type: 'RSA2', passback_params: '' }, ['sign', 'sign_type'])).toBe('a=1&b=2&passback_params=');
+  });
+
+  // alipay-sdk 4.14 is the oracle: code we did not write, reading Alipay's rule its own way.
+  const sdk = new AlipaySdk({ appId: '2021004100000001', privateKey: keys.privateKey, alipayPublicKey: keys.publicKey, keyType: 'PKCS8' });
+  it('agrees with alipay-sdk both ways: what the SDK signs verifies here, what we sign verifies in the SDK, empty values included', () => {
+    const sdkSigned = Object.fromEntries(new URLSearchParams(sdk.sdkExecute('alipay.trade.refund', { bizContent: { out_trade_no: '1' }, notifyUrl: '' })));
+    expect(sdkSigned.notify_url).toBe('');
+    expect(rsa2Verify(alipaySignContent(sdkSigned), sdkSigned.sign, keys.publicKey)).toBe(true);
+    const ours: Record<string, string> = {
+      app_id: '2021004100000001',
+      method: 'alipay.trade.query',
+      sign_type: 'RSA2',
+      return_url: '',
+      biz_content: '{"a":"\\/"}',
+    };
+    expect(sdk.checkNotifySignV2({ ...ours, sign: rsa2Sign(alipaySignContent(ours), keys.privateKey) })).toBe(true);
+    const notification: Record<string, string> = { out_trade_no: '1', trade_status: 'TRADE_SUCCESS', body: '', sign_type: 'RSA2' };
+    const notificationSign = rsa2Sign(alipaySignContent(notification, ['sign', 'sign_type']), keys.privateKey);
+    expect(sdk.checkNotifySignV2({ ...notification, sign: notificationSign })).toBe(true);
+  });
+
+  it("reads an answer as alipay-sdk does (the member's exact text, \\/ escapes kept); an unsigned error is reported by its code and message", () => {
+    const member = '{"code":"10000","msg":"Success","bill_download_url":"http:\\/\\/dwbillcenter.alipay.com\\/x?a=1"}';
+    const body = `{"alipay_data_dataservice_bill_downloadurl_query_response":${member},"sign":"${rsa2Sign(member, keys.privateKey)}"}`;
+    expect(() => sdk.checkResponseSign(body, 'alipay_data_dataservice_bill_downloadurl_query_response', JSON.parse(body).sign, '')).not.toThrow();
+    expect(verifiedAnswer('alipay.data.dataservice.bill.downloadurl.query', { status: 200, body }, keys.publicKey).bill_download_url).toBe(
+      'http://dwbillcenter.alipay.com/x?a=1',
+    );
+    const unsigned = '{"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature","sub_msg":"验签出错"}}';
+    expect(() => verifiedAnswer('alipay.trade.refund', { status: 200, body: unsigned }, keys.publicKey)).toThrow(
+      'alipay alipay.trade.refund: alipay 40002 isv.invalid-signature 验签出错 (unsigned answer, outcome unknown)',
+    );
+    expect(() => verifiedAnswer('alipay.trade.refund', { status: 200, body: body.replace('downloadurl_query', 'x') }, keys.publicKey)).toThrow(/without/);
   });
   it('RSA2 verifies its own signature only, and refuses junk without throwing', () => {
     const sign = rsa2Sign('a=1', keys.privateKey);
@@ -51,6 +86,17 @@ describe('wechatpay protocol pieces', () => {
     expect(decryptResource({ ciphertext: bytes.toString('base64'), nonce: 'nonce1234567', associated_data: 'transaction' }, key)).toBeNull();
     expect(decryptResource({ ciphertext: 'AAAA', nonce: 'nonce1234567' }, key)).toBeNull();
   });
+  it('agrees with wechatpay-axios-plugin: its Formatter and Rsa verify our Authorization, its AesGcm encrypts what we decrypt', () => {
+    const header = wechatpayAuthorization(
+      { method: 'GET', path: '/v3/refund/domestic/refunds/R1', body: '' },
+      { mchid: '1', serialNo: 'AB', privateKey: keys.privateKey },
+    );
+    const f = Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    expect(Rsa.verify(Formatter.request('GET', '/v3/refund/domestic/refunds/R1', f.timestamp, f.nonce_str, ''), f.signature, keys.publicKey)).toBe(true);
+    const ciphertext = Aes.AesGcm.encrypt('{"a":1}', key, 'nonce1234567', 'refund');
+    expect(decryptResource({ ciphertext, nonce: 'nonce1234567', associated_data: 'refund' }, key)).toBe('{"a":1}');
+  });
+
   it('the Authorization header signs METHOD, path, timestamp, nonce and body', () => {
     const header = wechatpayAuthorization(
       { method: 'POST', path: '/v3/x', body: '{}' },

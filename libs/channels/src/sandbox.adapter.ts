@@ -13,6 +13,7 @@ import {
   type PayoutOperations,
   type PayoutRequest,
   type PayoutStatus,
+  type Refusal,
   type RefundOperations,
   type RefundRequest,
   type RefundStatus,
@@ -30,15 +31,22 @@ export function sandboxRefuses(amountFen: number): boolean {
   return amountFen % 100 === 44;
 }
 
+/** The sandbox's one refusal, documented by SPEC 5 itself. */
+const SANDBOX_REFUSAL: Refusal = {
+  code: 'AMOUNT_ENDS_IN_44',
+  failure: 'sandbox refuses amounts ending in .44',
+  document: 'SPEC 5 (the sandbox refuses a refund or a payout whose amount ends in .44)',
+};
+
 function sandboxRefund(request: RefundRequest): RefundStatus {
   return sandboxRefuses(request.amountFen)
-    ? { state: 'failed', channelRefundNo: null, failure: 'sandbox refuses amounts ending in .44' }
+    ? { state: 'failed', channelRefundNo: null, refusal: SANDBOX_REFUSAL }
     : { state: 'succeeded', channelRefundNo: `SBXR${request.refundNo}` };
 }
 
 function sandboxPayout(request: PayoutRequest): PayoutStatus {
   return sandboxRefuses(request.amountFen)
-    ? { state: 'refused', channelPayoutNo: null, failure: 'sandbox refuses amounts ending in .44' }
+    ? { state: 'refused', channelPayoutNo: null, refusal: SANDBOX_REFUSAL }
     : { state: 'paid', channelPayoutNo: `SBXP${request.orderNo}` };
 }
 

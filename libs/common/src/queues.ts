@@ -16,6 +16,11 @@ export interface JobPayloads {
   'callback.deliver': { deliveryId: string; merchantId: number; destination: string | null };
   /** Re-query the channel for a paid order, then confirm and complete it. */
   'order.confirm': { orderId: string };
+  /**
+   * After orderClose, when the channel did not say the payment is closed (a refusal, an unknown
+   * outcome): query the payment and close again until one of them decides (job id = "close-" + order id).
+   */
+  'order.close': { orderId: string };
   /** Periodic safety net: confirm stuck paid orders, re-enqueue refunds and payouts (expiry is the worker's own loop). */
   'maintenance.sweep': Record<string, never>;
   /** Ask the channel to pay a sell order out, or query it about an earlier request (job id = "payout-" + order id). */
@@ -32,6 +37,7 @@ export type JobName = keyof JobPayloads;
 export const JOB_QUEUE: Record<JobName, (typeof QUEUE)[keyof typeof QUEUE]> = {
   'callback.deliver': QUEUE.callbacks,
   'order.confirm': QUEUE.orders,
+  'order.close': QUEUE.orders,
   'maintenance.sweep': QUEUE.orders,
   'order.payout': QUEUE.orders,
   'refund.process': QUEUE.orders,
@@ -44,7 +50,7 @@ const KEEP = { removeOnComplete: { age: 86_400, count: 10_000 }, removeOnFail: {
 /** Retry policies by what the work is, named once; BullMQ's JobsOptions accept them as they are. */
 export const RETRY_POLICY = {
   /**
-   * One round of talk with a channel (confirm a payment, a refund, a payout): an unknown outcome
+   * One round of talk with a channel (confirm a payment, a close, a refund, a payout): an unknown outcome
    * is queried on the next attempt; past the last one, the sweep starts a new job.
    */
   channelTalk: { ...KEEP, attempts: 10, backoff: { type: 'exponential', delay: 2000 } },
@@ -60,6 +66,7 @@ export const RETRY_POLICY = {
 export const JOB_RETRY: Record<JobName, (typeof RETRY_POLICY)[keyof typeof RETRY_POLICY]> = {
   'callback.deliver': RETRY_POLICY.delivery,
   'order.confirm': RETRY_POLICY.channelTalk,
+  'order.close': RETRY_POLICY.channelTalk,
   'maintenance.sweep': RETRY_POLICY.periodicPass,
   'order.payout': RETRY_POLICY.channelTalk,
   'refund.process': RETRY_POLICY.channelTalk,

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/common';
-import { ChannelAdapters, ChannelError, type PaymentCreated } from '@app/channels';
+import { type ChannelAdapter, ChannelAdapters, ChannelError, type PaymentCreated, type PaymentQuery } from '@app/channels';
 import {
   type Channel,
   ChannelRepository,
@@ -42,6 +42,7 @@ const EXPIRE = ORDER_TRANSITIONS.move('expiry');
 const CONFIRM = ORDER_TRANSITIONS.move('confirmation');
 const CREDIT = ORDER_TRANSITIONS.move('credit');
 const CLOSE = ORDER_TRANSITIONS.move('close');
+const CHANNEL_CLOSED = ORDER_TRANSITIONS.move('channel_closed');
 /**
  * confirmation then credit as one conditional UPDATE (paid -> completed): no one else sees the
  * confirmed state between them in one transaction, so the second UPDATE's round trip is saved.
@@ -198,6 +199,11 @@ export class OrderLifecycle {
     else await this.afterCommit.deliver(events.map((e) => e.deliveryId));
   }
 
+  /** The channel reports the unpaid trade closed (alipay TRADE_CLOSED): pending -> cancelled, reason closed. */
+  async markClosedByChannel(orderId: string): Promise<boolean> {
+    return (await this.transit(orderId, CHANNEL_CLOSED, 'order.cancelled', {}, 'closed')) !== null;
+  }
+
   /** The channel reports the payment failed: pending -> cancelled. */
   async markFailed(orderId: string): Promise<boolean> {
     return (await this.transit(orderId, FAIL, 'order.cancelled', {}, 'failed')) !== null;
@@ -299,22 +305,66 @@ export class OrderLifecycle {
     return recorded.order;
   }
 
-  /** Best effort: the order is closed on our side whatever the channel answers. */
+  /**
+   * The order is closed on our side whatever the channel answers. When the channel does not say
+   * the payment is closed (it refused: paid meanwhile; or the outcome is unknown), the payer may
+   * have paid: the 'order.close' job lets the payment query decide (SPEC 6).
+   */
   private async tellChannelClosed(order: Order): Promise<void> {
+    let outcome: string;
     try {
-      const channel = await this.channels.findById(order.channelId);
-      const adapter = channel ? this.adapters.forChannel(channel) : null;
-      const closePayment = adapter?.closePayment?.bind(adapter);
+      const adapter = await this.adapterOf(order);
+      const closePayment = adapter.closePayment?.bind(adapter);
       if (!closePayment) return;
-      await this.adapters.call((signal) =>
-        closePayment({ orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt }, signal),
-      );
+      const answer = await this.adapters.call((signal) => closePayment(this.paymentQuery(order), signal));
+      if (answer.state === 'closed') return;
+      outcome = `refused: ${answer.refusal.failure}`;
     } catch (err) {
-      this.logger.warn(
-        { order_no: order.orderNo, channel_id: order.channelId, err: (err as Error).message },
-        'order closed, but the channel could not be told',
-      );
+      outcome = (err as Error).message;
     }
+    this.logger.warn(
+      { order_no: order.orderNo, channel_id: order.channelId, outcome },
+      'order closed, but the channel did not say the payment is closed; the payment query decides',
+    );
+    await this.afterCommit.enqueue('order.close', { orderId: order.id }, { jobId: `close-${order.id}` });
+  }
+
+  /**
+   * The 'order.close' job: for a closed order whose channel did not confirm the close, the payment
+   * query decides. Paid: moved as a late notification would (one credit, whichever comes first).
+   * Unpaid: closed again; a close the channel confirms or refuses ends it, an unknown outcome
+   * throws so BullMQ asks again later.
+   */
+  async settleClose(orderId: string): Promise<void> {
+    const order = await this.orders.findById(orderId);
+    // Paid late meanwhile (its notification came), or gone: nothing left to decide.
+    if (!order || order.status !== 'cancelled') return;
+    const adapter = await this.adapterOf(order);
+    const status = await this.adapters.call((signal) => adapter.queryPayment(this.paymentQuery(order), signal));
+    if (status.state === 'paid') {
+      if (status.amountFen === null) throw new PaymentNotConfirmedError(order.orderNo, 'the channel reports it paid without an amount');
+      const result = await this.markPaid(order, { amountFen: status.amountFen, channelTradeNo: status.channelTradeNo }, { final: adapter.paidIsFinal });
+      this.logger.warn({ order_no: order.orderNo, result }, 'closed order: the channel reports it paid after all');
+      return;
+    }
+    const closePayment = adapter.closePayment?.bind(adapter);
+    if (!closePayment) return;
+    const answer = await this.adapters.call((signal) => closePayment(this.paymentQuery(order), signal));
+    if (answer.state === 'refused')
+      this.logger.warn(
+        { order_no: order.orderNo, failure: answer.refusal.failure },
+        'closed order unpaid at the channel, which refuses to close it; a later payment still counts',
+      );
+  }
+
+  private async adapterOf(order: Order): Promise<ChannelAdapter> {
+    const channel = await this.channels.findById(order.channelId);
+    if (!channel) throw new ChannelError(`order ${order.orderNo}: its channel no longer exists`);
+    return this.adapters.forChannel(channel);
+  }
+
+  private paymentQuery(order: Order): PaymentQuery {
+    return { orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt };
   }
 
   /** One transition with its event and delivery in one transaction, then the delivery job. */

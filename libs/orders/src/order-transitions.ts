@@ -18,6 +18,7 @@ export type OrderTransitionCause =
   | 'confirmation'
   | 'credit'
   | 'close'
+  | 'channel_closed'
   | 'payout'
   | 'payout_refused'
   | 'payout_confirmation';
@@ -84,6 +85,8 @@ export const ORDER_TRANSITIONS = new TransitionTable<OrderStatus, OrderTransitio
   { from: 'confirmed', to: 'completed', orderTypes: [BUY_ORDER], by: 'credit' },
   // The merchant closes an unpaid top-up (orderClose); a late success still counts, as after expiry.
   { from: 'pending', to: 'cancelled', orderTypes: [BUY_ORDER], by: 'close' },
+  // The channel reports the unpaid trade closed (alipay TRADE_CLOSED); a late success still counts.
+  { from: 'pending', to: 'cancelled', orderTypes: [BUY_ORDER], by: 'channel_closed' },
   // Sell orders: debited at creation, so a refusal reverses the debit in the same transaction.
   { from: 'pending', to: 'paid', orderTypes: [SELL_ORDER], by: 'payout' },
   { from: 'pending', to: 'cancelled', orderTypes: [SELL_ORDER], by: 'payout_refused' },

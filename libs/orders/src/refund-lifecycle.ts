@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig, BUY_ORDER, DomainError, ErrorCode, formatYuan } from '@app/common';
-import { ChannelAdapters, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
+import { ChannelAdapters, type Refusal, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
 import {
   ChannelRepository,
   LedgerRepository,
@@ -46,9 +46,10 @@ export const CHANNEL_LEASE_MS = 60_000;
 /**
  * A refund's life beside its order's (SPEC 5). Created processing in one transaction with the
  * order row locked (one decision per order at a time) and the balance debited; the worker then
- * asks the channel once, and after an outcome it could not learn (a timeout, a 5xx, a crash)
- * it queries before it would ever ask again. Failure gives the debit back in the transaction
- * that records it; both ends are refund.* callbacks of the order.
+ * asks the channel once, and after an outcome the channel did not state (a timeout, a 5xx, a
+ * system error, an unsigned answer, a crash) it stays processing and queries before it would
+ * ever ask again (SPEC 6). Only the provider's documented refusal gives the debit back, in the
+ * transaction that records it; both ends are refund.* callbacks of the order.
  */
 @Injectable()
 export class RefundLifecycle {
@@ -148,10 +149,17 @@ export class RefundLifecycle {
       const order = await this.orders.findById(refund.orderId);
       if (!order) throw new RefundNotSettledError(refund.refundNo, 'its order no longer exists');
       const operations = await this.refundOperations(order);
-      const request: RefundRequest = { refundNo: refund.refundNo, orderNo: order.orderNo, channelTradeNo: order.channelTradeNo, amountFen: refund.refundFen };
+      const request: RefundRequest = {
+        refundNo: refund.refundNo,
+        orderNo: order.orderNo,
+        channelTradeNo: order.channelTradeNo,
+        amountFen: refund.refundFen,
+        orderAmountFen: order.cnyFen,
+      };
+      // An unknown outcome throws (a ChannelError) out of here: the refund stays processing, debited.
       const status = await this.learnOutcome(refund, operations, request);
-      if (status.state === 'succeeded') await this.settle(refund, order, 'channel_success', status);
-      else if (status.state === 'failed') await this.settle(refund, order, 'channel_failure', status);
+      if (status.state === 'succeeded') await this.succeeded(refund, order, status.channelRefundNo);
+      else if (status.state === 'failed') await this.refused(refund, order, status.refusal, status.channelRefundNo);
       else throw new RefundNotSettledError(refund.refundNo, `the channel answers ${status.state}`);
     } finally {
       await this.refunds.release(refund);
@@ -184,22 +192,39 @@ export class RefundLifecycle {
     );
   }
 
-  /** processing -> succeeded or failed with its event, and for a failure the debit given back, in one transaction. */
-  private async settle(refund: Refund, order: Order, cause: RefundTransitionCause, status: RefundStatus): Promise<void> {
+  /** processing -> succeeded with refund.succeeded: the money went back to the payer, the debit stands. */
+  private succeeded(refund: Refund, order: Order, channelRefundNo: string | null): Promise<void> {
+    return this.settle(refund, order, 'channel_success', { channelRefundNo, failure: null }, async () => undefined);
+  }
+
+  /**
+   * processing -> failed with refund.failed and the debit given back, in one transaction. The one
+   * place a refund's debit is reversed, and it takes the provider's documented refusal: an unknown
+   * outcome has no Refusal to give (SPEC 6).
+   */
+  private refused(refund: Refund, order: Order, refusal: Refusal, channelRefundNo: string | null): Promise<void> {
+    return this.settle(refund, order, 'channel_failure', { channelRefundNo, failure: refusal.failure }, (em) =>
+      this.ledger.reverse(em, 'refund_debit', 'refund_reversal', { merchantId: refund.merchantId, orderId: refund.orderId, refundId: refund.id }),
+    );
+  }
+
+  /** One settlement: the transition, what goes with it and the event in one transaction, then the delivery. */
+  private async settle(
+    refund: Refund,
+    order: Order,
+    cause: RefundTransitionCause,
+    changes: { channelRefundNo: string | null; failure: string | null },
+    alongside: (em: EntityManager) => Promise<unknown>,
+  ): Promise<void> {
     const type = cause === 'channel_success' ? 'refund.succeeded' : 'refund.failed';
     const recorded = await this.dataSource.transaction(async (em) => {
-      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), {
-        channelRefundNo: status.channelRefundNo,
-        failure: status.failure ?? null,
-      });
+      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), changes);
       if (!settled) return null;
-      if (cause === 'channel_failure') {
-        await this.ledger.reverse(em, 'refund_debit', 'refund_reversal', { merchantId: refund.merchantId, orderId: refund.orderId, refundId: refund.id });
-      }
+      await alongside(em);
       return this.events.record(em, order, type, (eventId) => refundEventPayload(eventId, type, settled, order), settled.id);
     });
     if (!recorded) return;
-    this.logger.log({ refund_no: refund.refundNo, order_no: order.orderNo, event: type, failure: status.failure ?? undefined }, 'refund settled');
+    this.logger.log({ refund_no: refund.refundNo, order_no: order.orderNo, event: type, failure: changes.failure ?? undefined }, 'refund settled');
     await this.jobs.deliver(recorded.deliveryId);
   }
 

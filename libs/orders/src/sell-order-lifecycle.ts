@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SELL_ORDER, SecretBox, maskBankCard } from '@app/common';
-import { ChannelAdapters, type PayoutOperations, type PayoutRequest, type PayoutStatus } from '@app/channels';
+import { ChannelAdapters, type PayoutOperations, type PayoutRequest, type PayoutStatus, type Refusal } from '@app/channels';
 import {
   ChannelRepository,
   LedgerRepository,
@@ -37,6 +37,13 @@ export class PayoutNotSettledError extends Error {
     this.name = 'PayoutNotSettledError';
   }
 }
+
+/** A channel whose protocol has no payouts was never asked: nothing can have left, so the debit goes back. */
+const NOT_OFFERED: Refusal = {
+  code: 'PAYOUTS_NOT_OFFERED',
+  failure: 'the channel does not pay out',
+  document: "this service's channel adapter: its protocol has no payout call, so the channel was never asked",
+};
 
 /** A sell order does not expire: only the channel's answer ends it (the expiry sweeps never see it). */
 export const SELL_ORDER_EXPIRES_AT = new Date('9999-12-31T00:00:00Z');
@@ -113,8 +120,7 @@ export class SellOrderLifecycle {
       if (!channel) throw new PayoutNotSettledError(order.orderNo, 'its channel no longer exists');
       const operations = this.adapters.forChannel(channel).payouts;
       if (!operations) {
-        // Never asked, so nothing can have left: the debit goes back.
-        await this.cancel(order, 'refused', 'the channel does not pay out');
+        await this.refused(order, NOT_OFFERED);
         return;
       }
       const request: PayoutRequest = {
@@ -126,9 +132,10 @@ export class SellOrderLifecycle {
       };
       let current = order;
       if (current.status === 'pending') {
+        // An unknown outcome throws (a ChannelError) out of here: the order stays pending, debited.
         const status = await this.learnOutcome(order, payout, operations, request);
         if (status.state === 'refused') {
-          await this.cancel(order, 'refused', status.failure ?? 'the channel refused the payout');
+          await this.refused(order, status.refusal);
           return;
         }
         if (status.state !== 'paid') throw new PayoutNotSettledError(order.orderNo, `the channel answers ${status.state}`);
@@ -185,20 +192,25 @@ export class SellOrderLifecycle {
     await this.transit(order, SETTLE, 'order.completed', (em, moved) => this.payouts.settle(em, moved.id));
   }
 
-  /** pending -> cancelled (order.cancelled) with the debit given back, in one transaction. */
-  private async cancel(order: Order, reason: CancelReason, failure: string): Promise<void> {
+  /**
+   * pending -> cancelled (order.cancelled, reason refused) with the debit given back, in one
+   * transaction. The one place a payout's debit is reversed, and it takes a documented refusal:
+   * an unknown outcome has no Refusal to give (SPEC 6).
+   */
+  private async refused(order: Order, refusal: Refusal): Promise<void> {
     const cancelled = await this.transit(
       order,
       REFUSE,
       'order.cancelled',
       async (em, moved) => {
         await this.ledger.reverse(em, 'sell_debit', 'sell_reversal', { merchantId: moved.merchantId, orderId: moved.id });
-        await this.payouts.settle(em, moved.id, failure);
+        await this.payouts.settle(em, moved.id, refusal.failure);
       },
       {},
-      reason,
+      'refused',
     );
-    if (cancelled) this.logger.log({ order_no: order.orderNo, failure }, 'sell order payout refused; debit reversed');
+    if (cancelled)
+      this.logger.log({ order_no: order.orderNo, failure: refusal.failure, refusal_code: refusal.code }, 'sell order payout refused; debit reversed');
   }
 
   /** One transition, the work that goes with it and its event in one transaction, then the delivery job. */

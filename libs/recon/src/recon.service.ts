@@ -90,7 +90,7 @@ export class ReconService {
           { channel_id: channelId, bill_date: date, answer: bill.noBill },
           'reconciliation: the channel has no bill for the day (nothing traded); read as a bill of no lines',
         );
-      lines = bill.noBill ? [] : parseBill(bill.format, bill.raw, bill.digest ?? null);
+      lines = bill.noBill ? [] : await parseBill(bill.format, bill.raw, bill.digest ?? null);
     } catch (err) {
       if (!(err instanceof BillRefusedError)) throw err;
       const { run } = await this.recon.store({

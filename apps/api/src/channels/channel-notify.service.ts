@@ -64,10 +64,23 @@ export class ChannelNotifyService {
     if (!order || order.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.OrderNotFound);
     if (notification.refund) return this.refundNotified(order, notification.refund.refundNo);
 
-    if (notification.outcome === 'failed') {
-      const cancelled = await this.lifecycle.markFailed(order.id);
-      this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports failure');
-      return;
+    switch (notification.outcome) {
+      case 'failed': {
+        const cancelled = await this.lifecycle.markFailed(order.id);
+        this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports failure');
+        return;
+      }
+      case 'closed': {
+        // A pending order is cancelled; any other state stays as it is (a late payment still counts).
+        const cancelled = await this.lifecycle.markClosedByChannel(order.id);
+        this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports the trade closed');
+        return;
+      }
+      case 'noted':
+        this.logger.log({ order_no: order.orderNo }, 'channel notification verified; nothing to move');
+        return;
+      case 'paid':
+        break;
     }
     const result = await this.lifecycle.markPaid(order, notification, { final: adapter.paidIsFinal });
     if (result === 'amount_mismatch') {
@@ -79,13 +92,18 @@ export class ChannelNotifyService {
   }
 
   /**
-   * A verified refund notification (wechatpay REFUND.*) settles nothing by itself: it starts the
-   * refund's round of talk with the channel now, which queries it, so one path (RefundLifecycle)
-   * decides, under its lease, whatever arrives first. Not settled yet: the worker keeps asking.
+   * A verified refund notification (wechatpay REFUND.*, alipay's refund notices) settles nothing
+   * by itself: it starts the refund's round of talk with the channel now, which queries it, so one
+   * path (RefundLifecycle) decides, under its lease, whatever arrives first. Not settled yet: the
+   * worker keeps asking. A refund that is not one of ours (made in the provider's own console) is
+   * answered as handled: the channel would otherwise send it again for a day.
    */
   private async refundNotified(order: Order, refundNo: string): Promise<void> {
     const refund = await this.refunds.findByRefundNo(order.merchantId, refundNo);
-    if (!refund || refund.orderId !== order.id) throw new DomainError(ErrorCode.OrderNotFound, 'Refund not found');
+    if (!refund || refund.orderId !== order.id) {
+      this.logger.warn({ order_no: order.orderNo, refund_no: refundNo.slice(0, 64) }, 'refund notification about a refund we did not make; nothing to move');
+      return;
+    }
     try {
       await this.refundLifecycle.process(refund.id);
     } catch (err) {

@@ -8,6 +8,7 @@ describe('assertEveryJobHandled', () => {
       assertEveryJobHandled({
         'callback.deliver': noop,
         'order.confirm': noop,
+        'order.close': noop,
         'maintenance.sweep': noop,
         'order.payout': noop,
         'refund.process': noop,
@@ -19,7 +20,7 @@ describe('assertEveryJobHandled', () => {
   it('refuses to start when a job name has no handler', () => {
     expect(() => assertEveryJobHandled({ 'order.confirm': noop, 'order.payout': noop })).toThrow(MissingJobHandlerError);
     expect(() => assertEveryJobHandled({})).toThrow(
-      /'callback.deliver', 'order.confirm', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/,
+      /'callback.deliver', 'order.confirm', 'order.close', 'maintenance.sweep', 'order.payout', 'refund.process', 'recon.daily'/,
     );
   });
 });

@@ -45,6 +45,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     return {
       'callback.deliver': (_payload, job) => this.callbacks.deliver(job as CallbackJob, job.token),
       'order.confirm': (payload) => this.orders.confirm(payload),
+      'order.close': (payload) => this.orders.settleClose(payload),
       // The safety net never fails as a whole: each part that throws is logged and the others still
       // run, and the job ends done, so its scheduler goes on (a failed run once left no next one).
       'maintenance.sweep': async () => {

@@ -4,7 +4,7 @@ import { OrderLifecycle } from '@app/orders';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { WorkerTuning } from '../worker-tuning';
 
-/** The 'orders' queue: confirmation, refunds and payouts, and the periodic safety net. */
+/** The 'orders' queue: confirmation, closes the channel did not confirm, refunds and payouts, and the periodic safety net. */
 @Injectable()
 export class OrdersProcessor {
   private readonly logger = new Logger(OrdersProcessor.name);
@@ -18,6 +18,11 @@ export class OrdersProcessor {
   /** Throws while the channel has not confirmed, so BullMQ retries with the job's backoff. */
   confirm({ orderId }: JobPayloads['order.confirm']): Promise<void> {
     return this.lifecycle.confirm(orderId);
+  }
+
+  /** Throws while neither the payment query nor a close has decided, so BullMQ retries with the job's backoff. */
+  settleClose({ orderId }: JobPayloads['order.close']): Promise<void> {
+    return this.lifecycle.settleClose(orderId);
   }
 
   /** Every part runs even if one fails; a failure still fails the job so it shows in the queue. */

@@ -171,14 +171,20 @@ export class ReconRepository {
     channelId: number,
     from: Date,
     to: Date,
-  ): Promise<{ refundNo: string; orderNo: string; channelTradeNo: string | null; amountFen: number }[]> {
-    const rows = await this.dataSource.query<{ refund_no: string; order_no: string; channel_trade_no: string | null; refund_fen: string }[]>(
-      `SELECT r."refund_no", r."order_no", o."channel_trade_no", r."refund_fen" FROM "refunds" r JOIN "orders" o ON o."id" = r."order_id"
+  ): Promise<{ refundNo: string; orderNo: string; channelTradeNo: string | null; amountFen: number; orderAmountFen: number }[]> {
+    const rows = await this.dataSource.query<{ refund_no: string; order_no: string; channel_trade_no: string | null; refund_fen: string; cny_fen: string }[]>(
+      `SELECT r."refund_no", r."order_no", o."channel_trade_no", r."refund_fen", o."cny_fen" FROM "refunds" r JOIN "orders" o ON o."id" = r."order_id"
         WHERE o."channel_id" = $1 AND ((r."created_at" >= $2 AND r."created_at" < $3) OR (r."updated_at" >= $2 AND r."updated_at" < $3))
         ORDER BY r."refund_no"`,
       [channelId, from, to],
     );
-    return rows.map((r) => ({ refundNo: r.refund_no, orderNo: r.order_no, channelTradeNo: r.channel_trade_no, amountFen: Number(r.refund_fen) }));
+    return rows.map((r) => ({
+      refundNo: r.refund_no,
+      orderNo: r.order_no,
+      channelTradeNo: r.channel_trade_no,
+      amountFen: Number(r.refund_fen),
+      orderAmountFen: Number(r.cny_fen),
+    }));
   }
 
   /**

@@ -1,7 +1,7 @@
 import * as iconv from 'iconv-lite';
-import { unzipSync } from 'fflate';
 import { type BillLine, BillRefusedError } from '../bill-line';
 import { csvFields, yuanToFen } from './csv-fields';
+import { inflateZipEntry, zipEntries } from './inflate-bill';
 
 /** The columns of the trade bill's detail file (业务明细) this reads, by their header names. */
 const COLUMNS = {
@@ -25,18 +25,16 @@ function decodeGbk(bytes: Uint8Array, what: string): string {
   return text;
 }
 
-/** The detail file of the zip (…_业务明细.csv, not …_业务明细(汇总).csv); names are GBK in alipay's zips. */
-function detailFile(raw: Buffer): Uint8Array {
-  let files: Record<string, Uint8Array>;
-  try {
-    files = unzipSync(new Uint8Array(raw));
-  } catch {
-    throw new BillRefusedError('the alipay bill is not a readable zip: truncated or corrupt');
-  }
-  const entries = Object.entries(files).map(([name, bytes]) => ({ name: iconv.decode(Buffer.from(name, 'latin1'), 'gbk'), utf8Name: name, bytes }));
-  const detail = entries.find((e) => /业务明细\.csv$/.test(e.name) || /业务明细\.csv$/.test(e.utf8Name));
+/**
+ * The detail file of the zip (…_业务明细.csv, not …_业务明细(汇总).csv), inflated alone and under the
+ * cap (SPEC 6): nothing else in the zip is inflated. Alipay's names are GBK without the zip's
+ * UTF-8 flag; a flagged name is read as UTF-8.
+ */
+async function detailFile(raw: Buffer): Promise<Buffer> {
+  const entries = zipEntries(raw, 'the alipay bill');
+  const detail = entries.find((e) => /业务明细\.csv$/.test(iconv.decode(e.nameBytes, e.flags & 0x800 ? 'utf8' : 'gbk')));
   if (!detail) throw new BillRefusedError('the alipay bill zip has no 业务明细.csv');
-  return detail.bytes;
+  return inflateZipEntry(raw, detail, "the alipay bill's 业务明细.csv");
 }
 
 /**
@@ -46,8 +44,13 @@ function detailFile(raw: Buffer): Uint8Array {
  * The summary must agree with the lines (count and 商家实收 total of each): a truncated file is
  * refused, as is one that is not GBK or lacks a column.
  */
-export function parseAlipayBill(raw: Buffer): BillLine[] {
-  const text = decodeGbk(detailFile(raw), 'the alipay bill');
+export async function parseAlipayBill(raw: Buffer): Promise<BillLine[]> {
+  return readAlipayDetail(await detailFile(raw));
+}
+
+/** The detail file's lines, checked against its summary. */
+function readAlipayDetail(detail: Buffer): BillLine[] {
+  const text = decodeGbk(detail, 'the alipay bill');
   const rows = text.split(/\r?\n/);
   const headerAt = rows.findIndex((r) => r.startsWith(COLUMNS.tradeNo));
   if (headerAt < 0) throw new BillRefusedError('the alipay bill has no header line (支付宝交易号...): not an alipay trade bill, or not GBK');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import { type BillLine, BillRefusedError, decodeUtf8 } from '../bill-line';
 import { csvFields, yuanToFen } from './csv-fields';
+import { gunzipCapped } from './inflate-bill';
 
 /** What the tradebill API answered beside download_url: the digest of the (uncompressed) bill. */
 export interface BillDigest {
@@ -31,19 +31,17 @@ function unquote(value: string | undefined): string {
 /**
  * Reads WeChat Pay's trade bill (GET /v3/bill/tradebill, bill_type=ALL, then its download_url):
  * CSV text whose fields start with a backtick, the detail lines under their header, then the
- * 总交易单数 summary header and its line. gzip (tar_type=GZIP) is recognised by its magic bytes.
+ * 总交易单数 summary header and its line, after a UTF-8 BOM as WeChat writes it. gzip
+ * (tar_type=GZIP) is recognised by its magic bytes and inflated as a stream under the cap (SPEC 6).
  * `digest` is checked on the uncompressed bill, as the API documents hash_value; the summary's
  * count, settled total and refund total must agree with the lines.
  */
-export function parseWechatpayBill(raw: Buffer, digest: BillDigest | null = null): BillLine[] {
-  let bill = raw;
-  if (raw[0] === 0x1f && raw[1] === 0x8b) {
-    try {
-      bill = gunzipSync(raw);
-    } catch {
-      throw new BillRefusedError('the wechatpay bill is not a readable gzip: truncated or corrupt');
-    }
-  }
+export async function parseWechatpayBill(raw: Buffer, digest: BillDigest | null = null): Promise<BillLine[]> {
+  const bill = raw[0] === 0x1f && raw[1] === 0x8b ? await gunzipCapped(raw, 'the wechatpay bill (gzip)') : raw;
+  return readWechatpayBill(bill, digest);
+}
+
+function readWechatpayBill(bill: Buffer, digest: BillDigest | null): BillLine[] {
   if (digest) {
     if (digest.type.toUpperCase() !== 'SHA1') throw new BillRefusedError(`the wechatpay bill's hash_type ${digest.type} is not one we check`);
     const actual = createHash('sha1').update(bill).digest('hex');

@@ -1,4 +1,3 @@
-import { createSign, createVerify } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
 import {
@@ -6,6 +5,7 @@ import {
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
+  type CloseOutcome,
   type NotificationAnswers,
   type PaymentCreated,
   type PaymentQuery,
@@ -14,89 +14,36 @@ import {
   type RefundOperations,
   type RefundRequest,
   type RefundStatus,
-} from './channel-adapter';
-import { type ChannelConfig, assertGatewayProtocol } from './channel-config';
-import { channelDownload, channelFetch } from './channel-http';
-
-export const ALIPAY_GATEWAY = 'https://openapi.alipay.com/gateway.do';
-
-/** Alipay's "content to sign": the parameters but sign (and sign_type for notifications), sorted by key, `k=v` joined by `&`. */
-export function alipaySignContent(params: Record<string, unknown>, skip: readonly string[] = ['sign']): string {
-  return Object.keys(params)
-    .filter((k) => !skip.includes(k) && params[k] !== undefined && params[k] !== null && String(params[k]) !== '')
-    .sort()
-    .map((k) => `${k}=${String(params[k])}`)
-    .join('&');
-}
-
-/** RSA2: SHA256withRSA, base64. */
-export function rsa2Sign(content: string, privateKeyPem: string): string {
-  return createSign('RSA-SHA256').update(content, 'utf8').sign(privateKeyPem, 'base64');
-}
-
-export function rsa2Verify(content: string, signature: unknown, publicKeyPem: string): boolean {
-  if (typeof signature !== 'string' || !/^[A-Za-z0-9+/=]{1,1024}$/.test(signature)) return false;
-  try {
-    return createVerify('RSA-SHA256').update(content, 'utf8').verify(publicKeyPem, signature, 'base64');
-  } catch {
-    return false;
-  }
-}
-
-/** Alipay's timestamps are Beijing time, `yyyy-MM-dd HH:mm:ss` (China has no daylight saving). */
-export function beijingTime(at: Date): string {
-  return new Date(at.getTime() + 8 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-/**
- * The exact text of one top-level member's value in a JSON object: Alipay signs
- * `"<method>_response"`'s text as it sent it, so parsing and re-serialising would not verify.
- */
-export function rawJsonMember(text: string, key: string): string | null {
-  const start = text.indexOf(`"${key}"`);
-  if (start < 0) return null;
-  let i = start + key.length + 2;
-  while (i < text.length && /[\s:]/.test(text[i])) i++;
-  if (text[i] !== '{') return null;
-  let depth = 0;
-  let inString = false;
-  for (let j = i; j < text.length; j++) {
-    const c = text[j];
-    if (inString) {
-      if (c === '\\') j++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return text.slice(i, j + 1);
-  }
-  return null;
-}
-
-interface AlipayAnswer {
-  code?: string;
-  msg?: string;
-  sub_code?: string;
-  sub_msg?: string;
-  [field: string]: unknown;
-}
-
-/** Alipay's words for a refusal, short and printable, for operators. */
-function refusal(answer: AlipayAnswer): string {
-  const text = [answer.code, answer.sub_code, answer.sub_msg ?? answer.msg].filter((p) => typeof p === 'string' && p).join(' ');
-  return `alipay ${text.replace(/\p{Cc}/gu, ' ').slice(0, 200)}`;
-}
+} from '../channel-adapter';
+import { type ChannelConfig, assertGatewayProtocol } from '../channel-config';
+import { channelDownload, channelFetch } from '../channel-http';
+import { ALIPAY_BILL_HOSTS, ALIPAY_BILL_LINK_LIFETIME_MS, CLOSE_REFUSALS, REFUND_REFUSALS, TRADE_NOT_EXIST, classify } from './alipay-answers';
+import {
+  ALIPAY_GATEWAY,
+  type AlipayAnswer,
+  alipaySignContent,
+  alipayWords,
+  beijingTime,
+  notificationOf,
+  rsa2Sign,
+  rsa2Verify,
+  text,
+  verifiedAnswer,
+} from './alipay-wire';
 
 const PAID_STATES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 
 /**
  * Alipay open platform (SPEC 6), RSA2 over node:crypto: page pay (`pay_url` is the signed
  * gateway URL), form notifications verified with the Alipay public key, and the gateway's
- * JSON answers verified over their exact text for query, close, refund and refund query.
+ * JSON answers verified over their exact text for query, close, refund, refund query and the
+ * bill. This file is the flow: which calls, in what order, what an answer means for money; the
+ * wire is alipay-wire.ts, the refusal codes alipay-answers.ts.
  */
 export class AlipayAdapter implements ChannelAdapter {
   readonly acknowledgement = 'success';
   readonly paidIsFinal = true;
-  /** Alipay reads only the body: `success` stops its retries, anything else (we say `fail`) asks for another. */
+  /** Alipay reads only the body: `success` stops its retries (for about 25 hours), anything else (we say `fail`) asks for another. */
   readonly notificationAnswers: NotificationAnswers = {
     accepted: () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: 'success' }),
     refused: () => ({ status: 200, contentType: 'text/plain; charset=utf-8', body: 'fail' }),
@@ -156,6 +103,7 @@ export class AlipayAdapter implements ChannelAdapter {
     return { payUrl: url.toString(), channelTradeNo: null };
   }
 
+  /** Every trade_status_sync notification Alipay signed for this app: what it says (alipay-wire's notificationOf). */
   verifyNotification(params: Record<string, unknown>): ChannelNotification | null {
     const { app_id: appId, alipay_public_key: publicKey } = this.config;
     if (!appId || !publicKey) return null;
@@ -163,18 +111,10 @@ export class AlipayAdapter implements ChannelAdapter {
     if (!rsa2Verify(alipaySignContent(params, ['sign', 'sign_type']), params.sign, publicKey)) return null;
     // Signed by Alipay for another of its apps: not ours to act on.
     if (params.app_id !== appId) return null;
-    if (typeof params.trade_status !== 'string' || !PAID_STATES.has(params.trade_status)) return null;
-    const amountFen = parseYuan(params.total_amount);
-    if (typeof params.out_trade_no !== 'string' || amountFen === null) return null;
-    return {
-      orderNo: params.out_trade_no,
-      channelTradeNo: typeof params.trade_no === 'string' && params.trade_no ? params.trade_no : null,
-      amountFen,
-      outcome: 'paid',
-    };
+    return notificationOf(params);
   }
 
-  /** Calls one method and answers its verified `<method>_response` object; a missing or wrong signature is a ChannelError. */
+  /** Calls one method and answers its verified `<method>_response` object; anything else is a ChannelError (verifiedAnswer). */
   private async call(method: string, bizContent: Record<string, unknown>, signal: AbortSignal): Promise<AlipayAnswer> {
     const { gateway, alipayPublicKey } = this.settings();
     const url = new URL(gateway);
@@ -189,41 +129,34 @@ export class AlipayAdapter implements ChannelAdapter {
       this.dispatcher,
       signal,
     );
-    if (answer.status !== 200) throw new ChannelError(`alipay ${method} answered HTTP ${answer.status}`);
-    const key = `${method.replace(/\./g, '_')}_response`;
-    const text = rawJsonMember(answer.body, key);
-    let parsed: { sign?: unknown; [key: string]: unknown };
-    try {
-      parsed = JSON.parse(answer.body) as typeof parsed;
-    } catch {
-      throw new ChannelError(`alipay ${method} answered something other than JSON`);
-    }
-    if (text === null) throw new ChannelError(`alipay ${method} answered without ${key}`);
-    if (!rsa2Verify(text, parsed.sign, alipayPublicKey)) throw new ChannelError(`alipay ${method} answer signature does not verify`);
-    return JSON.parse(text) as AlipayAnswer;
+    return verifiedAnswer(method, answer, alipayPublicKey);
   }
 
   async queryPayment(query: PaymentQuery, signal: AbortSignal): Promise<PaymentStatus> {
     const answer = await this.call('alipay.trade.query', { out_trade_no: query.orderNo }, signal);
-    if (answer.code === '40004' && answer.sub_code === 'ACQ.TRADE_NOT_EXIST') return { state: 'unpaid', amountFen: null, channelTradeNo: null };
-    if (answer.code !== '10000') throw new ChannelError(`alipay query: ${refusal(answer)}`);
+    if (answer.code === '40004' && answer.sub_code === TRADE_NOT_EXIST) return { state: 'unpaid', amountFen: null, channelTradeNo: null };
+    if (answer.code !== '10000') throw new ChannelError(`alipay query: ${alipayWords(answer)}`);
     if (answer.out_trade_no !== query.orderNo) throw new ChannelError('alipay query answered about another trade');
-    const tradeNo = typeof answer.trade_no === 'string' && answer.trade_no ? answer.trade_no : null;
+    const tradeNo = text(answer.trade_no);
     // TRADE_CLOSED is an unpaid trade closed (or refunded in full): never a payment to count now.
     if (typeof answer.trade_status !== 'string' || !PAID_STATES.has(answer.trade_status)) return { state: 'unpaid', amountFen: null, channelTradeNo: tradeNo };
     return { state: 'paid', amountFen: parseYuan(answer.total_amount), channelTradeNo: tradeNo };
   }
 
   /** `alipay.trade.close`; a trade the payer never opened does not exist at Alipay yet, which is as good as closed. */
-  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<void> {
+  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<CloseOutcome> {
     const answer = await this.call('alipay.trade.close', { out_trade_no: query.orderNo }, signal);
-    if (answer.code === '10000' || answer.sub_code === 'ACQ.TRADE_NOT_EXIST') return;
-    throw new ChannelError(`alipay close refused: ${refusal(answer)}`);
+    if (answer.code === '40004' && answer.sub_code === TRADE_NOT_EXIST) return { state: 'closed' };
+    const read = classify(answer, CLOSE_REFUSALS);
+    if (read.class === 'done') return { state: 'closed' };
+    if (read.class === 'refused') return { state: 'refused', refusal: read.refusal };
+    throw new ChannelError(`alipay close: ${read.words}`);
   }
 
   /**
    * `alipay.trade.refund` with our refund_no as out_request_no (Alipay refunds once per
-   * out_request_no); `fund_change: Y` is done, otherwise the refund query decides.
+   * out_request_no): `fund_change: Y` is done; `N` (a repeat of a refund made, or one not settled)
+   * leaves the refund query to decide; a documented refusal fails it; anything else is unknown.
    */
   readonly refunds: RefundOperations = {
     refund: async (request, signal) => {
@@ -232,10 +165,11 @@ export class AlipayAdapter implements ChannelAdapter {
         { out_trade_no: request.orderNo, refund_amount: formatYuan(request.amountFen), out_request_no: request.refundNo },
         signal,
       );
-      if (answer.code === '10000') return { state: answer.fund_change === 'Y' ? 'succeeded' : 'processing', channelRefundNo: request.refundNo };
-      // 40004 is a business refusal (balance, state, amount); 20000 and the rest are outcomes we do not know.
-      if (answer.code === '40004') return { state: 'failed', channelRefundNo: null, failure: refusal(answer) };
-      throw new ChannelError(`alipay refund: ${refusal(answer)}`);
+      const read = classify(answer, REFUND_REFUSALS);
+      if (read.class === 'refused') return { state: 'failed', channelRefundNo: null, refusal: read.refusal };
+      if (read.class === 'unknown') throw new ChannelError(`alipay refund: ${read.words}`);
+      if (answer.out_trade_no !== undefined && answer.out_trade_no !== request.orderNo) throw new ChannelError('alipay refund answered about another trade');
+      return { state: answer.fund_change === 'Y' ? 'succeeded' : 'processing', channelRefundNo: request.refundNo };
     },
     queryRefund: (request, signal) => this.queryRefund(request, signal),
   };
@@ -248,8 +182,8 @@ export class AlipayAdapter implements ChannelAdapter {
       signal,
     );
     if (answer.code !== '10000') {
-      if (answer.sub_code === 'ACQ.TRADE_NOT_EXIST') return { state: 'not_found', channelRefundNo: null, failure: refusal(answer) };
-      throw new ChannelError(`alipay refund query: ${refusal(answer)}`);
+      if (answer.code === '40004' && answer.sub_code === TRADE_NOT_EXIST) return { state: 'not_found', channelRefundNo: null };
+      throw new ChannelError(`alipay refund query: ${alipayWords(answer)}`);
     }
     if (answer.out_request_no !== request.refundNo || answer.refund_amount === undefined) return { state: 'not_found', channelRefundNo: null };
     if (answer.refund_status === undefined || answer.refund_status === '' || answer.refund_status === 'REFUND_SUCCESS') {
@@ -261,26 +195,42 @@ export class AlipayAdapter implements ChannelAdapter {
 
   /**
    * The trade bill: `alipay.data.dataservice.bill.downloadurl.query` answers (signed, verified) a
-   * short-lived bill_download_url, on Alipay's file host rather than the gateway; its bytes are
-   * the zip the alipay parser reads.
+   * bill_download_url that works for 30 s, on Alipay's bill host rather than the gateway (plain
+   * http there): fetched at once, from a pinned host only. Its bytes are the zip the alipay
+   * parser reads.
    */
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
       const answer = await this.call('alipay.data.dataservice.bill.downloadurl.query', { bill_type: 'trade', bill_date: request.date }, signal);
+      const linkExpiresAt = Date.now() + ALIPAY_BILL_LINK_LIFETIME_MS;
       if (answer.code !== '10000') {
         if (answer.sub_code === 'isp.bill_not_exist') return { format: 'alipay', raw: Buffer.alloc(0), noBill: 'alipay isp.bill_not_exist' };
-        throw new ChannelError(`alipay bill: ${refusal(answer)}`);
+        throw new ChannelError(`alipay bill: ${alipayWords(answer)}`);
       }
-      let url: URL;
-      try {
-        url = new URL(String(answer.bill_download_url));
-        assertGatewayProtocol(url, this.allowHttpGateway);
-      } catch {
-        throw new ChannelError('alipay bill answered without a usable bill_download_url');
-      }
-      const download = await channelDownload(url.toString(), {}, this.dispatcher, signal);
+      const url = this.billLink(answer.bill_download_url);
+      const download = await channelDownload(url.toString(), {}, this.dispatcher, signal, linkExpiresAt);
       if (download.status !== 200) throw new ChannelError(`alipay bill download answered HTTP ${download.status}`);
       return { format: 'alipay', raw: download.body };
     },
   };
+
+  /**
+   * A bill link we fetch: on one of Alipay's bill hosts (http or https, as Alipay serves them), or
+   * on the configured gateway's own host (Alipay's sandbox, a test gateway) under the gateway's
+   * protocol rule. Anything else is refused before any request leaves.
+   */
+  private billLink(value: unknown): URL {
+    let url: URL;
+    try {
+      url = new URL(String(value));
+    } catch {
+      throw new ChannelError('alipay bill answered without a usable bill_download_url');
+    }
+    const { gateway } = this.settings();
+    const onBillHost = ALIPAY_BILL_HOSTS.includes(url.hostname) && (url.protocol === 'http:' || url.protocol === 'https:') && url.port === '';
+    const onGateway = url.host === gateway.host && (url.protocol === gateway.protocol || url.protocol === 'https:');
+    if (!onBillHost && !onGateway)
+      throw new ChannelError(`alipay bill_download_url is not on an alipay bill host (${url.protocol}//${url.hostname.slice(0, 100)})`);
+    return url;
+  }
 }

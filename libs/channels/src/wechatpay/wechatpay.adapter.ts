@@ -1,10 +1,11 @@
-import { X509Certificate, createDecipheriv, createPublicKey, createSign, createVerify, randomBytes, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import {
   type BillOperations,
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
+  type CloseOutcome,
   type NotificationAnswers,
   type NotificationContext,
   type PaymentCreated,
@@ -14,103 +15,36 @@ import {
   type RefundOperations,
   type RefundRequest,
   type RefundStatus,
-} from './channel-adapter';
-import { type ChannelConfig, assertGatewayProtocol } from './channel-config';
-import { type ChannelAnswer, channelDownload, channelFetch } from './channel-http';
-
-export const WECHATPAY_GATEWAY = 'https://api.mch.weixin.qq.com';
-/** WeChat Pay refuses (and so do we) a signed message older or newer than 5 minutes. */
-export const WECHATPAY_CLOCK_SKEW_SECONDS = 300;
+} from '../channel-adapter';
+import { type ChannelConfig, assertGatewayProtocol } from '../channel-config';
+import { type ChannelAnswer, channelDownload, channelFetch } from '../channel-http';
+import { CLOSED_ALREADY, CLOSE_REFUSALS, REFUND_REFUSALS, REFUND_STATUS_REFUSALS, classify } from './wechatpay-answers';
+import {
+  type RefundResource,
+  type Transaction,
+  WECHATPAY_CLOCK_SKEW_SECONDS,
+  WECHATPAY_GATEWAY,
+  decryptResource,
+  errorCode,
+  fen,
+  header,
+  isObject,
+  rfc3339Beijing,
+  signedMessage,
+  text,
+  wechatWords,
+  wechatpayAuthorization,
+} from './wechatpay-wire';
 
 /** The service's own page showing a native payment's code_url as a QR code (SPEC 6); its token carries the code_url, sealed to one order. */
 export type WechatPayPageUrl = (orderNo: string, codeUrl: string) => string;
-
-/** RFC 3339 in Beijing time, as WeChat Pay writes time_expire: 2026-01-01T12:00:00+08:00. */
-export function rfc3339Beijing(at: Date): string {
-  return `${new Date(at.getTime() + 8 * 3600_000).toISOString().slice(0, 19)}+08:00`;
-}
-
-/** The Authorization header of one API v3 request: RSA-SHA256 of `METHOD\nPATH\nTIMESTAMP\nNONCE\nBODY\n`. */
-export function wechatpayAuthorization(
-  request: { method: string; path: string; body: string },
-  merchant: { mchid: string; serialNo: string; privateKey: string },
-  timestamp = Math.floor(Date.now() / 1000),
-  nonce = randomBytes(16).toString('hex'),
-): string {
-  const message = `${request.method}\n${request.path}\n${timestamp}\n${nonce}\n${request.body}\n`;
-  const signature = createSign('RSA-SHA256').update(message, 'utf8').sign(merchant.privateKey, 'base64');
-  return `WECHATPAY2-SHA256-RSA2048 mchid="${merchant.mchid}",nonce_str="${nonce}",signature="${signature}",timestamp="${timestamp}",serial_no="${merchant.serialNo}"`;
-}
-
-/** AEAD_AES_256_GCM of a notification's resource: the ciphertext's last 16 bytes are the tag. Null when it does not authenticate. */
-export function decryptResource(resource: { ciphertext: string; nonce: string; associated_data?: string }, apiV3Key: string): string | null {
-  try {
-    const data = Buffer.from(resource.ciphertext, 'base64');
-    if (data.length < 17) return null;
-    const decipher = createDecipheriv('aes-256-gcm', Buffer.from(apiV3Key, 'utf8'), Buffer.from(resource.nonce, 'utf8'));
-    decipher.setAuthTag(data.subarray(data.length - 16));
-    decipher.setAAD(Buffer.from(resource.associated_data ?? '', 'utf8'));
-    return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
-  } catch {
-    return null;
-  }
-}
-
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | null {
-  const value = headers[name.toLowerCase()];
-  return typeof value === 'string' ? value : null;
-}
-
-interface Transaction {
-  appid?: unknown;
-  mchid?: unknown;
-  out_trade_no?: unknown;
-  transaction_id?: unknown;
-  trade_state?: unknown;
-  amount?: { total?: unknown };
-}
-
-interface RefundResource {
-  mchid?: unknown;
-  out_trade_no?: unknown;
-  out_refund_no?: unknown;
-  refund_id?: unknown;
-  refund_status?: unknown;
-  status?: unknown;
-  amount?: { refund?: unknown };
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
-const text = (value: unknown): string | null => (typeof value === 'string' && value ? value : null);
-const fen = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null);
-
-/** WeChat Pay's error answer, short and printable, for operators. */
-/** The `code` of an error answer (`{"code": "...", "message": "..."}`), or null. */
-function errorCode(answer: ChannelAnswer): string | null {
-  try {
-    const parsed = JSON.parse(answer.body) as { code?: unknown };
-    return typeof parsed.code === 'string' ? parsed.code : null;
-  } catch {
-    return null;
-  }
-}
-
-function refusal(answer: ChannelAnswer): string {
-  let detail: string;
-  try {
-    const parsed = JSON.parse(answer.body) as { code?: unknown; message?: unknown };
-    detail = `${String(parsed.code)} ${String(parsed.message ?? '')}`;
-  } catch {
-    detail = 'no JSON';
-  }
-  return `wechatpay HTTP ${answer.status} ${detail.replace(/\p{Cc}/gu, ' ').slice(0, 200)}`;
-}
 
 /**
  * WeChat Pay API v3 (SPEC 6), over node:crypto: native pay (the code_url is shown on the
  * service's own page), signed requests, answers and notifications verified with the platform
  * public key or, while a merchant switches, the platform certificate named by Wechatpay-Serial,
- * AEAD_AES_256_GCM resources; query, close, refund and refund query.
+ * AEAD_AES_256_GCM resources; query, close, refund, refund query and the bill. This file is the
+ * flow; the wire is wechatpay-wire.ts, the refusal codes wechatpay-answers.ts.
  */
 export class WechatpayAdapter implements ChannelAdapter {
   readonly acknowledgement = '';
@@ -168,13 +102,20 @@ export class WechatpayAdapter implements ChannelAdapter {
     if (!timestamp || !/^\d{1,12}$/.test(timestamp) || !nonce || !signature || !key) return false;
     if (checkClock && Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp)) > WECHATPAY_CLOCK_SKEW_SECONDS) return false;
     try {
-      return createVerify('RSA-SHA256').update(`${timestamp}\n${nonce}\n${body}\n`, 'utf8').verify(key, signature, 'base64');
+      return createVerify('RSA-SHA256')
+        .update(signedMessage(timestamp, nonce, body), 'utf8')
+        .verify(key, signature, 'base64');
     } catch {
       return false;
     }
   }
 
-  /** One signed API v3 call; a 2xx answer must carry a valid platform signature, or it is a ChannelError. */
+  /**
+   * One signed API v3 call. Every answer but a 5xx (unknown whatever it says) must carry a valid
+   * platform signature: WeChat signs what it answers once it has verified our request, so an
+   * unsigned answer (a 401 SIGN_ERROR, a signature probe, something on the way) is a ChannelError
+   * reporting its code and message: an outcome not stated.
+   */
   private async call(method: 'GET' | 'POST', path: string, body: Record<string, unknown> | null, signal: AbortSignal): Promise<ChannelAnswer> {
     const settings = this.settings();
     const text = body === null ? '' : JSON.stringify(body);
@@ -197,9 +138,11 @@ export class WechatpayAdapter implements ChannelAdapter {
       this.dispatcher,
       signal,
     );
-    if (answer.status >= 500) throw new ChannelError(refusal(answer));
-    if (answer.status >= 200 && answer.status < 300 && !this.verifiedSignature(answer.headers, answer.body, false)) {
-      throw new ChannelError(`wechatpay ${method} ${path.split('?')[0]} answer signature does not verify`);
+    const what = `wechatpay ${method} ${path.split('?')[0]}`;
+    if (answer.status >= 500) throw new ChannelError(`${what}: ${wechatWords(answer)}`);
+    if (!this.verifiedSignature(answer.headers, answer.body, false)) {
+      if (!header(answer.headers, 'wechatpay-signature')) throw new ChannelError(`${what}: ${wechatWords(answer)} (unsigned answer, outcome unknown)`);
+      throw new ChannelError(`${what} answer signature does not verify`);
     }
     return answer;
   }
@@ -230,7 +173,7 @@ export class WechatpayAdapter implements ChannelAdapter {
       },
       signal,
     );
-    if (answer.status !== 200) throw new ChannelError(`wechatpay native pay refused: ${refusal(answer)}`);
+    if (answer.status !== 200) throw new ChannelError(`wechatpay native pay refused: ${wechatWords(answer)}`);
     const codeUrl = text(this.json<{ code_url?: unknown }>(answer, 'native pay').code_url);
     if (!codeUrl || !/^weixin:\/\//.test(codeUrl)) throw new ChannelError('wechatpay native pay answered without a code_url');
     return { payUrl: this.payPageUrl(request.orderNo, codeUrl), channelTradeNo: null };
@@ -291,7 +234,7 @@ export class WechatpayAdapter implements ChannelAdapter {
     const { mchid, appid } = this.settings();
     const answer = await this.call('GET', `/v3/pay/transactions/out-trade-no/${query.orderNo}?mchid=${encodeURIComponent(mchid)}`, null, signal);
     if (answer.status === 404) return { state: 'unpaid', amountFen: null, channelTradeNo: null };
-    if (answer.status !== 200) throw new ChannelError(`wechatpay query: ${refusal(answer)}`);
+    if (answer.status !== 200) throw new ChannelError(`wechatpay query: ${wechatWords(answer)}`);
     const transaction = this.json<Transaction>(answer, 'query');
     if (transaction.out_trade_no !== query.orderNo || transaction.mchid !== mchid || transaction.appid !== appid) {
       throw new ChannelError('wechatpay query answered about another trade');
@@ -302,21 +245,24 @@ export class WechatpayAdapter implements ChannelAdapter {
     return { state: 'paid', amountFen: fen(transaction.amount?.total), channelTradeNo };
   }
 
-  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<void> {
+  /** Closed (204), or nothing payable left (ORDER_CLOSED, ORDER_NOT_EXIST); a documented refusal (paid meanwhile); else unknown. */
+  async closePayment(query: PaymentQuery, signal: AbortSignal): Promise<CloseOutcome> {
     const { mchid } = this.settings();
     const answer = await this.call('POST', `/v3/pay/transactions/out-trade-no/${query.orderNo}/close`, { mchid }, signal);
-    if (answer.status !== 204 && answer.status !== 200) throw new ChannelError(`wechatpay close refused: ${refusal(answer)}`);
+    if (answer.status >= 400 && CLOSED_ALREADY.has(errorCode(answer) ?? '')) return { state: 'closed' };
+    const read = classify(answer, CLOSE_REFUSALS);
+    if (read.class === 'done') return { state: 'closed' };
+    if (read.class === 'refused') return { state: 'refused', refusal: read.refusal };
+    throw new ChannelError(`wechatpay close: ${read.words}`);
   }
 
   /**
    * `POST /v3/refund/domestic/refunds` with our refund_no as out_refund_no (WeChat refunds once
-   * per out_refund_no). It needs the payment's total, which the query gives.
+   * per out_refund_no), naming the payment's total (the order's amount). A signed 4xx whose code
+   * the page lists as a refusal fails it; SYSTEM_ERROR, FREQUENCY_LIMITED and the rest are unknown.
    */
   readonly refunds: RefundOperations = {
     refund: async (request, signal) => {
-      const payment = await this.queryPayment({ orderNo: request.orderNo, amountFen: 0, channelTradeNo: request.channelTradeNo, paidAt: null }, signal);
-      if (payment.state !== 'paid' || payment.amountFen === null)
-        return { state: 'failed', channelRefundNo: null, failure: 'wechatpay: the payment is not paid at WeChat Pay' };
       const answer = await this.call(
         'POST',
         '/v3/refund/domestic/refunds',
@@ -324,12 +270,13 @@ export class WechatpayAdapter implements ChannelAdapter {
           out_trade_no: request.orderNo,
           out_refund_no: request.refundNo,
           notify_url: this.notifyUrl,
-          amount: { refund: request.amountFen, total: payment.amountFen, currency: 'CNY' },
+          amount: { refund: request.amountFen, total: request.orderAmountFen, currency: 'CNY' },
         },
         signal,
       );
-      // 4xx is a refusal (balance, amount, state); the refund was not taken.
-      if (answer.status >= 400) return { state: 'failed', channelRefundNo: null, failure: refusal(answer) };
+      const read = classify(answer, REFUND_REFUSALS);
+      if (read.class === 'refused') return { state: 'failed', channelRefundNo: null, refusal: read.refusal };
+      if (read.class === 'unknown') throw new ChannelError(`wechatpay refund: ${read.words}`);
       return this.refundStatus(this.json<RefundResource>(answer, 'refund'), request);
     },
     queryRefund: (request, signal) => this.queryRefund(request, signal),
@@ -337,15 +284,15 @@ export class WechatpayAdapter implements ChannelAdapter {
 
   private async queryRefund(request: RefundRequest, signal: AbortSignal): Promise<RefundStatus> {
     const answer = await this.call('GET', `/v3/refund/domestic/refunds/${request.refundNo}`, null, signal);
-    if (answer.status === 404) return { state: 'not_found', channelRefundNo: null };
-    if (answer.status !== 200) throw new ChannelError(`wechatpay refund query: ${refusal(answer)}`);
+    if (answer.status === 404 && errorCode(answer) === 'RESOURCE_NOT_EXISTS') return { state: 'not_found', channelRefundNo: null };
+    if (answer.status !== 200) throw new ChannelError(`wechatpay refund query: ${wechatWords(answer)}`);
     return this.refundStatus(this.json<RefundResource>(answer, 'refund query'), request);
   }
 
   /**
-   * SUCCESS is done, CLOSED failed; ABNORMAL (the money could not reach the payer's account)
-   * stays processing: WeChat holds it until the merchant retries it in its platform, so giving
-   * the merchant's balance back here could pay the refund twice.
+   * SUCCESS is done, CLOSED (the page's 退款关闭) is refused; ABNORMAL (the money could not reach
+   * the payer's account) stays processing: WeChat holds it until the merchant retries it in its
+   * platform, so giving the merchant's balance back here could pay the refund twice.
    */
   private refundStatus(resource: RefundResource, request: RefundRequest): RefundStatus {
     if (resource.out_refund_no !== request.refundNo) throw new ChannelError('wechatpay answered about another refund');
@@ -355,7 +302,7 @@ export class WechatpayAdapter implements ChannelAdapter {
         if (fen(resource.amount?.refund) !== request.amountFen) throw new ChannelError('wechatpay reports another refund amount');
         return { state: 'succeeded', channelRefundNo };
       case 'CLOSED':
-        return { state: 'failed', channelRefundNo, failure: 'wechatpay: refund closed' };
+        return { state: 'failed', channelRefundNo, refusal: REFUND_STATUS_REFUSALS.refusal('CLOSED', 'wechatpay: refund closed')! };
       case 'PROCESSING':
       case 'ABNORMAL':
         return { state: 'processing', channelRefundNo };
@@ -368,15 +315,16 @@ export class WechatpayAdapter implements ChannelAdapter {
    * The trade bill: `GET /v3/bill/tradebill` (bill_type=ALL, gzipped: a day's bill shrinks
    * tenfold) answers, signed, a download_url and the bill's hash; the download is a signed GET
    * too but its answer is not signed (WeChat's docs), so hash_value, checked by the parser on the
-   * unzipped bill, is what vouches for the bytes. The URL must be on the gateway: our signed
-   * Authorization goes nowhere else.
+   * unzipped bill, is what vouches for the bytes. The URL must be on the gateway's host over https
+   * (http only for a plain-http test gateway, CHANNEL_ALLOW_HTTP): our signed Authorization goes
+   * nowhere else.
    */
   readonly bills: BillOperations = {
     fetchBill: async (request, signal) => {
       const answer = await this.call('GET', `/v3/bill/tradebill?bill_date=${encodeURIComponent(request.date)}&bill_type=ALL&tar_type=GZIP`, null, signal);
       if (answer.status === 400 && errorCode(answer) === 'NO_STATEMENT_EXIST')
         return { format: 'wechatpay', raw: Buffer.alloc(0), noBill: 'wechatpay NO_STATEMENT_EXIST' };
-      if (answer.status !== 200) throw new ChannelError(`wechatpay tradebill: ${refusal(answer)}`);
+      if (answer.status !== 200) throw new ChannelError(`wechatpay tradebill: ${wechatWords(answer)}`);
       const bill = this.json<{ hash_type?: unknown; hash_value?: unknown; download_url?: unknown }>(answer, 'tradebill');
       const hashType = text(bill.hash_type);
       const hashValue = text(bill.hash_value);
@@ -389,7 +337,8 @@ export class WechatpayAdapter implements ChannelAdapter {
       } catch {
         throw new ChannelError('wechatpay tradebill answered a download_url that is not a URL');
       }
-      if (url.origin !== settings.gateway.origin) throw new ChannelError('wechatpay tradebill answered a download_url off the gateway');
+      if (url.host !== settings.gateway.host || (url.protocol !== 'https:' && url.origin !== settings.gateway.origin))
+        throw new ChannelError('wechatpay tradebill answered a download_url off the gateway or not over https');
       const path = `${url.pathname}${url.search}`;
       const download = await channelDownload(
         url.toString(),
