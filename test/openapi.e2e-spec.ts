@@ -96,6 +96,8 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
     expect(codes('/api/merchant/orderList', 401)).toEqual([40100]);
     expect(doc.paths['/api/merchant/orderList'].post.security).toEqual([{ portal_session: [] }]);
     expect(doc.paths['/metrics'].get.security).toEqual(expect.arrayContaining([{ metrics_token: [] }]));
+    // METRICS_TOKEN is whatever string the operator chose, not a JWT.
+    expect(doc.components.securitySchemes.metrics_token).toEqual({ type: 'http', scheme: 'bearer', description: expect.stringContaining('METRICS_TOKEN') });
     expect(codes('/addons/paychannel/channel/processor/cityList', 404, 'get')).toEqual([40401]);
   });
 

@@ -27,9 +27,9 @@ function trustProxyOption(trust: AppConfig['trustProxy']): false | string[] | ((
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
 }
 
-/** A client's request id is kept when it is 1-128 of [A-Za-z0-9._:-] (nothing that could forge a log line). */
+/** A client's request id is kept when it is 1-64 of [A-Za-z0-9_-] (SPEC 3: nothing that could forge a log line). */
 export function requestIdOf(header: string | string[] | undefined): string {
-  return typeof header === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(header) ? header : randomUUID();
+  return typeof header === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(header) ? header : randomUUID();
 }
 
 export interface ApiAppOptions {
