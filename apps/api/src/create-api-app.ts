@@ -4,7 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { Logger as NestLogger } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type AppConfig, NEST_START_OPTIONS } from '@app/common';
+import { type AppConfig, NEST_START_OPTIONS, localizeEnvelope, negotiateLang } from '@app/common';
 import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
 import { registerHtmlPageHeaders } from './http/html-page';
@@ -65,6 +65,8 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // SPEC 2: a success envelope's msg in the language the request prefers (the filter does the failures').
+  fastify.addHook('preSerialization', async (request, _reply, payload) => localizeEnvelope(payload, negotiateLang(request.headers['accept-language'])));
   const access = new NestLogger('Access');
   fastify.addHook('onResponse', async (request, reply) => {
     if (QUIET_PATHS.test(request.url)) return;

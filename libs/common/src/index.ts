@@ -1,3 +1,5 @@
+export * from './api-messages/api-message';
+export type { ApiMessageKey } from './api-messages/en';
 export * from './bank-card';
 export * from './common.module';
 export * from './redis.module';

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Controller, HttpCode, Get, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { DomainError, ErrorCode } from '@app/common';
+import { DomainError, ErrorCode, apiMessage } from '@app/common';
 import { ORDER_EVENT_TYPES, ORDER_STATUSES } from '@app/db';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
@@ -47,7 +47,7 @@ export class PortalOrdersController {
   @Get('export.csv')
   async exportCsv(@CurrentSession() session: PortalSession, @Query() query: Record<string, unknown>, @Res() reply: FastifyReply): Promise<void> {
     const filters = await this.orders.filters(query);
-    if (!filters.ok) throw DomainError.invalid('filters', 'not valid');
+    if (!filters.ok) throw DomainError.invalid('filters', apiMessage('field.notValid'));
     const stamp = formatShanghai(new Date()).replace(/[-: ]/g, '');
     return void reply
       .header('content-type', 'text/csv; charset=utf-8')

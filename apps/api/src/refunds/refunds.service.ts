@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig, DomainError, ErrorCode, parseYuan } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, parseYuan, apiMessage } from '@app/common';
 import { type Merchant, OrderRepository, RefundRepository } from '@app/db';
 import { RefundLifecycle, type RefundView, refundView, requestHash } from '@app/orders';
 import type { RefundCreateDto } from './dto/refund-create.dto';
 import type { RefundQueryDto } from './dto/refund-query.dto';
 import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
-
-const REFUND_NOT_FOUND = 'Refund not found';
 
 /** SPEC 5's refunds: refundCreate, refundQuery, refundQueryList. */
 @Injectable()
@@ -38,12 +36,12 @@ export class RefundsService {
 
   /** One refund by refund_no or merchant_refund_no; with both, they must name the same one. */
   async query(merchantId: number, params: RefundQueryDto): Promise<RefundView> {
-    if (!params.refund_no && !params.merchant_refund_no) throw DomainError.invalid('refund_no', 'refund_no or merchant_refund_no is required');
+    if (!params.refund_no && !params.merchant_refund_no) throw DomainError.invalid('refund_no', apiMessage('refundKey.none'));
     const refund = params.refund_no
       ? await this.refunds.findByRefundNo(merchantId, params.refund_no)
       : await this.refunds.findByMerchantRefundNo(merchantId, params.merchant_refund_no!);
     if (!refund || (params.merchant_refund_no && refund.merchantRefundNo !== params.merchant_refund_no)) {
-      throw new DomainError(ErrorCode.OrderNotFound, REFUND_NOT_FOUND);
+      throw new DomainError(ErrorCode.OrderNotFound, apiMessage('refund.notFound'));
     }
     return refundView(refund);
   }
