@@ -336,6 +336,10 @@ describe('merchant clients in other languages, against the compiled API and work
           const moved = (account: string) => day.movements.filter((m) => m.account === account).reduce((sum, m) => sum + m.amount_fen, 0);
           expect(day.closing_balance.available_fen - day.opening_balance.available_fen).toBe(moved('available'));
           expect(day.closing_balance.deposit_fen - day.opening_balance.deposit_fen).toBe(moved('deposit'));
+          // balanceQuery through the client: the balances today's statement closes on (SPEC 6).
+          const balance = await call('balanceQuery', {});
+          expect([balance.code, balance.answer.code]).toEqual([0, 1]);
+          expect(balance.answer.data).toEqual({ ...day.closing_balance, as_of: expect.any(Number) });
         } finally {
           if (demo.exitCode === null) demo.kill();
         }
@@ -403,6 +407,9 @@ describe('merchant clients in other languages, against the compiled API and work
           const statement = await typed('statementQuery', { date: today });
           expect(statement).toContain(fen('available_fen', day.closing_balance.available_fen));
           expect(statement).toContain(whole('total', day.total));
+          const balance = await typed('balanceQuery', {});
+          expect(balance).toContain(fen('available_fen', day.closing_balance.available_fen));
+          expect(balance).toContain(fen('deposit_fen', day.closing_balance.deposit_fen));
         }, 60_000);
       }
 
