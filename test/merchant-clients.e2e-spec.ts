@@ -403,7 +403,10 @@ describe('merchant clients in other languages, against the compiled API and work
           const unknown = await run(['typed', 'orderQueryDetail', JSON.stringify({ order_no: '2000010101000000000000' })]);
           expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('MerchantError 40400')]);
           const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Shanghai' }).format(new Date());
-          const day = (await call('statementQuery', { date: today })).answer.data as { closing_balance: { available_fen: number }; total: number };
+          const day = (await call('statementQuery', { date: today })).answer.data as {
+            closing_balance: { available_fen: number; deposit_fen: number };
+            total: number;
+          };
           const statement = await typed('statementQuery', { date: today });
           expect(statement).toContain(fen('available_fen', day.closing_balance.available_fen));
           expect(statement).toContain(whole('total', day.total));

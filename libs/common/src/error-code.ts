@@ -1,4 +1,5 @@
 import { type ApiMessage, type Lang, renderApiMessage } from './api-messages/api-message';
+import type { ApiMessageKey } from './api-messages/en';
 
 /** Every failure a client can observe: SPEC section 2. The filter maps each one exhaustively. */
 export enum ErrorCode {
@@ -127,6 +128,12 @@ export class DomainError extends Error {
   /** 42900 with `Retry-After` in whole seconds (at least 1) until the limiter lets the client in again. */
   static rateLimited(msBeforeNext: number, message?: ApiMessage): DomainError {
     return new DomainError(ErrorCode.RateLimited, message, null, { 'retry-after': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) });
+  }
+
+  /** Whether it says `key` (itself or about one of its parameters): which refusal of its code it is. */
+  says(key: ApiMessageKey): boolean {
+    const text = this.text;
+    return isFieldProblems(text) ? text.some((p) => p.message.key === key) : text.key === key;
   }
 
   /** The answer's `msg` in `lang` (SPEC 2): the same facts in other words; `code` and `data` do not change. */

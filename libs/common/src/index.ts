@@ -17,5 +17,6 @@ export * from './queues';
 export * from './running-build';
 export * from './stop-on-signals';
 export * from './secret-box';
+export * from './spreadsheet-csv';
 export * from './time';
 export * from './startup';

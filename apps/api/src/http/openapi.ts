@@ -7,9 +7,10 @@ import { METRICS_SCHEME, SIGNATURE_SCHEME } from './api-docs';
 
 const EXAMPLE_SECRET = 'sk_example_secret_do_not_use';
 
-/** A worked example computed by the service's own signing code, so the document cannot drift from it. */
-function signatureExample(prefix: string): string {
-  const params = {
+/** The worked signing example of the document and of the portal's help page: one set of values, signed by the service's own code. */
+export const SIGNING_EXAMPLE = {
+  secret: EXAMPLE_SECRET,
+  params: {
     api_key: 'mk_example0000000000000001',
     timestamp: 1763700000,
     nonce: 'n0nce12345',
@@ -18,7 +19,12 @@ function signatureExample(prefix: string): string {
     paychannel_id: 3,
     paychannel_paymethod: 'alipay',
     customer_name: '张三',
-  };
+  },
+} as const;
+
+/** A worked example computed by the service's own signing code, so the document cannot drift from it. */
+function signatureExample(prefix: string): string {
+  const { params } = SIGNING_EXAMPLE;
   return [
     `With api_secret \`${EXAMPLE_SECRET}\`, the body`,
     '```json',

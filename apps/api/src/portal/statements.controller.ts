@@ -67,7 +67,9 @@ export class PortalStatementsController {
     const day = statementDate(date);
     if (!day) return void reply.status(400).view('statements', { statement: null, date: shanghaiDate(new Date()), error: 'statements.badDate' });
     const statement = await this.statements.statement(session.merchantId, day);
-    return void reply.view('statements', { statement, date: day, prev: nextDay(day, -1), next: nextDay(day, 1), error: null });
+    // SPEC 6: a day after today (Asia/Shanghai) is refused, so the link to the next day stops at today.
+    const next = nextDay(day, 1);
+    return void reply.view('statements', { statement, date: day, prev: nextDay(day, -1), next: next <= shanghaiDate(new Date()) ? next : null, error: null });
   }
 
   @Get('export.csv')

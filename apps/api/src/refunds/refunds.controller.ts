@@ -30,7 +30,7 @@ export class RefundsController {
   )
   @HttpCode(200)
   async refundCreate(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundCreateDto): Promise<Envelope<RefundView>> {
-    const { refund, repeat } = await this.refunds.create(merchant, params);
+    const { refund, repeat } = await this.refunds.create(merchant.id, params);
     return ok(refund, apiMessage(repeat ? 'refund.repeat' : 'refund.created'));
   }
 
