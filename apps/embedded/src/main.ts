@@ -8,11 +8,12 @@ import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals }
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
 import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
+import { DevelopersService } from '../../api/src/portal/developers.service';
 import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { demoPortalLine } from './demo-portal-user';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
-import { claimDataDir, dataDirOf, embeddedPgPort, readOrCreateSecrets } from './local-data';
+import { claimDataDir, dataDirOf, embeddedPgPort, keepDemoCredentials, readOrCreateSecrets } from './local-data';
 
 const logger = new Logger('Start');
 
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
   const portal = demo ? await demoPortalLine(config, dataDir, demo.api_key) : null;
 
   const api = await createApiApp(config, { shutdownHooks: false });
+  if (demo) api.get(DevelopersService).onRotation((rotated) => keepDemoCredentials(join(dataDir, 'demo-merchant.json'), rotated));
   await api.listen({ port: config.port, host: '0.0.0.0' });
   const worker = await createWorkerApp(config, { shutdownHooks: false });
   process.stdout.write(`${banner(config, demo, dataDir, portal)}\n`);
