@@ -164,6 +164,7 @@ describe('merchant portal security', () => {
         '/portal/ledger',
         '/portal/channels',
         '/portal/developers',
+        '/portal/help',
         '/portal/account',
         '/portal/orders/export.csv',
       ]) {
@@ -505,6 +506,7 @@ describe('merchant portal security', () => {
         '/portal/ledger',
         '/portal/channels',
         '/portal/developers',
+        '/portal/help',
         '/portal/account',
       ];
       const never = [
@@ -586,7 +588,7 @@ describe('merchant portal security', () => {
 
       // The form and its answer say what a rotation does to a receiver checking the body signature (issue 28).
       const form = await client.get('/portal/developers');
-      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*a receiver that checks the body signature must accept either secret until the grace ends/);
+      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*your receiver must accept either secret until the grace ends\. <a href="\/portal\/help#rotation">/);
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
       expect(answer.html).toMatch(
