@@ -5,7 +5,7 @@ import { type ArgumentMetadata, type Type, ValidationPipe } from '@nestjs/common
 import { ValidationTypes, getMetadataStorage } from 'class-validator';
 import fc from 'fast-check';
 import { type ApiMessage, DomainError, renderApiMessage } from '@app/common';
-import { en } from '../../../../libs/common/src/api-messages/en';
+import { en } from '@app/common/api-messages/en';
 import { CallbackResendDto } from '../callbacks/dto/callback-resend.dto';
 import { GetPayChannelsDto } from '../channels/dto/get-pay-channels.dto';
 import { CreateOrderDto } from '../orders/dto/create-order.dto';
