@@ -41,6 +41,8 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
     expect(answers.map((a) => a.kind).sort()).toEqual(['run', 'run', 'wait', 'wait']);
     const ran = ['a', 'b', 'c', 'd'].filter((_, i) => answers[i].kind === 'run');
     const waiting = ['a', 'b', 'c', 'd'].filter((_, i) => answers[i].kind === 'wait');
+    // Their jobs parked, they join the line.
+    expect(await gates[0].lineUp(k, waiting)).toEqual(['wait', 'wait']);
     const released = await gates[1].give(k, ran[0], 'success', false);
     expect(released).toMatchObject({ transition: null, admitted: [waiting[0]], wake: null });
     // The admitted one's slot is reserved for it: its take runs, a newcomer waits.
@@ -51,6 +53,7 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
   it('enlist gives a slot while there is one, else lines the delivery up; another key and another merchant are not held', async () => {
     const k = fresh();
     expect((await gates[0].enlist(k, ['1', '2', '3'])).map((a) => a.kind)).toEqual(['run', 'run', 'wait']);
+    expect(await gates[0].lineUp(k, ['3'])).toEqual(['wait']);
     expect((await gates[1].enlist({ ...k, merchantId: 2 }, ['x'])).map((a) => a.kind)).toEqual(['run']);
     expect((await gates[1].enlist(fresh(), ['y'])).map((a) => a.kind)).toEqual(['run']);
     // Enlisting again (the sweep) changes nothing and keeps its place.
@@ -63,6 +66,7 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
     const ids = Array.from({ length: 50 }, (_, i) => `d${i}`);
     const answers = await gates[0].enlist(k, ids);
     expect(answers.filter((a) => a.kind === 'run')).toHaveLength(2);
+    expect(await gates[1].lineUp(k, ids.slice(2))).toEqual(ids.slice(2).map(() => 'wait'));
     const order: string[] = [];
     let running = ['d0', 'd1'];
     while (running.length > 0) {
@@ -93,6 +97,7 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
     expect(await gates[0].take(k, 'h1')).toEqual({ kind: 'held', wakeAt: probeAt });
     expect(await gates[1].take(k, 'h2')).toEqual({ kind: 'held', wakeAt: null });
     expect(await gates[1].enlist(k, ['h3'])).toEqual([{ kind: 'held', wakeAt: null }]);
+    expect(await gates[1].lineUp(k, ['h1', 'h2', 'h3'])).toEqual(['wait', 'wait', 'wait']);
     expect(await gates[0].take(k, 'h1')).toEqual({ kind: 'held', wakeAt: probeAt });
     if (mode === 'in-process') return; // The probe time below is moved in Redis; the process's clock cannot be.
     await clients[0].hset(`${prefix}:callback-key:{${k.merchantId}|${k.destination}}:circuit`, 'next_probe_at', Date.now() - 1);
@@ -131,8 +136,18 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
       await gates[0].give(k, `y${i}`, 'failure', false);
     }
     for (const id of ['p', 'q', 'r']) expect((await gates[1].take(k, id)).kind).toBe('held');
+    await gates[1].lineUp(k, ['p', 'q', 'r']);
     expect(await gates[0].close(k)).toEqual(['p', 'q']);
     expect((await gates[0].take(k, 'p')).kind).toBe('run');
+  });
+
+  it('a slot freed between a take and its line-up is not lost: the line-up takes it', async () => {
+    const k = fresh();
+    await gates[0].enlist(k, ['a', 'b']);
+    expect((await gates[0].take(k, 'c')).kind).toBe('wait');
+    // 'a' ends while 'c' is being parked: nobody is in the line to admit yet.
+    expect((await gates[1].give(k, 'a', 'success', false)).admitted).toEqual([]);
+    expect(await gates[0].lineUp(k, ['c'])).toEqual(['run']);
   });
 
   it("a dead worker's slot comes back when its lease ends", async () => {

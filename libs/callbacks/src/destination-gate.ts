@@ -17,10 +17,11 @@ export interface GateRules extends CircuitRules {
 /**
  * Where a due delivery stands with its key: `run` (a slot is its), `probe` (a slot, as the open
  * circuit's one probe), `wait` (lined up in the key's ready line: a freed slot admits it) or
- * `held` (lined up behind an open circuit; `wakeAt` is set for the one job per key that comes
- * back at the probe time, null for the others, which wait to be admitted).
+ * `held` (behind an open circuit; `wakeAt` is set for the one job per key that comes back at the
+ * probe time, null for the others, which wait in the line to be admitted). A job that may not go
+ * is parked, then lined up (lineUp).
  */
-export type GateAnswer = { kind: 'run' | 'probe' | 'wait' } | { kind: 'held'; wakeAt: number | null };
+export type GateAnswer = { kind: 'run' } | { kind: 'probe' } | { kind: 'wait' } | { kind: 'held'; wakeAt: number | null };
 
 /** What giving a slot back did: the circuit's change, and the deliveries whose jobs to promote now. */
 export interface GateRelease {
@@ -55,7 +56,8 @@ local function waker_free(id, now)
 end`;
 
 /**
- * take(id, leaseMs, limit, probeMs): the job of a due delivery asks to go. {kind, wakeAt}.
+ * take(id, leaseMs, limit, probeMs): the job of a due delivery asks to go. {kind, wakeAt}; one
+ * that may not go joins the line by line_up once parked.
  * KEYS: held (zset id -> lease end), ready (zset id -> arrival), circuit (hash).
  */
 const TAKE = `${NOW}
@@ -73,7 +75,6 @@ if c[1] then
     return {'probe', 0}
   end
   redis.call('ZREM', KEYS[1], id)
-  line_up(id)
   if waker_free(id, now) then
     redis.call('HSET', KEYS[3], 'waker', id, 'waker_until', probe_at + ${WAKER_GRACE_MS})
     return {'held', probe_at}
@@ -85,12 +86,38 @@ if redis.call('ZSCORE', KEYS[1], id) or redis.call('ZCARD', KEYS[1]) < limit the
   redis.call('ZREM', KEYS[2], id)
   return {'run', 0}
 end
-line_up(id)
 return {'wait', 0}`;
 
 /**
+ * line_up(lease, limit, ids...): deliveries whose jobs are parked now (never before: a delivery in
+ * the line always has a parked job, so whoever admits it can promote it). Each gets a slot if one
+ * freed meanwhile ('run': promote it) or joins the line ('wait'), keeping its place if there.
+ */
+const LINE_UP_SCRIPT = `${NOW}
+${LINE_UP}
+local lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local open = redis.call('HGET', KEYS[3], 'open_since')
+keep()
+local out = {}
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', KEYS[1], id) then
+    table.insert(out, 'run')
+  elseif (not open) and redis.call('ZCARD', KEYS[1]) < limit then
+    redis.call('ZADD', KEYS[1], now + lease, id)
+    redis.call('ZREM', KEYS[2], id)
+    table.insert(out, 'run')
+  else
+    line_up(id)
+    table.insert(out, 'wait')
+  end
+end
+return out`;
+
+/**
  * enlist(leaseMs, limit, ids...): deliveries just due (a new job, the sweep): each gets a slot
- * ('run', 0) or is lined up ('wait', 0; 'held', wakeAt for an open circuit's waker, else 0).
+ * ('run', 0) or not ('wait', 0; 'held', wakeAt for an open circuit's waker, else 0); those
+ * without one join the line by line_up once their jobs are parked.
  */
 const ENLIST = `${NOW}
 ${LINE_UP}
@@ -103,7 +130,6 @@ for i = 3, #ARGV do
   if redis.call('ZSCORE', KEYS[1], id) then
     table.insert(out, 'run'); table.insert(out, 0)
   elseif c[1] then
-    line_up(id)
     if waker_free(id, now) then
       local probe_at = tonumber(c[2]) or now
       redis.call('HSET', KEYS[3], 'waker', id, 'waker_until', probe_at + ${WAKER_GRACE_MS})
@@ -116,7 +142,6 @@ for i = 3, #ARGV do
     redis.call('ZREM', KEYS[2], id)
     table.insert(out, 'run'); table.insert(out, 0)
   else
-    line_up(id)
     table.insert(out, 'wait'); table.insert(out, 0)
   end
 end
@@ -187,6 +212,7 @@ return out`;
 type GateCommands = Redis & {
   callbackGateTake(h: string, r: string, c: string, id: string, lease: number, limit: number, probeMs: number): Promise<[string, number]>;
   callbackGateEnlist(h: string, r: string, c: string, lease: number, limit: number, ...ids: string[]): Promise<(string | number)[]>;
+  callbackGateLineUp(h: string, r: string, c: string, lease: number, limit: number, ...ids: string[]): Promise<string[]>;
   callbackGateGive(
     h: string,
     r: string,
@@ -201,6 +227,9 @@ type GateCommands = Redis & {
   ): Promise<string[]>;
   callbackGateClose(h: string, r: string, c: string, limit: number, lease: number): Promise<string[]>;
 };
+
+/** The in-process keys, per QUEUE_PREFIX. */
+const IN_PROCESS = new Map<string, Map<string, LocalKey>>();
 
 interface LocalKey {
   held: Map<string, number>;
@@ -220,23 +249,41 @@ interface LocalKey {
  * with one. See docs/callbacks-design.md.
  */
 export class DestinationGate {
-  private readonly local = new Map<string, LocalKey>();
+  /** In the embedded mode the API and the worker are two apps of one process: one map per prefix, shared by both. */
+  private readonly local: Map<string, LocalKey>;
+  private unwired = false;
 
   constructor(
     readonly rules: GateRules,
     private readonly redis: Redis | null,
     private readonly prefix: string,
+    /** REDIS_URL is set: every call needs the shared Redis; none given is a wiring fault, never a silent in-process gate. */
+    private readonly needsRedis = false,
   ) {
+    if (needsRedis && !redis) this.unwired = true;
+    let local = IN_PROCESS.get(prefix);
+    if (!local) IN_PROCESS.set(prefix, (local = new Map()));
+    this.local = local;
     redis?.defineCommand('callbackGateTake', { numberOfKeys: 3, lua: TAKE });
     redis?.defineCommand('callbackGateEnlist', { numberOfKeys: 3, lua: ENLIST });
+    redis?.defineCommand('callbackGateLineUp', { numberOfKeys: 3, lua: LINE_UP_SCRIPT });
     redis?.defineCommand('callbackGateGive', { numberOfKeys: 3, lua: GIVE });
     redis?.defineCommand('callbackGateClose', { numberOfKeys: 3, lua: CLOSE });
   }
 
+  /**
+   * Whether every process sees the same keys (Redis). Without Redis each process has its own map:
+   * only the worker's counts (the embedded mode is one process; a worker apart from its API
+   * still counts its own attempts), so enlisting at enqueue is skipped there (JobsAfterCommit).
+   */
+  get shared(): boolean {
+    return this.redis !== null;
+  }
+
   /** Deliveries of one key just due (a new job, the sweep): each answer says whether its job may go now. */
-  async enlist(key: GateKey, ids: string[]): Promise<GateAnswer[]> {
+  async enlist(key: GateKey, ids: string[], leaseMs = this.rules.leaseMs): Promise<GateAnswer[]> {
     if (ids.length === 0) return [];
-    const { limit, leaseMs } = this.rules;
+    const { limit } = this.rules;
     if (this.redis) {
       const flat = await (this.redis as GateCommands).callbackGateEnlist(...this.keys(key), leaseMs, limit, ...ids);
       const answers: GateAnswer[] = [];
@@ -253,14 +300,35 @@ export class DestinationGate {
         k.ready.delete(id);
         return { kind: 'run' };
       }
-      lineUp(k, id);
       return { kind: 'wait' };
     });
   }
 
+  /**
+   * Deliveries whose jobs are parked now join their key's line (never before: whoever admits one
+   * from the line promotes its parked job). `run`: a slot freed meanwhile and is theirs (promote them).
+   */
+  async lineUp(key: GateKey, ids: string[], leaseMs = this.rules.leaseMs): Promise<('run' | 'wait')[]> {
+    if (ids.length === 0) return [];
+    const { limit } = this.rules;
+    if (this.redis) return (await (this.redis as GateCommands).callbackGateLineUp(...this.keys(key), leaseMs, limit, ...ids)) as ('run' | 'wait')[];
+    const k = this.localKey(key);
+    const now = expire(k);
+    return ids.map((id) => {
+      if (k.held.has(id)) return 'run';
+      if (k.circuit.openSince === null && k.held.size < limit) {
+        k.held.set(id, now + leaseMs);
+        k.ready.delete(id);
+        return 'run';
+      }
+      lineUp(k, id);
+      return 'wait';
+    });
+  }
+
   /** The job of a due delivery asks to go now. */
-  async take(key: GateKey, id: string): Promise<GateAnswer> {
-    const { limit, leaseMs, probeMs } = this.rules;
+  async take(key: GateKey, id: string, leaseMs = this.rules.leaseMs): Promise<GateAnswer> {
+    const { limit, probeMs } = this.rules;
     if (this.redis) {
       const [kind, wakeAt] = await (this.redis as GateCommands).callbackGateTake(...this.keys(key), id, leaseMs, limit, probeMs);
       return answer(kind, Number(wakeAt));
@@ -284,7 +352,6 @@ export class DestinationGate {
       k.ready.delete(id);
       return { kind: 'run' };
     }
-    lineUp(k, id);
     return { kind: 'wait' };
   }
 
@@ -346,7 +413,6 @@ export class DestinationGate {
   }
 
   private localHold(k: LocalKey, id: string, now: number): GateAnswer {
-    lineUp(k, id);
     if (!k.waker || k.waker.id === id || k.waker.until < now) {
       const probeAt = k.circuit.nextProbeAt ?? now;
       k.waker = { id, until: probeAt + WAKER_GRACE_MS };
@@ -356,12 +422,14 @@ export class DestinationGate {
   }
 
   private keys(key: GateKey): [string, string, string] {
+    if (this.unwired) throw new Error('DestinationGate: REDIS_URL is set but no shared Redis client was given (import RedisModule)');
     // One hash tag: the three keys of a destination live on one cluster node, so each script is atomic there.
     const base = `${this.prefix}:callback-key:{${key.merchantId}|${key.destination}}`;
     return [`${base}:held`, `${base}:ready`, `${base}:circuit`];
   }
 
   private localKey(key: GateKey): LocalKey {
+    if (this.unwired) throw new Error('DestinationGate: REDIS_URL is set but no shared Redis client was given (import RedisModule)');
     const name = `${key.merchantId}|${key.destination}`;
     let k = this.local.get(name);
     if (!k) this.local.set(name, (k = { held: new Map(), ready: new Map(), seq: 0, circuit: CLOSED_CIRCUIT, waker: null }));
@@ -376,7 +444,7 @@ export class DestinationGate {
 
 function answer(kind: string, wakeAt: number): GateAnswer {
   if (kind === 'held') return { kind, wakeAt: wakeAt > 0 ? wakeAt : null };
-  return { kind: kind as 'run' | 'probe' | 'wait' };
+  return { kind } as GateAnswer;
 }
 
 function expire(k: LocalKey): number {

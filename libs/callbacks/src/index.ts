@@ -6,3 +6,4 @@ export * from './callback-tools';
 export * from './delivery-policy';
 export * from './circuit';
 export * from './destination-gate';
+export * from './destination-gate.provider';

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CallbackEventType, Order, OrderEventType } from '../entities';
-import type { DeliveryHead } from './callback-delivery.repository';
+import type { DeliveryHead } from './callback-attempt.repository';
 import { deliveryAddressSql } from './delivery-address';
 
 export interface RecordedEvent {

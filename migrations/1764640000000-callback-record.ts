@@ -1,0 +1,95 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Issue 36: one owner per part of a callback delivery's state (docs/callbacks-design.md). The
+ * BullMQ job is the lease now, so claim_callback_attempt (lease, placeholder attempt, order and
+ * circuit checks before each attempt) goes; record_callback_attempt writes an attempt once, after
+ * it, with the key's circuit mirrored from the gate's transition. An event with no address is
+ * recorded as `no_address` (SPEC 7 Address) by one trigger, whoever writes the delivery; the
+ * pending ones of today become that. The texts are what libs/db/src/sql/callback-functions.ts
+ * held when this was written, kept here as they ran.
+ */
+const RECORD_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "record_callback_attempt"(p_delivery uuid, p_number integer, p_url text, p_http_status integer, p_duration_ms integer,
+    p_excerpt text, p_error text, p_status text, p_next_attempt_at timestamptz, p_destination text, p_circuit text, p_failures integer, p_next_probe_at timestamptz)
+  RETURNS TABLE (recorded boolean, ended boolean, next_delivery uuid, next_merchant_id integer, next_notify_url text)
+  VOLATILE LANGUAGE plpgsql AS $$
+  #variable_conflict use_column
+  DECLARE v_order bigint; v_merchant integer; v_recorded boolean; v_ended boolean;
+  BEGIN
+    UPDATE "callback_deliveries"
+       SET "status" = p_status, "attempts_made" = p_number, "last_error" = p_error, "next_attempt_at" = COALESCE(p_next_attempt_at, "next_attempt_at"),
+           "destination" = p_destination, "updated_at" = now()
+     WHERE "id" = p_delivery AND "status" = 'pending' AND ("attempts_made" = p_number - 1 OR (p_status = 'succeeded' AND "attempts_made" < p_number))
+    RETURNING "order_id", "merchant_id" INTO v_order, v_merchant;
+    v_recorded := FOUND;
+    v_ended := FOUND AND p_status <> 'pending';
+    IF v_recorded THEN
+      INSERT INTO "callback_attempts" ("delivery_id", "number", "attempted_at", "url", "http_status", "duration_ms", "response_excerpt", "error")
+      VALUES (p_delivery, p_number, now() - p_duration_ms * interval '1 millisecond', left(p_url, 512), p_http_status, p_duration_ms, p_excerpt, p_error);
+    END IF;
+    IF p_circuit <> '' AND p_destination <> '' THEN
+      IF v_merchant IS NULL THEN SELECT "merchant_id" INTO v_merchant FROM "callback_deliveries" WHERE "id" = p_delivery; END IF;
+      INSERT INTO "callback_circuits" AS k ("merchant_id", "destination", "consecutive_failures", "open_since", "next_probe_at", "last_success_at", "last_failure_at", "updated_at")
+      VALUES (v_merchant, p_destination, p_failures, CASE WHEN p_circuit = 'closed' THEN NULL ELSE now() END, CASE WHEN p_circuit = 'closed' THEN NULL ELSE p_next_probe_at END,
+              CASE WHEN p_circuit = 'closed' THEN now() END, CASE WHEN p_circuit = 'closed' THEN NULL ELSE now() END, now())
+      ON CONFLICT ("merchant_id", "destination") DO UPDATE SET
+        "consecutive_failures" = EXCLUDED."consecutive_failures",
+        "open_since" = CASE WHEN p_circuit = 'closed' THEN NULL WHEN p_circuit = 'opened' THEN now() ELSE COALESCE(k."open_since", now()) END,
+        "next_probe_at" = EXCLUDED."next_probe_at",
+        "last_success_at" = COALESCE(EXCLUDED."last_success_at", k."last_success_at"),
+        "last_failure_at" = COALESCE(EXCLUDED."last_failure_at", k."last_failure_at"),
+        "updated_at" = now();
+    END IF;
+    IF v_ended THEN
+      RETURN QUERY SELECT true, true, n."id", n."merchant_id", n."notify_url"::text FROM "callback_deliveries" n
+        WHERE n."order_id" = v_order AND n."status" = 'pending' AND NOT EXISTS (SELECT 1 FROM "callback_deliveries" e WHERE e."order_id" = n."order_id" AND e."status" = 'pending' AND e."event_seq" < n."event_seq") ORDER BY n."event_seq", n."created_at" LIMIT 1;
+      IF FOUND THEN RETURN; END IF;
+    END IF;
+    RETURN QUERY SELECT v_recorded, v_ended, NULL::uuid, NULL::int, NULL::text;
+  END
+$$`;
+
+const CALLBACK_NO_ADDRESS = `CREATE OR REPLACE FUNCTION "callback_delivery_no_address"() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NEW."status" = 'pending' AND NEW."notify_url" IS NULL THEN NEW."status" := 'no_address'; END IF;
+    RETURN NEW;
+  END
+$$`;
+
+export class CallbackRecord1764640000000 implements MigrationInterface {
+  name = 'CallbackRecord1764640000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION IF EXISTS "claim_callback_attempt"(uuid, text, integer, integer, integer, text)`);
+    await q.query(
+      `DROP FUNCTION IF EXISTS "record_callback_attempt"(uuid, integer, text, integer, integer, text, text, text, timestamptz, text, text, integer, integer)`,
+    );
+    await q.query(RECORD_CALLBACK_ATTEMPT);
+    await q.query(`ALTER TABLE "callback_deliveries" DROP CONSTRAINT "callback_deliveries_status_check"`);
+    await q.query(
+      `ALTER TABLE "callback_deliveries" ADD CONSTRAINT "callback_deliveries_status_check" CHECK ("status" IN ('pending', 'succeeded', 'failed', 'no_address'))`,
+    );
+    await q.query(CALLBACK_NO_ADDRESS);
+    await q.query(`CREATE TRIGGER "callback_deliveries_no_address" BEFORE INSERT ON "callback_deliveries"
+      FOR EACH ROW WHEN (NEW."notify_url" IS NULL) EXECUTE FUNCTION "callback_delivery_no_address"()`);
+    await q.query(
+      `UPDATE "callback_deliveries" SET "status" = 'no_address', "lease_until" = NULL, "updated_at" = now() WHERE "status" = 'pending' AND "notify_url" IS NULL`,
+    );
+    await q.query(`UPDATE "callback_deliveries" SET "lease_until" = NULL WHERE "lease_until" IS NOT NULL`);
+    // callbackRecover's look-up of the events that never had an address, like ix_deliveries_merchant_failed for the failed ones.
+    await q.query(`CREATE INDEX "ix_deliveries_merchant_no_address" ON "callback_deliveries" ("merchant_id", "updated_at") WHERE "status" = 'no_address'`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    // The code before this needs claim_callback_attempt and the earlier record_callback_attempt: run migration 1764530000000's texts again by hand.
+    await q.query(`DROP INDEX "ix_deliveries_merchant_no_address"`);
+    await q.query(`DROP TRIGGER "callback_deliveries_no_address" ON "callback_deliveries"`);
+    await q.query(`DROP FUNCTION "callback_delivery_no_address"()`);
+    await q.query(`UPDATE "callback_deliveries" SET "status" = 'pending' WHERE "status" = 'no_address'`);
+    await q.query(`ALTER TABLE "callback_deliveries" DROP CONSTRAINT "callback_deliveries_status_check"`);
+    await q.query(`ALTER TABLE "callback_deliveries" ADD CONSTRAINT "callback_deliveries_status_check" CHECK ("status" IN ('pending', 'succeeded', 'failed'))`);
+    await q.query(
+      `DROP FUNCTION "record_callback_attempt"(uuid, integer, text, integer, integer, text, text, text, timestamptz, text, text, integer, timestamptz)`,
+    );
+  }
+}
