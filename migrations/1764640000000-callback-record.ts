@@ -4,9 +4,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Issue 36: one owner per part of a callback delivery's state (docs/callbacks-design.md). The
  * BullMQ job is the lease now, so claim_callback_attempt (lease, placeholder attempt, order and
  * circuit checks before each attempt) goes; record_callback_attempt writes an attempt once, after
- * it, with the key's circuit mirrored from the gate's transition. An event with no address is
- * recorded as `no_address` (SPEC 7 Address) by one trigger, whoever writes the delivery; the
- * pending ones of today become that. The texts are what libs/db/src/sql/callback-functions.ts
+ * it, with the key's circuit mirrored from the gate's transition. One trigger, whoever writes a
+ * delivery: an event with no address is recorded as `no_address` (SPEC 7 Address; the pending
+ * ones of today become that), else its key's destination is written with it. The texts are what libs/db/src/sql/callback-functions.ts
  * held when this was written, kept here as they ran.
  */
 const RECORD_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "record_callback_attempt"(p_delivery uuid, p_number integer, p_url text, p_http_status integer, p_duration_ms integer,
@@ -49,9 +49,18 @@ const RECORD_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "record_callback_att
   END
 $$`;
 
-const CALLBACK_NO_ADDRESS = `CREATE OR REPLACE FUNCTION "callback_delivery_no_address"() RETURNS trigger LANGUAGE plpgsql AS $$
+const CALLBACK_DESTINATION_OF = `CREATE OR REPLACE FUNCTION "callback_destination_of"(p_url text) RETURNS text IMMUTABLE LANGUAGE sql AS $$
+  SELECT CASE WHEN m IS NULL THEN '' ELSE m[1] || '://' || m[2] || ':' || COALESCE(m[3], CASE m[1] WHEN 'https' THEN '443' ELSE '80' END) END
+    FROM (SELECT regexp_match(p_url, '^(https?)://(\\[[^]/]*\\]|[^/:?#]*)(?::([0-9]+))?([/?#]|$)') AS m) x
+$$`;
+
+const CALLBACK_DELIVERY_WRITTEN = `CREATE OR REPLACE FUNCTION "callback_delivery_written"() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    IF NEW."status" = 'pending' AND NEW."notify_url" IS NULL THEN NEW."status" := 'no_address'; END IF;
+    IF NEW."notify_url" IS NULL THEN
+      IF NEW."status" = 'pending' THEN NEW."status" := 'no_address'; END IF;
+    ELSIF NEW."destination" = '' THEN
+      NEW."destination" := "callback_destination_of"(NEW."notify_url");
+    END IF;
     RETURN NEW;
   END
 $$`;
@@ -69,9 +78,14 @@ export class CallbackRecord1764640000000 implements MigrationInterface {
     await q.query(
       `ALTER TABLE "callback_deliveries" ADD CONSTRAINT "callback_deliveries_status_check" CHECK ("status" IN ('pending', 'succeeded', 'failed', 'no_address'))`,
     );
-    await q.query(CALLBACK_NO_ADDRESS);
-    await q.query(`CREATE TRIGGER "callback_deliveries_no_address" BEFORE INSERT ON "callback_deliveries"
-      FOR EACH ROW WHEN (NEW."notify_url" IS NULL) EXECUTE FUNCTION "callback_delivery_no_address"()`);
+    await q.query(CALLBACK_DESTINATION_OF);
+    await q.query(CALLBACK_DELIVERY_WRITTEN);
+    await q.query(`CREATE TRIGGER "callback_deliveries_written" BEFORE INSERT ON "callback_deliveries"
+      FOR EACH ROW EXECUTE FUNCTION "callback_delivery_written"()`);
+    // Pending deliveries not attempted yet get their key now, as new ones do when written.
+    await q.query(
+      `UPDATE "callback_deliveries" SET "destination" = "callback_destination_of"("notify_url") WHERE "status" = 'pending' AND "destination" = '' AND "notify_url" IS NOT NULL`,
+    );
     await q.query(
       `UPDATE "callback_deliveries" SET "status" = 'no_address', "lease_until" = NULL, "updated_at" = now() WHERE "status" = 'pending' AND "notify_url" IS NULL`,
     );
@@ -83,8 +97,9 @@ export class CallbackRecord1764640000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     // The code before this needs claim_callback_attempt and the earlier record_callback_attempt: run migration 1764530000000's texts again by hand.
     await q.query(`DROP INDEX "ix_deliveries_merchant_no_address"`);
-    await q.query(`DROP TRIGGER "callback_deliveries_no_address" ON "callback_deliveries"`);
-    await q.query(`DROP FUNCTION "callback_delivery_no_address"()`);
+    await q.query(`DROP TRIGGER "callback_deliveries_written" ON "callback_deliveries"`);
+    await q.query(`DROP FUNCTION "callback_delivery_written"()`);
+    await q.query(`DROP FUNCTION "callback_destination_of"(text)`);
     await q.query(`UPDATE "callback_deliveries" SET "status" = 'pending' WHERE "status" = 'no_address'`);
     await q.query(`ALTER TABLE "callback_deliveries" DROP CONSTRAINT "callback_deliveries_status_check"`);
     await q.query(`ALTER TABLE "callback_deliveries" ADD CONSTRAINT "callback_deliveries_status_check" CHECK ("status" IN ('pending', 'succeeded', 'failed'))`);

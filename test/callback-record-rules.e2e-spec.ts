@@ -1,4 +1,5 @@
 import { CallbackAttemptRepository, CallbackFiguresRepository, CallbackSweepRepository, type FinishedAttempt, type LoadedDelivery } from '@app/db';
+import { parseNotifyUrl } from '@app/common';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures } from './helpers/callbacks';
 
@@ -66,6 +67,26 @@ describe('callback records (SPEC 7 Order, Address, Durability)', () => {
     const [id] = await deliveries(merchantId, 1);
     await db.db.query(`UPDATE merchants SET notify_url = 'https://elsewhere.example/n' WHERE id = $1`, [merchantId]);
     expect(await loaded(id)).toMatchObject({ status: 'pending', attemptsMade: 0, notifyUrl: 'https://shop.example/notify', eventType: 'order.paid' });
+  });
+
+  it("a delivery is written with its key's destination, the same as the one URL parser's", async () => {
+    const merchantId = await merchantAt('https://shop.example/n');
+    const urls = [
+      'https://Shop.Example/a?b=1',
+      'http://shop.example:80/x',
+      'https://shop.example:8443',
+      'http://127.0.0.1:39111/notify',
+      'http://[2001:db8::1]:8080/n',
+      'https://[2001:db8::1]/n',
+      'https://xn--fiqs8s.example/n#f',
+      'http://a.example?x=1',
+    ];
+    for (const raw of urls) {
+      const parsed = parseNotifyUrl(raw)!;
+      const { orderId } = await db.insertOrder(merchantId, channelId, { notifyUrl: parsed.url });
+      const { deliveryId } = await db.insertEvent(orderId);
+      expect([raw, (await db.delivery(deliveryId)).destination]).toEqual([raw, parsed.destination]);
+    }
   });
 
   it('an event whose order and merchant have no address is recorded as no_address: no job, no attempt (SPEC 7 Address)', async () => {

@@ -87,10 +87,11 @@ export class OperationsRepository {
    */
   async closeCircuit(merchantId: number, destination: string): Promise<{ wasOpen: boolean } | null> {
     const [row]: { was_open: boolean }[] = await this.dataSource.query(
-      `WITH old AS (SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2 FOR NO KEY UPDATE)
-       UPDATE callback_circuits c SET consecutive_failures = 0, open_since = NULL, next_probe_at = NULL, updated_at = now()
-         FROM old WHERE c.merchant_id = $1 AND c.destination = $2
-       RETURNING old.open_since IS NOT NULL AS was_open`,
+      `WITH old AS (SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2 FOR NO KEY UPDATE),
+            closed AS (UPDATE callback_circuits c SET consecutive_failures = 0, open_since = NULL, next_probe_at = NULL, updated_at = now()
+                         FROM old WHERE c.merchant_id = $1 AND c.destination = $2
+                       RETURNING old.open_since IS NOT NULL AS was_open)
+       SELECT was_open FROM closed`,
       [merchantId, destination],
     );
     return row ? { wasOpen: row.was_open } : null;

@@ -62,14 +62,31 @@ export const CALLBACK_RECORD_FUNCTION = `CREATE OR REPLACE FUNCTION "record_call
 $$`;
 
 /**
- * SPEC 7 Address: an event whose order and merchant have no address is recorded as `no_address`,
- * whoever writes the delivery (the outbox in each lifecycle, settle_order, callbackResend,
- * callbackRecover): no job, no attempt. callbackResend or callbackRecover write a new one once
- * there is an address.
+ * SPEC 7 Fairness's destination (scheme://host:port, the default port written out) of a stored
+ * notify URL. Every stored URL passed the one parser (WHATWG URL) and is kept in its canonical
+ * form (no userinfo, lower-case host, IPv6 in brackets, default port left out, a path), so this
+ * split agrees with parseNotifyUrl's destination (test/callback-record-rules.e2e-spec.ts); the
+ * worker writes the parser's own at each record anyway.
  */
-export const CALLBACK_NO_ADDRESS = `CREATE OR REPLACE FUNCTION "callback_delivery_no_address"() RETURNS trigger LANGUAGE plpgsql AS $$
+export const CALLBACK_DESTINATION_OF = `CREATE OR REPLACE FUNCTION "callback_destination_of"(p_url text) RETURNS text IMMUTABLE LANGUAGE sql AS $$
+  SELECT CASE WHEN m IS NULL THEN '' ELSE m[1] || '://' || m[2] || ':' || COALESCE(m[3], CASE m[1] WHEN 'https' THEN '443' ELSE '80' END) END
+    FROM (SELECT regexp_match(p_url, '^(https?)://(\\[[^]/]*\\]|[^/:?#]*)(?::([0-9]+))?([/?#]|$)') AS m) x
+$$`;
+
+/**
+ * A delivery as it is written, whoever writes it (the outbox in each lifecycle, settle_order,
+ * callbackResend, callbackRecover): SPEC 7 Address, an event whose order and merchant have no
+ * address is recorded as `no_address` (no job, no attempt; callbackResend or callbackRecover
+ * write a new one once there is an address); else its key's destination, so the pages and tools
+ * count what a circuit holds before its first attempt.
+ */
+export const CALLBACK_DELIVERY_WRITTEN = `CREATE OR REPLACE FUNCTION "callback_delivery_written"() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    IF NEW."status" = 'pending' AND NEW."notify_url" IS NULL THEN NEW."status" := 'no_address'; END IF;
+    IF NEW."notify_url" IS NULL THEN
+      IF NEW."status" = 'pending' THEN NEW."status" := 'no_address'; END IF;
+    ELSIF NEW."destination" = '' THEN
+      NEW."destination" := "callback_destination_of"(NEW."notify_url");
+    END IF;
     RETURN NEW;
   END
 $$`;
