@@ -65,6 +65,41 @@ const CALLBACK_DELIVERY_WRITTEN = `CREATE OR REPLACE FUNCTION "callback_delivery
   END
 $$`;
 
+/** settle_order with SPEC 7 Order's one predicate: a delivery written `no_address` is no head and gets no job. */
+const SETTLE_ORDER = `CREATE OR REPLACE FUNCTION "settle_order"(p_order bigint, p_from varchar[], p_order_types smallint[], p_to varchar, p_paid boolean,
+    p_channel_trade_no varchar, p_event_ids uuid[], p_event_types varchar[], p_payloads jsonb[], p_delivery_ids uuid[])
+  RETURNS TABLE (delivery_id uuid, head boolean, merchant_id integer, notify_url text, late_payment boolean)
+  VOLATILE LANGUAGE plpgsql AS $$
+  #variable_conflict use_column
+  DECLARE o record; v_times jsonb;
+  BEGIN
+    UPDATE "orders" x SET "status" = p_to, "updated_at" = GREATEST(now(), x."created_at"),
+           "paid_at" = CASE WHEN p_paid THEN now() ELSE x."paid_at" END,
+           "late_payment" = x."late_payment" OR (p_paid AND x."status" = 'cancelled'),
+           "channel_trade_no" = COALESCE(p_channel_trade_no, x."channel_trade_no")
+     WHERE x."id" = p_order AND (x."status", x."order_type") IN (SELECT * FROM unnest(p_from, p_order_types))
+    RETURNING x."id", x."merchant_id", x."updated_at", x."paid_at", x."late_payment", x."merchant_actual_fen", x."deposit_fen" INTO o;
+    IF NOT FOUND THEN RETURN; END IF;
+    -- Unix seconds, as unixSeconds() in TypeScript.
+    v_times := jsonb_build_object('updatetime', floor(extract(epoch FROM o."updated_at"))::bigint,
+                                  'paid_at', floor(extract(epoch FROM o."paid_at"))::bigint);
+    FOR i IN 1 .. cardinality(p_event_ids) LOOP
+      RETURN QUERY
+        WITH "event" AS (
+          INSERT INTO "order_events" ("id", "order_id", "merchant_id", "type", "payload")
+          VALUES (p_event_ids[i], o."id", o."merchant_id", p_event_types[i], p_payloads[i] || v_times)
+          RETURNING "id", "order_id", "refund_id", "seq")
+        INSERT INTO "callback_deliveries" AS d ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at", "notify_url", "event_seq")
+        SELECT p_delivery_ids[i], "event"."id", o."id", o."merchant_id", 'pending', 0, now(), (SELECT COALESCE(r."notify_url", o."notify_url", m."notify_url")
+             FROM "orders" o JOIN "merchants" m ON m."id" = o."merchant_id" LEFT JOIN "refunds" r ON r."id" = "event"."refund_id"
+            WHERE o."id" = "event"."order_id"), "event"."seq" FROM "event"
+        RETURNING d."id", d."status" = 'pending' AND NOT EXISTS (SELECT 1 FROM "callback_deliveries" e WHERE e."order_id" = d."order_id" AND e."status" = 'pending' AND e."event_seq" < d."event_seq"),
+                  d."merchant_id", d."notify_url"::text, o."late_payment";
+    END LOOP;
+    PERFORM "credit_order"(o."merchant_id", o."id", o."merchant_actual_fen", o."deposit_fen");
+  END
+$$`;
+
 export class CallbackRecord1764640000000 implements MigrationInterface {
   name = 'CallbackRecord1764640000000';
 
@@ -80,6 +115,7 @@ export class CallbackRecord1764640000000 implements MigrationInterface {
     );
     await q.query(CALLBACK_DESTINATION_OF);
     await q.query(CALLBACK_DELIVERY_WRITTEN);
+    await q.query(SETTLE_ORDER);
     await q.query(`CREATE TRIGGER "callback_deliveries_written" BEFORE INSERT ON "callback_deliveries"
       FOR EACH ROW EXECUTE FUNCTION "callback_delivery_written"()`);
     // Pending deliveries not attempted yet get their key now, as new ones do when written.

@@ -141,6 +141,16 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
     expect((await gates[0].take(k, 'p')).kind).toBe('run');
   });
 
+  it('the sweep enlists a parked delivery in one step: admitted while a slot is free, else lined up at once (never lined up again after a freed slot admitted it)', async () => {
+    const k = fresh();
+    await gates[0].enlist(k, ['a', 'b']);
+    expect((await gates[0].enlist(k, ['p'], { parked: true })).map((x) => x.kind)).toEqual(['wait']);
+    expect((await gates[1].give(k, 'a', 'success', false)).admitted).toEqual(['p']);
+    // 'p' runs now; a second sweep pass finds it holding its slot, not waiting.
+    expect((await gates[0].enlist(k, ['p'], { parked: true })).map((x) => x.kind)).toEqual(['run']);
+    expect((await gates[1].give(k, 'b', 'success', false)).admitted).toEqual([]);
+  });
+
   it('a slot freed between a take and its line-up is not lost: the line-up takes it', async () => {
     const k = fresh();
     await gates[0].enlist(k, ['a', 'b']);

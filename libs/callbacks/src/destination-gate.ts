@@ -115,21 +115,23 @@ end
 return out`;
 
 /**
- * enlist(leaseMs, limit, ids...): deliveries just due (a new job, the sweep): each gets a slot
- * ('run', 0) or not ('wait', 0; 'held', wakeAt for an open circuit's waker, else 0); those
- * without one join the line by line_up once their jobs are parked.
+ * enlist(leaseMs, limit, parked, ids...): deliveries just due (a new job, the sweep): each gets a
+ * slot ('run', 0) or not ('wait', 0; 'held', wakeAt for an open circuit's waker, else 0). Those
+ * without one join the line: here when their jobs are parked already (the sweep), else by
+ * line_up once parked.
  */
 const ENLIST = `${NOW}
 ${LINE_UP}
-local lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local lease, limit, parked = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
 local c = redis.call('HMGET', KEYS[3], 'open_since', 'next_probe_at')
 keep()
 local out = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = ARGV[i]
   if redis.call('ZSCORE', KEYS[1], id) then
     table.insert(out, 'run'); table.insert(out, 0)
   elseif c[1] then
+    if parked then line_up(id) end
     if waker_free(id, now) then
       local probe_at = tonumber(c[2]) or now
       redis.call('HSET', KEYS[3], 'waker', id, 'waker_until', probe_at + ${WAKER_GRACE_MS})
@@ -142,6 +144,7 @@ for i = 3, #ARGV do
     redis.call('ZREM', KEYS[2], id)
     table.insert(out, 'run'); table.insert(out, 0)
   else
+    if parked then line_up(id) end
     table.insert(out, 'wait'); table.insert(out, 0)
   end
 end
@@ -211,7 +214,7 @@ return out`;
 
 type GateCommands = Redis & {
   callbackGateTake(h: string, r: string, c: string, id: string, lease: number, limit: number, probeMs: number): Promise<[string, number]>;
-  callbackGateEnlist(h: string, r: string, c: string, lease: number, limit: number, ...ids: string[]): Promise<(string | number)[]>;
+  callbackGateEnlist(h: string, r: string, c: string, lease: number, limit: number, parked: number, ...ids: string[]): Promise<(string | number)[]>;
   callbackGateLineUp(h: string, r: string, c: string, lease: number, limit: number, ...ids: string[]): Promise<string[]>;
   callbackGateGive(
     h: string,
@@ -280,12 +283,17 @@ export class DestinationGate {
     return this.redis !== null;
   }
 
-  /** Deliveries of one key just due (a new job, the sweep): each answer says whether its job may go now. */
-  async enlist(key: GateKey, ids: string[], leaseMs = this.rules.leaseMs): Promise<GateAnswer[]> {
+  /**
+   * Deliveries of one key just due: each answer says whether its job may go now. New jobs are
+   * added accordingly and then lined up (lineUp); `parked`: their jobs are parked already (the
+   * sweep), so those not admitted join the line in the same step.
+   */
+  async enlist(key: GateKey, ids: string[], options: { parked?: boolean; leaseMs?: number } = {}): Promise<GateAnswer[]> {
     if (ids.length === 0) return [];
     const { limit } = this.rules;
+    const leaseMs = options.leaseMs ?? this.rules.leaseMs;
     if (this.redis) {
-      const flat = await (this.redis as GateCommands).callbackGateEnlist(...this.keys(key), leaseMs, limit, ...ids);
+      const flat = await (this.redis as GateCommands).callbackGateEnlist(...this.keys(key), leaseMs, limit, options.parked ? 1 : 0, ...ids);
       const answers: GateAnswer[] = [];
       for (let i = 0; i < flat.length; i += 2) answers.push(answer(String(flat[i]), Number(flat[i + 1])));
       return answers;
@@ -294,12 +302,16 @@ export class DestinationGate {
     const now = expire(k);
     return ids.map((id) => {
       if (k.held.has(id)) return { kind: 'run' };
-      if (k.circuit.openSince !== null) return this.localHold(k, id, now);
+      if (k.circuit.openSince !== null) {
+        if (options.parked) lineUp(k, id);
+        return this.localHold(k, id, now);
+      }
       if (k.held.size < limit) {
         k.held.set(id, now + leaseMs);
         k.ready.delete(id);
         return { kind: 'run' };
       }
+      if (options.parked) lineUp(k, id);
       return { kind: 'wait' };
     });
   }

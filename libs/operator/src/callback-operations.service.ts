@@ -1,7 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { QUEUE, parseNotifyUrl } from '@app/common';
+import { parseNotifyUrl } from '@app/common';
 import { CallbackToolsRepository, MerchantRepository, OperationsRepository } from '@app/db';
 import { type DeliveryView, DestinationGate, deliveryView, recoverWindow } from '@app/callbacks';
+import { admitCallbackJobs } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { OperatorError } from './operator-error';
 import { OperatorInputError } from './operator-input-error';
@@ -127,14 +128,7 @@ export class CallbackOperationsService {
     let woken = 0;
     if (this.gate && this.jobs) {
       released = await this.gate.close({ merchantId, destination });
-      const queue = this.jobs.queue(QUEUE.callbacks);
-      for (const id of released) {
-        const job = await queue.getJob(id);
-        if (job && (await job.isDelayed())) {
-          await job.promote().catch(() => undefined);
-          woken++;
-        }
-      }
+      woken = await admitCallbackJobs(this.gate, this.jobs, { merchantId, destination }, released);
     }
     return { merchant_id: merchantId, destination, was_open: closed.wasOpen, released: released.length, woken };
   }

@@ -120,7 +120,7 @@ describe('CallbackDeliveryProcessor', () => {
     } as unknown as NonceStore;
     const afterCommit = {
       deliverHeads: async (heads: DeliveryHead[]) => void added.push(heads),
-      promoteDeliveries: async (ids: string[]) => void (ids.length > 0 && promoted.push(ids)),
+      promoteDeliveries: async (_key: unknown, ids: string[]) => void (ids.length > 0 && promoted.push(ids)),
     } as unknown as JobsAfterCommit;
     const metrics = {
       attemptSeconds: { observe: () => undefined },

@@ -118,7 +118,7 @@ export class CallbackDeliveryProcessor {
     this.logAttempt(job.data, orderNo, delivery, number, outcome, verdict, probe, detail);
     if (released?.transition) this.logCircuit(released.transition, job.data, orderNo, number, released.circuit.failures);
     // follow
-    await this.follow(released, recorded);
+    await this.follow(key, released, recorded);
     if (verdict.state === 'succeeded') {
       this.metrics.settled(merchantId, 'succeeded');
       return { deliveryId, status: 'succeeded', attempt: number };
@@ -223,9 +223,9 @@ export class CallbackDeliveryProcessor {
   }
 
   /** After the record: the deliveries the gate admitted are promoted, a new waker too, and the order's next delivery gets its job. */
-  private async follow(released: GateRelease | null, recorded: RecordedAttempt): Promise<void> {
+  private async follow(key: GateKey | null, released: GateRelease | null, recorded: RecordedAttempt): Promise<void> {
     try {
-      if (released) await this.afterCommit.promoteDeliveries([...released.admitted, ...(released.wake ? [released.wake] : [])]);
+      if (released) await this.afterCommit.promoteDeliveries(key, [...released.admitted, ...(released.wake ? [released.wake] : [])]);
       if (recorded.next) await this.afterCommit.deliverHeads([recorded.next]);
     } catch (err) {
       // The rows say what is due: the sweep reconciles a job that was not woken or added.

@@ -15,7 +15,8 @@ const RUNNING_STATES = new Set(['active', 'waiting', 'waiting-children', 'priori
  *  - a due delivery whose job is gone (Redis emptied, an add after commit that failed, a job that
  *    ended while its row stayed pending) gets a new one;
  *  - a due delivery whose job is parked is enlisted with its key again: admitted (promoted) when a
- *    slot is free, else lined up (a line lost with a Redis failover, a waker that went away).
+ *    slot is free, made its open circuit's waker when the last one went away (a worker killed
+ *    before it promoted it), else lined up (a line lost with a Redis failover).
  */
 @Injectable()
 export class CallbackSweeper {
@@ -63,20 +64,17 @@ export class CallbackSweeper {
     return { callbacksRequeued: lost.length };
   }
 
-  /** Parked jobs of overdue deliveries: their key admits them now (promoted) or lines them up (kept parked). */
+  /**
+   * Parked jobs of overdue deliveries: their key admits them now (promoted), makes one its open
+   * circuit's waker (promoted: its take parks it until the probe time), or keeps them in its line
+   * (joined in the same step, since they are parked).
+   */
   private async reenlist(parked: DeliveryHead[]): Promise<void> {
-    const admitted: string[] = [];
     for (const due of parked) {
       const destination = parseNotifyUrl(due.notifyUrl)?.destination;
-      if (!destination) {
-        admitted.push(due.id);
-        continue;
-      }
-      const key = { merchantId: due.merchantId, destination };
-      const [answer] = await this.gate.enlist(key, [due.id]);
-      if (answer.kind === 'run') admitted.push(due.id);
-      else if ((await this.gate.lineUp(key, [due.id]))[0] === 'run') admitted.push(due.id);
+      const key = destination ? { merchantId: due.merchantId, destination } : null;
+      const [answer] = key ? await this.gate.enlist(key, [due.id], { parked: true }) : [{ kind: 'run' as const }];
+      if (answer.kind === 'run' || (answer.kind === 'held' && answer.wakeAt !== null)) await this.afterCommit.promoteDeliveries(key, [due.id]);
     }
-    await this.afterCommit.promoteDeliveries(admitted);
   }
 }
