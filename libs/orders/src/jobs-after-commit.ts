@@ -175,16 +175,13 @@ export async function admitCallbackJobs(gate: DestinationGate, queue: JobQueue, 
   for (let round = 0; round < 100 && next.length > 0; round++) {
     const ended: string[] = [];
     for (const id of next) {
-      const job = await callbacks.getJob(id);
-      if (!job) {
-        ended.push(id);
-        continue;
-      }
       try {
-        await job.promote();
+        // One command: the backend's promote by id (no read of the job first); it refuses a job that is not delayed.
+        await callbacks.backend.promote(id);
         woken++;
       } catch {
-        if (ENDED.has(await job.getState())) ended.push(id);
+        const job = await callbacks.getJob(id);
+        if (!job || ENDED.has(await job.getState())) ended.push(id);
       }
     }
     next = [];
