@@ -422,13 +422,13 @@ async function main(): Promise<void> {
                                merchant_actual_fen, request_hash, notify_url, expires_at, created_at, updated_at)
            SELECT 'B' || lpad(($3 + g)::text, 21, '0'), $1, $2, 1, 'paid', 10000, 0.006, 60, 0, 0, 9940, repeat('x', 64),
                   'http://h' || ($3 + g) || '.failing.invalid/n', now() + interval '1 hour', now(), now()
-             FROM generate_series(1, $4) g RETURNING id, merchant_id),
+             FROM generate_series(1, $4) g RETURNING id, merchant_id, notify_url),
          e AS (
            INSERT INTO order_events (id, order_id, merchant_id, type, payload)
            SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.paid', '{}'::jsonb FROM o RETURNING id, order_id, merchant_id, refund_id, seq)
          INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, notify_url, event_seq, last_error)
-         SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 1, now() + interval '1 hour', ${deliveryAddressSql('e')}, e.seq, 'HTTP 503'
-           FROM e RETURNING id, merchant_id, notify_url`,
+         SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 1, now() + interval '1 hour', o.notify_url, e.seq, 'HTTP 503'
+           FROM e JOIN o ON o.id = e.order_id RETURNING id, merchant_id, notify_url`,
         [backlogMerchant, channelId, backlog, n],
       );
       // A thousand jobs per call: JobQueue's 2 s enqueue budget is sized for after-commit adds.
@@ -472,17 +472,21 @@ async function main(): Promise<void> {
                FROM generate_series(1, $4) g RETURNING id, merchant_id),
            e AS (
              INSERT INTO order_events (id, order_id, merchant_id, type, payload)
-             SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.cancelled', '{}'::jsonb FROM o RETURNING id, order_id, merchant_id, refund_id, seq)
+             SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.cancelled', jsonb_build_object('order_no', 'burst', 'status', 'cancelled') FROM o
+             RETURNING id, order_id, merchant_id, refund_id, seq)
            INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, notify_url, event_seq)
-           SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 0, now(), ${deliveryAddressSql('e')}, e.seq FROM e
+           SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 0, now(), $6, e.seq FROM e
            RETURNING id, merchant_id AS "merchantId", notify_url AS "notifyUrl"`,
-          [burstMerchant.id, channelId, made, n, mode === 'slow' ? 'S' : 'F'],
+          // The merchant's address, as deliveryAddressSql resolves it: the orders this statement writes are not visible to its subquery.
+          [burstMerchant.id, channelId, made, n, mode === 'slow' ? 'S' : 'F', `${receiver.base}/${mode}`],
         );
         // As JobsAfterCommit announces them: each admitted by its key or lined up behind it.
         for (let i = 0; i < rows.length; i += 1_000)
           await addCallbackJobs(gate, jobs, rows.slice(i, i + 1_000) as unknown as Parameters<typeof addCallbackJobs>[2], 16);
       }
+      if (process.env.BENCH_DEBUG) process.stderr.write(`burst ${mode}: ${JSON.stringify(await callbacks.getJobCounts())}\n`);
       const run = await pipeline(ORDERS, [merchant]);
+      if (process.env.BENCH_DEBUG) process.stderr.write(`burst ${mode} after: ${JSON.stringify(await callbacks.getJobCounts())} ${JSON.stringify(await receiver.status())}\n`);
       dueBurst[mode] = { ...run, burstSent: (await receiver.status()).burst - sentBefore };
       // The burst is over for the next measure: its rows settled, its parked jobs cleared.
       await db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]);
