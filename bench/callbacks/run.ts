@@ -486,7 +486,8 @@ async function main(): Promise<void> {
       }
       if (process.env.BENCH_DEBUG) process.stderr.write(`burst ${mode}: ${JSON.stringify(await callbacks.getJobCounts())}\n`);
       const run = await pipeline(ORDERS, [merchant]);
-      if (process.env.BENCH_DEBUG) process.stderr.write(`burst ${mode} after: ${JSON.stringify(await callbacks.getJobCounts())} ${JSON.stringify(await receiver.status())}\n`);
+      if (process.env.BENCH_DEBUG)
+        process.stderr.write(`burst ${mode} after: ${JSON.stringify(await callbacks.getJobCounts())} ${JSON.stringify(await receiver.status())}\n`);
       dueBurst[mode] = { ...run, burstSent: (await receiver.status()).burst - sentBefore };
       // The burst is over for the next measure: its rows settled, its parked jobs cleared.
       await db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]);
