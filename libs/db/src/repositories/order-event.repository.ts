@@ -16,6 +16,8 @@ export interface RecordedEvent {
    * same transaction aside), so its job can be added without reading it back.
    */
   head?: DeliveryHead | null;
+  /** Written `no_address` (SPEC 7 Address): no job now or later, nothing to read back after the commit. */
+  noAddress?: boolean;
 }
 
 /** An event as the portal's timeline shows it. */
@@ -59,7 +61,12 @@ export class OrderEventRepository {
       [eventId, order.id, order.merchantId, type, JSON.stringify(payload(eventId)), refundId, deliveryId],
     );
     const row = rows[0];
-    return { eventId, deliveryId, head: row?.head === true ? { id: deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null };
+    return {
+      eventId,
+      deliveryId,
+      head: row?.head === true ? { id: deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null,
+      noAddress: row !== undefined && row.notify_url === null,
+    };
   }
 
   /**
