@@ -542,7 +542,8 @@ describe('merchant portal security', () => {
     it('Resend queues a delivery of the latest event through the callbackResend service, and nothing while one is pending', async () => {
       const client = new PortalClient(api.app);
       await signIn(client, a.email);
-      const order = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
+      // An address: the delivery is pending (without one it would be no_address, SPEC 7 Address).
+      const order = await fixtures.insertOrder(a.merchant.id, a.channels.processor, { notifyUrl: 'https://shop.example/notify' });
       const { eventId, deliveryId } = await fixtures.insertEvent(order.orderId);
       await client.get(`/portal/orders/${order.orderNo}`);
       const pending = await client.post(`/portal/orders/${order.orderNo}/resend`);

@@ -208,6 +208,7 @@ export const en = {
   'delivery.pending': 'Pending',
   'delivery.succeeded': 'Delivered',
   'delivery.failed': 'Failed',
+  'delivery.no_address': 'No callback address',
   'delivery.noAttempts': 'No attempt yet.',
   'attempt.number': 'Attempt',
   'attempt.at': 'Time',

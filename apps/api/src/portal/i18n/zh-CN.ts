@@ -210,6 +210,7 @@ export const zhCN: Record<MessageKey, string> = {
   'delivery.pending': '待发送',
   'delivery.succeeded': '已送达',
   'delivery.failed': '失败',
+  'delivery.no_address': '无回调地址',
   'delivery.noAttempts': '尚未发送。',
   'attempt.number': '次数',
   'attempt.at': '时间',
