@@ -90,5 +90,3 @@ export const CALLBACK_DELIVERY_WRITTEN = `CREATE OR REPLACE FUNCTION "callback_d
     RETURN NEW;
   END
 $$`;
-
-export { CALLBACK_FUNCTIONS, RECORD_CALLBACK_ATTEMPT } from './callback-functions-frozen';
