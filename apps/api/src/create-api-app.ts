@@ -54,8 +54,9 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     // Nest keeps each JSON or form body's bytes as request.rawBody: WeChat Pay signs the exact body it sends.
     rawBody: true,
   });
+  // Nest's start-up lines (every route mapped) stay held until the start passed its checks
+  // (app.init below): a refused start says only why, and first.
   app.useLogger(app.get(Logger));
-  app.flushLogs();
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));
   app.useGlobalPipes(createValidationPipe());
   if (options.shutdownHooks ?? true) app.enableShutdownHooks();
@@ -88,6 +89,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   mountOpenApi(app, config);
   await mountQueueDashboard(app, config);
   await app.init();
+  app.flushLogs();
   return app;
 }
 

@@ -54,7 +54,8 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags, command.positional);
-    const config = loadConfig(env);
+    // A command that never touches the queues does not need to know their backend.
+    const config = loadConfig(command.queues ? env : { QUEUE_BACKEND: env.REDIS_URL ? 'redis' : 'postgres', ...env });
     const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), {
       ...NEST_START_OPTIONS,
       logger: ['error'],

@@ -17,3 +17,4 @@ export * from './stop-on-signals';
 export * from './secret-box';
 export * from './time';
 export * from './startup';
+export * from './process-help';

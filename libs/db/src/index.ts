@@ -31,3 +31,4 @@ export * from './repositories/delivery-address';
 export * from './repositories/operations.repository';
 export * from './repositories/retention.repository';
 export * from './operational-gauges';
+export * from './repositories/queue-backend.repository';

@@ -10,3 +10,4 @@ export * from './key-reseal.service';
 export * from './callback-operations.service';
 export * from './order-inspection.service';
 export * from './worker-control.service';
+export * from './queue-backend.service';
