@@ -2,7 +2,8 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
-import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, envelope } from '@app/common';
+import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, OutageReport, envelope } from '@app/common';
+import { loggedPath, noteAnswerIds } from './access-log';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -52,6 +53,7 @@ export function isDependencyDown(err: unknown): boolean {
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+  private readonly outages = new OutageReport('Errors');
 
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
@@ -61,10 +63,17 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
     const error = this.toDomainError(exception, request);
 
-    if (error.code === ErrorCode.Internal || error.code === ErrorCode.DependencyUnavailable) {
+    if (error.code === ErrorCode.Internal) {
       const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
-      this.logger.error({ request_id: request.id, method: request.method, route: request.routeOptions?.url ?? request.url, err: detail }, 'request failed');
+      this.logger.error(
+        { request_id: request.id, method: request.method, route: request.routeOptions?.url ?? loggedPath(request), err: detail },
+        'request failed',
+      );
+    } else if (error.code === ErrorCode.DependencyUnavailable) {
+      // An outage fails every request alike: one line when it starts (or its cause changes), not a stack per request.
+      this.outages.failed(exception);
     }
+    noteAnswerIds(request, error.data);
     if (reply.sent) return;
     const { status } = ERROR_INFO[error.code];
     reply.status(status).header('content-type', JSON_CONTENT_TYPE);

@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { FastifyReply } from 'fastify';
 import type {} from '@fastify/view';
 import { DomainError, ErrorCode } from '@app/common';
+import { loggedPath } from '../http/access-log';
 import { isDependencyDown } from '../http/envelope-exception.filter';
 import type { MessageKey } from './i18n/en';
 import { CsrfRejected, type PortalRequest, SignInRequired } from './portal-request';
@@ -35,7 +36,7 @@ export class PortalExceptionFilter implements ExceptionFilter {
         {
           request_id: request.id,
           method: request.method,
-          url: request.url,
+          path: loggedPath(request),
           err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
         },
         'portal request failed',

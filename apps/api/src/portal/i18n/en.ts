@@ -27,6 +27,8 @@ export const en = {
 
   'invite.title': 'Set your password',
   'invite.intro': 'Choose a password for {email}. You will be signed in right after.',
+  'invite.resetTitle': 'Reset your password',
+  'invite.resetIntro': 'This link resets the password of {email}: choose a new one. Every session of this account ends, and you will be signed in right after.',
   'invite.password': 'New password',
   'invite.confirm': 'Repeat the new password',
   'invite.submit': 'Set password and sign in',

@@ -29,6 +29,8 @@ export const zhCN: Record<MessageKey, string> = {
 
   'invite.title': '设置密码',
   'invite.intro': '请为 {email} 设置登录密码，设置后将直接登录。',
+  'invite.resetTitle': '重置密码',
+  'invite.resetIntro': '此链接用于重置 {email} 的密码：请设置新密码。该账号的所有登录会话都将结束，设置后将直接登录。',
   'invite.password': '新密码',
   'invite.confirm': '再次输入新密码',
   'invite.submit': '设置密码并登录',
