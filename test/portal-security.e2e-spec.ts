@@ -9,7 +9,7 @@ import { type TestApi, merchantWithChannels, post, signed, startTestApi } from '
 import { CallbackFixtures, waitFor } from './helpers/callbacks';
 import { completedOrder, createSellOrder } from './helpers/money-out';
 import { sql } from './helpers/orders';
-import { INVITATION_PAGE, PASSWORD, PortalClient, csrfToken, inviteAndAccept, openInvitation } from './helpers/portal';
+import { INVITATION_PAGE, PASSWORD, type PageAnswer, PortalClient, csrfToken, inviteAndAccept, openInvitation } from './helpers/portal';
 
 interface Shop {
   merchant: Credentials;
@@ -27,7 +27,8 @@ describe('merchant portal security', () => {
   const email = (tag: string) => `${tag}-${++n}@shop.example`;
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // Every sign-in here comes from 127.0.0.1: the per-IP limit has a describe of its own below.
+    api = await startTestApi({ PORTAL_SIGNIN_PER_MINUTE: '1000' });
     fixtures = await CallbackFixtures.connect(api.databaseUrl);
     a = { ...(await merchantWithChannels(api.operator)), email: email('a') };
     b = { ...(await merchantWithChannels(api.operator)), email: email('b') };
@@ -281,6 +282,37 @@ describe('merchant portal security', () => {
       expect((await other.get('/portal')).location).toBe('/portal/login');
       expect((await signIn(new PortalClient(api.app), user, 'a brand new password')).location).toBe('/portal');
       expect((await signIn(new PortalClient(api.app), user)).status).toBe(401);
+    });
+  });
+
+  describe('sign-in per client IP (PORTAL_SIGNIN_PER_MINUTE, 20 by default)', () => {
+    it('40 sign-ins from one IP with 40 emails: 20 are checked, 20 refused 429 before any check; another IP still signs in', async () => {
+      const limited = await startTestApi();
+      try {
+        const shop = await merchantWithChannels(limited.operator);
+        const owner = email('ip-owner');
+        await inviteAndAccept(limited.app, limited.operator, shop.merchant.id, owner);
+        const guesser = new PortalClient(limited.app, '198.51.100.7');
+        await guesser.get('/portal/login');
+        const answers: PageAnswer[] = [];
+        for (let i = 0; i < 40; i++) answers.push(await guesser.post('/portal/login', { email: `guess-${i}@victim.example`, password: `a guess ${i}` }));
+        expect(answers.map((a) => a.status)).toEqual([...Array<number>(20).fill(401), ...Array<number>(20).fill(429)]);
+        const refused = answers[39];
+        expect(errorText(refused.html)).toBe('Too many sign-in attempts from your network. Wait a minute, then try again.');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+        expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+        // Refused before the email was looked at: only the 20 checked emails have a failure counted.
+        const [{ counted }] = await sql(limited.app).query(
+          `SELECT count(DISTINCT email)::int AS counted FROM portal_sign_in_failures WHERE email LIKE 'guess-%'`,
+        );
+        expect(counted).toBe(20);
+        // The right password from that address waits too; from another address it signs in.
+        expect((await guesser.post('/portal/login', { email: owner, password: PASSWORD })).status).toBe(429);
+        const owners = new PortalClient(limited.app, '203.0.113.9');
+        expect((await signIn(owners, owner)).location).toBe('/portal');
+      } finally {
+        await limited.close();
+      }
     });
   });
 

@@ -14,7 +14,11 @@ export class PortalClient {
   readonly cookies = new Map<string, string>();
   lastHtml = '';
 
-  constructor(private readonly app: NestFastifyApplication) {}
+  /** `remoteAddress`: the client IP the API sees (127.0.0.1 unless given). */
+  constructor(
+    private readonly app: NestFastifyApplication,
+    private readonly remoteAddress?: string,
+  ) {}
 
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -34,7 +38,13 @@ export class PortalClient {
   }
 
   private async request(method: 'GET' | 'POST', url: string, payload: string | undefined, headers: Record<string, string>): Promise<PageAnswer> {
-    const res = await this.app.inject({ method, url, payload, headers: { ...(this.cookies.size ? { cookie: this.cookieHeader() } : {}), ...headers } });
+    const res = await this.app.inject({
+      method,
+      url,
+      payload,
+      headers: { ...(this.cookies.size ? { cookie: this.cookieHeader() } : {}), ...headers },
+      ...(this.remoteAddress ? { remoteAddress: this.remoteAddress } : {}),
+    });
     const raw = res.headers['set-cookie'];
     const setCookies = raw === undefined ? [] : Array.isArray(raw) ? raw : [String(raw)];
     for (const line of setCookies) {

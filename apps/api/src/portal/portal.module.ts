@@ -17,6 +17,7 @@ import { PortalOrdersService } from './portal-orders.service';
 import { PortalPageGuard } from './portal-page.guard';
 import { PortalSessions } from './portal-sessions';
 import { SignInController } from './sign-in.controller';
+import { SignInAddressLimit } from './sign-in-address-limit';
 import { PortalStatementsController } from './statements.controller';
 import { StatementsModule } from '../statements/statements.module';
 
@@ -28,7 +29,16 @@ export class PortalSessionsModule {}
 @Module({
   imports: [PortalSessionsModule, OrdersModule, OrdersCoreModule, CallbacksModule, OperatorModule.forFeature(), StatementsModule],
   controllers: [SignInController, OverviewController, PortalOrdersController, DevelopersController, AccountController, PortalStatementsController],
-  providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, PortalLedgerService, DevelopersService],
+  providers: [
+    PortalPageGuard,
+    PortalAuthService,
+    OverviewService,
+    PortalOrdersService,
+    PortalChannelsService,
+    PortalLedgerService,
+    DevelopersService,
+    SignInAddressLimit,
+  ],
 })
 export class PortalModule {}
 

@@ -13,6 +13,7 @@ import { CurrentSession, type PortalRequest, PublicPage, formText } from './port
 import { type PortalSession, PortalSessions } from './portal-sessions';
 import { verifyAgainstDummy } from './passwords';
 import { portalRedirectTarget } from './portal-redirect';
+import { SignInAddressLimit } from './sign-in-address-limit';
 
 const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 /** Where the invitation's form lives, token-free; its cookie is sent to this path only. */
@@ -30,6 +31,7 @@ export class SignInController {
     private readonly auth: PortalAuthService,
     private readonly sessions: PortalSessions,
     private readonly config: AppConfig,
+    private readonly addressLimit: SignInAddressLimit,
   ) {}
 
   @Get('login')
@@ -48,6 +50,11 @@ export class SignInController {
     const password = formText(form, 'password');
     // Worked out before any session exists: a target that cannot be sent must not leave a session behind.
     const next = portalRedirectTarget(formText(form, 'next'));
+    const waitMs = await this.addressLimit.take(request.ip);
+    if (waitMs > 0) {
+      reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
+      return void reply.status(429).view('login', { email, error: 'login.addressThrottled', notice: null, next });
+    }
     let result;
     if (email === '' || email.length > EMAIL_MAX_LENGTH) {
       // Not an email anybody could have: refused like a wrong password, after the same work.

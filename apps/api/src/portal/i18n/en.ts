@@ -22,6 +22,7 @@ export const en = {
   'login.submit': 'Sign in',
   'login.failed': 'The email or the password is wrong.',
   'login.locked': 'Too many failed attempts: sign-in for this email is locked for 15 minutes.',
+  'login.addressThrottled': 'Too many sign-in attempts from your network. Wait a minute, then try again.',
   'login.signedOut': 'You have signed out.',
   'login.required': 'Sign in to continue.',
 

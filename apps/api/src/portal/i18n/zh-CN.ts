@@ -24,6 +24,7 @@ export const zhCN: Record<MessageKey, string> = {
   'login.submit': '登录',
   'login.failed': '邮箱或密码错误。',
   'login.locked': '失败次数过多：该邮箱的登录已锁定 15 分钟。',
+  'login.addressThrottled': '来自您所在网络的登录尝试过多，请等待一分钟后再试。',
   'login.signedOut': '您已退出登录。',
   'login.required': '请先登录。',
 
