@@ -23,6 +23,7 @@ import { DeliveryStatusCounts1764500000000 } from './1764500000000-delivery-stat
 import { SettlementFunctions1764523000000 } from './1764523000000-settlement-functions';
 import { CircuitOpened1764530000000 } from './1764530000000-circuit-opened';
 import { QueueBackend1764620000000 } from './1764620000000-queue-backend';
+import { StuckOrdersIndex1764620100000 } from './1764620100000-stuck-orders-index';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -50,4 +51,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   SettlementFunctions1764523000000,
   CircuitOpened1764530000000,
   QueueBackend1764620000000,
+  StuckOrdersIndex1764620100000,
 ];

@@ -31,17 +31,28 @@ const STATUS_CODES: Record<number, ErrorCode> = {
  * to retry (a deadlock it broke, a serialization failure): the client should retry later (50300).
  */
 export function isDependencyDown(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+  // Not `instanceof Error`: a socket's error may come from another realm (node:net under jest's VM) and is still one.
+  if (typeof err !== 'object' || err === null || typeof (err as { message?: unknown }).message !== 'string') return false;
   // TypeORM, when PostgreSQL dropped the connection under a transaction it was running.
   if (err instanceof QueryRunnerProviderAlreadyReleasedError || err instanceof QueryRunnerAlreadyReleasedError) return true;
-  const code = (err as { code?: string }).code ?? '';
+  // The code where TypeORM (driverError) or a wrapper (cause) keeps it too.
+  const nested = err as { code?: string; driverError?: { code?: string }; cause?: { code?: string } };
+  const codes = [nested.code, nested.driverError?.code, nested.cause?.code];
   if (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(code)
+    codes.some(
+      (code) =>
+        code !== undefined &&
+        ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(
+          code,
+        ),
+    )
   ) {
     return true;
   }
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up/i.test(
-    err.message,
+  const errors = (err as { errors?: unknown }).errors;
+  if (Array.isArray(errors) && errors.some(isDependencyDown)) return true;
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up|connect (ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)|is not queryable/i.test(
+    (err as Error).message,
   );
 }
 
