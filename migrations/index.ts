@@ -24,6 +24,8 @@ import { SettlementFunctions1764523000000 } from './1764523000000-settlement-fun
 import { CircuitOpened1764530000000 } from './1764530000000-circuit-opened';
 import { QueueBackend1764620000000 } from './1764620000000-queue-backend';
 import { StuckOrdersIndex1764620100000 } from './1764620100000-stuck-orders-index';
+import { LedgerDayBalances1764620200000 } from './1764620200000-ledger-day-balances';
+import { OperatorActions1764620300000 } from './1764620300000-operator-actions';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -52,4 +54,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CircuitOpened1764530000000,
   QueueBackend1764620000000,
   StuckOrdersIndex1764620100000,
+  LedgerDayBalances1764620200000,
+  OperatorActions1764620300000,
 ];

@@ -27,6 +27,7 @@ import { OperationsRepository } from './repositories/operations.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 import { SettlementRepository } from './repositories/settlement.repository';
 import { QueueBackendRepository } from './repositories/queue-backend.repository';
+import { OperatorActionRepository } from './repositories/operator-action.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -51,6 +52,7 @@ const REPOSITORIES = [
   RetentionRepository,
   SettlementRepository,
   QueueBackendRepository,
+  OperatorActionRepository,
 ];
 
 let instances = 0;

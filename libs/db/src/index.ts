@@ -32,3 +32,4 @@ export * from './repositories/operations.repository';
 export * from './repositories/retention.repository';
 export * from './operational-gauges';
 export * from './repositories/queue-backend.repository';
+export * from './repositories/operator-action.repository';

@@ -50,6 +50,7 @@ export class PortalExceptionFilter implements ExceptionFilter {
     if (exception instanceof DomainError) {
       if (exception.code === ErrorCode.OrderNotFound || exception.code === ErrorCode.RouteNotFound) return NOT_FOUND;
       if (exception.code === ErrorCode.MerchantDisabled) return { status: 403, title: 'error.disabledTitle', body: 'error.disabledBody' };
+      if (exception.code === ErrorCode.BadRequest) return { status: 400, title: 'error.badRequestTitle', body: 'error.badRequestBody' };
     }
     if (exception instanceof HttpException && exception.getStatus() === 404) return NOT_FOUND;
     if (isDependencyDown(exception) || (exception instanceof DomainError && exception.code === ErrorCode.DependencyUnavailable)) {

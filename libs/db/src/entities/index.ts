@@ -24,6 +24,8 @@ import { ReconLine } from './recon-line.entity';
 import { ReconRun } from './recon-run.entity';
 import { SandboxBillLine } from './sandbox-bill-line.entity';
 import { QueueBackendRecord } from './queue-backend.entity';
+import { LedgerDayBalance } from './ledger-day-balance.entity';
+import { OperatorAction } from './operator-action.entity';
 
 export * from './balance.entity';
 export * from './callback-attempt.entity';
@@ -51,6 +53,8 @@ export * from './recon-line.entity';
 export * from './recon-run.entity';
 export * from './sandbox-bill-line.entity';
 export * from './queue-backend.entity';
+export * from './ledger-day-balance.entity';
+export * from './operator-action.entity';
 
 export const ENTITIES = [
   Merchant,
@@ -80,4 +84,6 @@ export const ENTITIES = [
   ReconLine,
   SandboxBillLine,
   QueueBackendRecord,
+  LedgerDayBalance,
+  OperatorAction,
 ];
