@@ -190,6 +190,29 @@ describe('an app refuses to start, with one clear line, rather than half-work', 
 });
 
 describe('master key rotation: MASTER_KEYS=new,old, keys:reseal, then the new key alone', () => {
+  it("rolling restarts: an instance on old,new opens what one on new,old sealed, one on the old key alone answers 50000 (RUNBOOK's order)", async () => {
+    const databaseUrl = await createTestDatabase();
+    const [oldKey, freshKey] = [newKey(), newKey()];
+    expect((await cli({ DATABASE_URL: databaseUrl, MASTER_KEY: oldKey }, 'merchant:create', '--name', 'Before', '--mode', 'test')).code).toBe(0);
+    // An instance already on the new ring seals a new secret with the new key.
+    const sealedNew = JSON.parse(
+      (await cli({ DATABASE_URL: databaseUrl, MASTER_KEYS: `${freshKey},${oldKey}` }, 'merchant:create', '--name', 'During', '--mode', 'test')).out,
+    ) as {
+      api_key: string;
+      api_secret: string;
+    };
+    const answers: number[] = [];
+    for (const env of [{ MASTER_KEY: '', MASTER_KEYS: `${oldKey},${freshKey}` }, { MASTER_KEY: oldKey }]) {
+      const app = await createApiApp(testConfig(databaseUrl, env));
+      try {
+        answers.push((await post(app, '/api/merchant/getPayChannels', signed(sealedNew))).body.code);
+      } finally {
+        await app.close();
+      }
+    }
+    expect(answers).toEqual([1, 50000]);
+  });
+
   it('keeps every merchant working and makes the old key unnecessary', async () => {
     const databaseUrl = await createTestDatabase();
     const oldKey = newKey();
