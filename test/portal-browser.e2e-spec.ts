@@ -317,6 +317,16 @@ describe('merchant portal in a browser', () => {
     expect(lines.slice(2).every((line) => line.includes('Order credited') && /\+¥[\d,]+\.\d\d$/.test(line.trim()))).toBe(true);
     await shoot('ledger');
 
+    // Statements: today's movements with the balance after each, in both languages.
+    await page.getByRole('link', { name: 'Statements', exact: true }).click();
+    expect(await heading()).toBe('Statements');
+    expect(await page.locator('table.ledger tbody tr').count()).toBe(4);
+    await shoot('statements');
+    await page.getByRole('link', { name: '简体中文' }).click();
+    expect(await heading()).toBe('对账单');
+    await shoot('statements');
+    await page.getByRole('link', { name: 'English' }).click();
+
     await page.getByRole('link', { name: 'Channels', exact: true }).click();
     expect(await page.locator('table tbody tr').count()).toBe(3);
     expect(await page.locator('table tbody').innerText()).toContain('0.6%');
