@@ -202,7 +202,8 @@ describe('master key rotation: MASTER_KEYS=new,old, keys:reseal, then the new ke
       api_secret: string;
     };
     const answers: number[] = [];
-    for (const env of [{ MASTER_KEY: '', MASTER_KEYS: `${oldKey},${freshKey}` }, { MASTER_KEY: oldKey }]) {
+    const rings: Record<string, string>[] = [{ MASTER_KEY: '', MASTER_KEYS: `${oldKey},${freshKey}` }, { MASTER_KEY: oldKey }];
+    for (const env of rings) {
       const app = await createApiApp(testConfig(databaseUrl, env));
       try {
         answers.push((await post(app, '/api/merchant/getPayChannels', signed(sealedNew))).body.code);
