@@ -27,8 +27,9 @@ const STATUS_CODES: Record<number, ErrorCode> = {
 };
 
 /**
- * Connection-level failures of PostgreSQL or Redis, and the transient conflicts PostgreSQL asks
- * to retry (a deadlock it broke, a serialization failure): the client should retry later (50300).
+ * Connection-level failures of PostgreSQL or Redis, a statement PostgreSQL cancelled at
+ * statement_timeout, and the transient conflicts PostgreSQL asks to retry (a deadlock it broke, a
+ * serialization failure): the client should retry later (50300).
  */
 export function isDependencyDown(err: unknown): boolean {
   // Not `instanceof Error`: a socket's error may come from another realm (node:net under jest's VM) and is still one.
@@ -42,7 +43,7 @@ export function isDependencyDown(err: unknown): boolean {
     codes.some(
       (code) =>
         code !== undefined &&
-        ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(
+        ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '57014', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(
           code,
         ),
     )

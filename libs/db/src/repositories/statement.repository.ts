@@ -35,6 +35,9 @@ const DEPOSIT_KINDS = (Object.keys(LEDGER_KINDS) as LedgerKind[]).filter((kind) 
 /** A day is closed this long after its end (and once no transaction older than its end is still open): its entries can no longer change. */
 const CLOSING_MARGIN = `interval '1 hour'`;
 
+/** The most days one step of keeping closed days aggregates (keepClosedDays). */
+const KEEP_STEP_DAYS = 7;
+
 /** The instants a day ($n, YYYY-MM-DD in Asia/Shanghai) starts and ends at. */
 const start = (n: number): string => `($${n}::date::timestamp AT TIME ZONE 'Asia/Shanghai')`;
 const end = (n: number): string => `(($${n}::date + 1)::timestamp AT TIME ZONE 'Asia/Shanghai')`;
@@ -160,39 +163,45 @@ export class StatementRepository {
   }
 
   /**
-   * Keeps the closing balances of every closed day through `through` not kept yet: one aggregate
-   * over the entries after the last kept day, one row per day that moved money and one for
-   * `through` itself. Once per merchant and day, whoever asks first (the others wait on the
-   * merchant's lock, then find it done); never an update.
+   * Keeps the closing balances of every closed day through `through` not kept yet: per step, one
+   * aggregate over at most a week of the merchant's entries after the last kept day (its first
+   * entry's day at first), a row per day that moved money and one for the step's last day, so no
+   * statement works on more than a week of entries and none runs into the statement timeout,
+   * however long the history. Once per merchant and day, whoever asks first (the others wait on
+   * the merchant's lock, then find it done); never an update.
    */
   private async keepClosedDays(merchantId: number, through: string): Promise<void> {
-    const latest = await this.keptAtOrBefore(merchantId, through, true);
-    if (latest.day === through) return;
-    await this.dataSource.transaction(async (em) => {
-      await em.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_day_balances'), $1)`, [merchantId]);
-      const [base] = await em.query<{ day: string; available_fen: string; deposit_fen: string }[]>(
-        `SELECT day::text, available_fen, deposit_fen FROM ledger_day_balances WHERE merchant_id = $1 AND day <= $2 ORDER BY day DESC LIMIT 1`,
-        [merchantId, through],
-      );
-      if (base?.day === through) return;
-      await em.query(
-        `INSERT INTO ledger_day_balances (merchant_id, day, available_fen, deposit_fen, movements)
-         SELECT $1, d.day, $4::bigint + sum(d.available) OVER w, $5::bigint + sum(d.deposit) OVER w, d.movements
-           FROM (SELECT day, sum(available) AS available, sum(deposit) AS deposit, sum(movements)::int AS movements
-                   FROM (SELECT (created_at AT TIME ZONE 'Asia/Shanghai')::date AS day,
-                                coalesce(sum(amount_fen) FILTER (WHERE NOT kind = ANY($6)), 0) AS available,
-                                coalesce(sum(amount_fen) FILTER (WHERE kind = ANY($6)), 0) AS deposit,
-                                count(*) FILTER (WHERE amount_fen <> 0) AS movements
-                           FROM ledger_entries
-                          WHERE merchant_id = $1 AND created_at >= coalesce(${end(2)}, '-infinity') AND created_at < ${end(3)}
-                          GROUP BY 1
-                         UNION ALL SELECT $3::date, 0, 0, 0) moved
-                  GROUP BY day) d
-         WINDOW w AS (ORDER BY d.day)
-         ON CONFLICT (merchant_id, day) DO NOTHING`,
-        [merchantId, base?.day ?? null, through, base?.available_fen ?? 0, base?.deposit_fen ?? 0, DEPOSIT_KINDS],
-      );
-    });
+    while ((await this.keptAtOrBefore(merchantId, through, true)).day !== through) {
+      await this.dataSource.transaction(async (em) => {
+        await em.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_day_balances'), $1)`, [merchantId]);
+        const [base] = await em.query<{ day: string; available_fen: string; deposit_fen: string }[]>(
+          `SELECT day::text, available_fen, deposit_fen FROM ledger_day_balances WHERE merchant_id = $1 AND day <= $2 ORDER BY day DESC LIMIT 1`,
+          [merchantId, through],
+        );
+        if (base?.day === through) return;
+        const [{ upto }] = await em.query<{ upto: string }[]>(
+          `SELECT least($3::date, coalesce($2::date, (SELECT (min(created_at) AT TIME ZONE 'Asia/Shanghai')::date - 1 FROM ledger_entries WHERE merchant_id = $1), $3::date) + ${KEEP_STEP_DAYS})::text AS upto`,
+          [merchantId, base?.day ?? null, through],
+        );
+        await em.query(
+          `INSERT INTO ledger_day_balances (merchant_id, day, available_fen, deposit_fen, movements)
+           SELECT $1, d.day, $4::bigint + sum(d.available) OVER w, $5::bigint + sum(d.deposit) OVER w, d.movements
+             FROM (SELECT day, sum(available) AS available, sum(deposit) AS deposit, sum(movements)::int AS movements
+                     FROM (SELECT (created_at AT TIME ZONE 'Asia/Shanghai')::date AS day,
+                                  coalesce(sum(amount_fen) FILTER (WHERE NOT kind = ANY($6)), 0) AS available,
+                                  coalesce(sum(amount_fen) FILTER (WHERE kind = ANY($6)), 0) AS deposit,
+                                  count(*) FILTER (WHERE amount_fen <> 0) AS movements
+                             FROM ledger_entries
+                            WHERE merchant_id = $1 AND created_at >= coalesce(${end(2)}, '-infinity') AND created_at < ${end(3)}
+                            GROUP BY 1
+                           UNION ALL SELECT $3::date, 0, 0, 0) moved
+                    GROUP BY day) d
+           WINDOW w AS (ORDER BY d.day)
+           ON CONFLICT (merchant_id, day) DO NOTHING`,
+          [merchantId, base?.day ?? null, upto, base?.available_fen ?? 0, base?.deposit_fen ?? 0, DEPOSIT_KINDS],
+        );
+      });
+    }
   }
 
   /** The latest kept day before `day` (or at it, when `orAt`): its closing balances, or zeros and a null day when none is kept. */
