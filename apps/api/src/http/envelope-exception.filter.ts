@@ -43,9 +43,22 @@ export function isDependencyDown(err: unknown): boolean {
     codes.some(
       (code) =>
         code !== undefined &&
-        ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '57014', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(
-          code,
-        ),
+        [
+          'ECONNREFUSED',
+          'ECONNRESET',
+          'ETIMEDOUT',
+          'EPIPE',
+          'ENOTFOUND',
+          '57P01',
+          '57P03',
+          '57014',
+          '53300',
+          '08006',
+          '08001',
+          '08003',
+          '40P01',
+          '40001',
+        ].includes(code),
     )
   ) {
     return true;
