@@ -22,6 +22,10 @@ import { ChannelLinkChangedNotify1764491100000 } from './1764491100000-channel-l
 import { DeliveryStatusCounts1764500000000 } from './1764500000000-delivery-status-counts';
 import { SettlementFunctions1764523000000 } from './1764523000000-settlement-functions';
 import { CircuitOpened1764530000000 } from './1764530000000-circuit-opened';
+import { QueueBackend1764620000000 } from './1764620000000-queue-backend';
+import { StuckOrdersIndex1764620100000 } from './1764620100000-stuck-orders-index';
+import { LedgerDayBalances1764620200000 } from './1764620200000-ledger-day-balances';
+import { OperatorActions1764620300000 } from './1764620300000-operator-actions';
 import { CallbackRecord1764640000000 } from './1764640000000-callback-record';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
@@ -49,5 +53,9 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   DeliveryStatusCounts1764500000000,
   SettlementFunctions1764523000000,
   CircuitOpened1764530000000,
+  QueueBackend1764620000000,
+  StuckOrdersIndex1764620100000,
+  LedgerDayBalances1764620200000,
+  OperatorActions1764620300000,
   CallbackRecord1764640000000,
 ];

@@ -124,7 +124,11 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
 
 describe('AuthFailureThrottle in memory (no Redis: the embedded mode)', () => {
   it('blocks an address after the burst, and only that address, until the refill', async () => {
-    const config = testConfig('postgres://postgres@127.0.0.1:5432/unused', { REDIS_URL: '', RATE_LIMIT_AUTH_FAIL_PER_SECOND: String(PER_SECOND) });
+    const config = testConfig('postgres://postgres@127.0.0.1:5432/unused', {
+      REDIS_URL: '',
+      QUEUE_BACKEND: 'postgres',
+      RATE_LIMIT_AUTH_FAIL_PER_SECOND: String(PER_SECOND),
+    });
     const throttle = new AuthFailureThrottle(config);
     const failure = new DomainError(ErrorCode.AuthBadSignature);
     for (let i = 0; i < BURST; i++) {

@@ -282,6 +282,61 @@ describe('operator CLI', () => {
     expect(Object.keys(JSON.parse(out))).toEqual(['id']);
   });
 
+  it('keeps an audit trail: who ran which command with which options (secrets left out), when and how it ended, in a table and a log line', async () => {
+    const db = new Client({ connectionString: env.DATABASE_URL });
+    await db.connect();
+    try {
+      const [{ last }] = (await db.query<{ last: string }>(`SELECT coalesce(max(id), 0)::text AS last FROM operator_actions`)).rows;
+      const audited = async (...argv: string[]) => {
+        let err = '';
+        const code = await runCli(argv, { env: { ...env, LOG_LEVEL: 'info', OPERATOR: 'alice' }, stdout: () => undefined, stderr: (t) => (err += t) });
+        const lines = err.split('\n').filter((l) => l.startsWith('{'));
+        return { code, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+      };
+      const created = await audited('merchant:create', '--name', 'Audited shop', '--mode', 'test');
+      expect(created.code).toBe(0);
+      const channel = await audited(
+        'channel:create',
+        '--category',
+        'remotepay',
+        '--name',
+        'Audited',
+        '--pay-method',
+        'alipay',
+        '--adapter',
+        'sandbox',
+        '--config',
+        '{"secret_key":"a-secret-that-must-not-be-kept"}',
+      );
+      expect(channel.code).toBe(0);
+      const refused = await audited('merchant:disable', '--merchant', '999999');
+      expect(refused.code).toBe(2);
+
+      const { rows } = await db.query<{ actor: string; command: string; options: Record<string, string>; outcome: string; error: string | null; at: Date }>(
+        `SELECT actor, command, options, outcome, error, at FROM operator_actions WHERE id > $1 ORDER BY id`,
+        [last],
+      );
+      expect(rows.map((r) => [r.command, r.outcome])).toEqual([
+        ['merchant:create', 'ok'],
+        ['channel:create', 'ok'],
+        ['merchant:disable', 'refused'],
+      ]);
+      expect(rows[0]).toMatchObject({ actor: expect.stringMatching(/^alice@/), options: { name: 'Audited shop', mode: 'test' }, error: null });
+      expect(rows[1].options.config).toBe('[redacted]');
+      expect(rows[2].error).toMatch(/no merchant 999999/);
+      expect(JSON.stringify(rows)).not.toContain('a-secret-that-must-not-be-kept');
+      // The same in one JSON line per command, on stderr (stdout keeps the answer).
+      expect(created.lines).toEqual([
+        expect.objectContaining({ context: 'OperatorAudit', actor: rows[0].actor, command: 'merchant:create', outcome: 'ok', stored: true }),
+      ]);
+      expect(channel.lines[0]).toMatchObject({ options: expect.objectContaining({ config: '[redacted]' }) });
+      expect(JSON.stringify(channel.lines)).not.toContain('a-secret-that-must-not-be-kept');
+      expect(refused.lines).toEqual([expect.objectContaining({ command: 'merchant:disable', outcome: 'refused', level: 40 })]);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('names the variable when the configuration is bad', async () => {
     let err = '';
     const code = await runCli(['merchant:create', '--name', 'x'], { env: { ...env, MASTER_KEY: 'short' }, stdout: () => undefined, stderr: (t) => (err += t) });

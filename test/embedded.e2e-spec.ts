@@ -209,7 +209,14 @@ describe('embedded default (npm start with nothing configured)', () => {
       // The demo portal user's invitation, ready to open.
       invitation =
         new RegExp(`portal\\s+(http://127\\.0\\.0\\.1:${port}/portal/invite/[A-Za-z0-9_-]{43})\\s+\\(demo@example\\.com`).exec(first.output())?.[1] ?? '';
-      const invitePage = await fetch(invitation);
+      // The link keeps its token in a cookie for /portal/invite and sends the browser there (SPEC 8a).
+      const link = await fetch(invitation, { redirect: 'manual' });
+      expect([link.status, link.headers.get('location')]).toEqual([303, '/portal/invite']);
+      const cookie = link.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('portal_invite='))!
+        .split(';')[0];
+      const invitePage = await fetch(`http://127.0.0.1:${port}/portal/invite`, { headers: { cookie } });
       expect(invitePage.status).toBe(200);
       expect(await invitePage.text()).toContain('demo@example.com');
       const res = await getPayChannels(demo);

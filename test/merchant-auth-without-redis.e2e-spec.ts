@@ -12,6 +12,7 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
   beforeAll(async () => {
     api = await startTestApi({
       REDIS_URL: '',
+      QUEUE_BACKEND: 'postgres',
       CALLBACK_ALLOW_PRIVATE: 'true',
       RATE_LIMIT_MERCHANT_PER_SECOND: '1',
       RATE_LIMIT_MERCHANT_BURST: '3',

@@ -180,12 +180,23 @@ describe('merchant portal in a browser', () => {
 
   it('walks a merchant from the invitation to sign-out', async () => {
     const { invitation_url } = await api.operator.portalUsers.invite(shop.id, 'owner@shop.example');
+    const token = invitation_url.split('/').pop()!;
+    const sent: string[] = [];
+    const onRequest = (request: { url(): string; headers(): Record<string, string> }): void => {
+      sent.push(`${request.url()} referer=${request.headers().referer ?? ''}`);
+    };
+    page.on('request', onRequest);
     await page.goto(invitation_url);
+    // SPEC 8a: the page took the token out of its address before anything loaded; no Referer carries it.
+    expect(page.url()).toBe(`${base}/portal/invite`);
     await shoot('invite');
     await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
     await page.getByLabel('Repeat the new password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
     await page.waitForURL(`${base}/portal`);
+    page.off('request', onRequest);
+    expect(sent.slice(1).filter((line) => line.includes(token))).toEqual([]);
+    expect(sent.length).toBeGreaterThan(3);
 
     // Sign out, then in with the new password.
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -330,6 +341,16 @@ describe('merchant portal in a browser', () => {
     expect(lines[1]).toMatch(new RegExp(`Refund\\s+${orders[1].order_no}\\s+refund ${refundNo}\\s+-¥8\\.00`));
     expect(lines.slice(2).every((line) => line.includes('Order credited') && /\+¥[\d,]+\.\d\d$/.test(line.trim()))).toBe(true);
     await shoot('ledger');
+
+    // Statements: today's movements with the balance after each, in both languages.
+    await page.getByRole('link', { name: 'Statements', exact: true }).click();
+    expect(await heading()).toBe('Statements');
+    expect(await page.locator('table.ledger tbody tr').count()).toBe(4);
+    await shoot('statements');
+    await page.getByRole('link', { name: '简体中文' }).click();
+    expect(await heading()).toBe('对账单');
+    await shoot('statements');
+    await page.getByRole('link', { name: 'English' }).click();
 
     await page.getByRole('link', { name: 'Channels', exact: true }).click();
     expect(await page.locator('table tbody tr').count()).toBe(3);

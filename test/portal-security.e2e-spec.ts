@@ -9,7 +9,7 @@ import { type TestApi, merchantWithChannels, post, signed, startTestApi } from '
 import { CallbackFixtures, waitFor } from './helpers/callbacks';
 import { completedOrder, createSellOrder } from './helpers/money-out';
 import { sql } from './helpers/orders';
-import { PASSWORD, PortalClient, csrfToken, inviteAndAccept } from './helpers/portal';
+import { INVITATION_PAGE, PASSWORD, type PageAnswer, PortalClient, csrfToken, inviteAndAccept, openInvitation } from './helpers/portal';
 
 interface Shop {
   merchant: Credentials;
@@ -27,7 +27,8 @@ describe('merchant portal security', () => {
   const email = (tag: string) => `${tag}-${++n}@shop.example`;
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // Every sign-in here comes from 127.0.0.1: the per-IP limit has a describe of its own below.
+    api = await startTestApi({ PORTAL_SIGNIN_PER_MINUTE: '1000' });
     fixtures = await CallbackFixtures.connect(api.databaseUrl);
     a = { ...(await merchantWithChannels(api.operator)), email: email('a') };
     b = { ...(await merchantWithChannels(api.operator)), email: email('b') };
@@ -81,10 +82,10 @@ describe('merchant portal security', () => {
       const first = await api.operator.portalUsers.invite(a.merchant.id, user);
       const second = await api.operator.portalUsers.invite(a.merchant.id, user);
       const client = new PortalClient(api.app);
-      expect((await client.get(new URL(first.invitation_url).pathname)).status).toBe(404);
+      expect((await openInvitation(client, first.invitation_url)).status).toBe(404);
 
-      const path = new URL(second.invitation_url).pathname;
-      await client.get(path);
+      const path = INVITATION_PAGE;
+      expect((await openInvitation(client, second.invitation_url)).status).toBe(200);
       const short = await client.post(path, { password: 'short-pass', password_repeat: 'short-pass' });
       expect(short.status).toBe(400);
       expect(errorText(short.html)).toBe('The password must be at least 12 characters long.');
@@ -92,11 +93,13 @@ describe('merchant portal security', () => {
       expect(errorText(differ.html)).toBe('The two new passwords differ.');
       const accepted = await client.post(path, { password: PASSWORD, password_repeat: PASSWORD });
       expect([accepted.status, accepted.location]).toEqual([303, '/portal']);
+      expect((await openInvitation(new PortalClient(api.app), second.invitation_url)).status).toBe(404);
+      // The form page without the link's cookie knows no invitation.
       expect((await new PortalClient(api.app).get(path)).status).toBe(404);
 
       const late = await api.operator.portalUsers.invite(a.merchant.id, email('late'));
       await sql(api.app).query(`UPDATE merchant_user_invitations SET expires_at = now() - interval '1 second' WHERE email = $1`, [late.email]);
-      expect((await new PortalClient(api.app).get(new URL(late.invitation_url).pathname)).status).toBe(404);
+      expect((await openInvitation(new PortalClient(api.app), late.invitation_url)).status).toBe(404);
     });
 
     it("refuses an email of another merchant's user", async () => {
@@ -283,6 +286,37 @@ describe('merchant portal security', () => {
     });
   });
 
+  describe('sign-in per client IP (PORTAL_SIGNIN_PER_MINUTE, 20 by default)', () => {
+    it('40 sign-ins from one IP with 40 emails: 20 are checked, 20 refused 429 before any check; another IP still signs in', async () => {
+      const limited = await startTestApi();
+      try {
+        const shop = await merchantWithChannels(limited.operator);
+        const owner = email('ip-owner');
+        await inviteAndAccept(limited.app, limited.operator, shop.merchant.id, owner);
+        const guesser = new PortalClient(limited.app, '198.51.100.7');
+        await guesser.get('/portal/login');
+        const answers: PageAnswer[] = [];
+        for (let i = 0; i < 40; i++) answers.push(await guesser.post('/portal/login', { email: `guess-${i}@victim.example`, password: `a guess ${i}` }));
+        expect(answers.map((a) => a.status)).toEqual([...Array<number>(20).fill(401), ...Array<number>(20).fill(429)]);
+        const refused = answers[39];
+        expect(errorText(refused.html)).toBe('Too many sign-in attempts from your network. Wait a minute, then try again.');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+        expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+        // Refused before the email was looked at: only the 20 checked emails have a failure counted.
+        const [{ counted }] = await sql(limited.app).query(
+          `SELECT count(DISTINCT email)::int AS counted FROM portal_sign_in_failures WHERE email LIKE 'guess-%'`,
+        );
+        expect(counted).toBe(20);
+        // The right password from that address waits too; from another address it signs in.
+        expect((await guesser.post('/portal/login', { email: owner, password: PASSWORD })).status).toBe(429);
+        const owners = new PortalClient(limited.app, '203.0.113.9');
+        expect((await signIn(owners, owner)).location).toBe('/portal');
+      } finally {
+        await limited.close();
+      }
+    });
+  });
+
   describe('sign-in lockout', () => {
     /** Five wrong passwords, then the right one: each answer's status and message. */
     async function attempts(user: string, rightPassword: string): Promise<[number, string | null][]> {
@@ -412,7 +446,8 @@ describe('merchant portal security', () => {
       const { orderNo, orderId } = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
       await fixtures.insertEvent(orderId);
       const invitation = await api.operator.portalUsers.invite(a.merchant.id, email('csrf-invite'));
-      const invitePath = new URL(invitation.invitation_url).pathname;
+      await openInvitation(client, invitation.invitation_url);
+      const invitePath = INVITATION_PAGE;
       const deliveriesBefore = (await fixtures.deliveriesOfOrder(orderId)).length;
 
       const forms: [string, Record<string, string>][] = [
@@ -439,7 +474,7 @@ describe('merchant portal security', () => {
       expect((await post(api.app, '/api/merchant/getPayChannels', signed(a.merchant))).body.code).toBe(1);
       expect((await fixtures.deliveriesOfOrder(orderId)).length).toBe(deliveriesBefore);
       expect((await sql(api.app).query(`SELECT notify_url FROM merchants WHERE id = $1`, [a.merchant.id]))[0].notify_url).toBeNull();
-      expect((await new PortalClient(api.app).get(invitePath)).status).toBe(200);
+      expect((await openInvitation(new PortalClient(api.app), invitation.invitation_url)).status).toBe(200);
       expect((await signIn(new PortalClient(api.app), user)).location).toBe('/portal');
     });
   });

@@ -41,6 +41,12 @@ describe('RUNBOOK.md', () => {
       'Database pool saturation',
       'Event loop lag',
       'Reconciliation mismatches',
+      'Database down',
+      'Stuck money',
+      'HTTP errors',
+      'HTTP latency',
+      'Jobs failing',
+      'Queue paused',
     ]) {
       expect(runbook).toMatch(new RegExp(`^### ${alert}$`, 'm'));
     }

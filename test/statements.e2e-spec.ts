@@ -22,6 +22,8 @@ interface StatementAnswer {
     time: number;
   }[];
   total: number;
+  page: number;
+  limit: number;
 }
 
 describe('statements: statementQuery and /portal/statements (real PostgreSQL)', () => {
@@ -31,7 +33,8 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
   let channel: number;
   const days: string[] = [];
 
-  const statement = (merchant: Credentials, date: string) => post<StatementAnswer>(api.app, '/api/merchant/statementQuery', signed(merchant, { date }));
+  const statement = (merchant: Credentials, date: string, paging: Record<string, unknown> = {}) =>
+    post<StatementAnswer>(api.app, '/api/merchant/statementQuery', signed(merchant, { date, ...paging }));
 
   /** Moves an order's entries (and its refunds') to 10:00 + minutes of a day, as if they had happened then. */
   async function happenedOn(orderNo: string, day: string, minutes: number): Promise<void> {
@@ -132,6 +135,53 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
     }
     const missing = await post(api.app, '/api/merchant/statementQuery', signed(a, {}));
     expect(missing.body.code).toBe(40000);
+    // A day after today (Asia/Shanghai) has no statement yet.
+    const tomorrow = shanghaiDate(new Date(Date.now() + 86_400_000));
+    const future = await statement(a, tomorrow);
+    expect([future.status, future.body.code, future.body.data]).toEqual([
+      400,
+      40000,
+      { errors: [{ field: 'date', message: expect.stringContaining('today') }] },
+    ]);
+    for (const paging of [{ limit: 0 }, { limit: 501 }, { page: 0 }, { limit: 'ten' }]) {
+      const res = await statement(a, days[0], paging);
+      expect([Object.keys(paging)[0], res.body.code]).toEqual([Object.keys(paging)[0], 40000]);
+    }
+  });
+
+  it('pages the movements (limit 1 to 500, default 100) with total, the running balances going on from page to page', async () => {
+    const whole = (await statement(a, days[1])).body.data;
+    expect([whole.total, whole.movements.length, whole.page, whole.limit]).toEqual([4, 4, 1, 100]);
+    const pages = [1, 2, 3].map((page) => statement(a, days[1], { page, limit: 2 }));
+    const [first, second, third] = (await Promise.all(pages)).map((res) => res.body.data);
+    expect([first.total, second.total, third.total]).toEqual([4, 4, 4]);
+    expect([...first.movements, ...second.movements]).toEqual(whole.movements);
+    expect(third.movements).toEqual([]);
+    for (const part of [first, second, third]) expect([part.opening_balance, part.closing_balance]).toEqual([whole.opening_balance, whole.closing_balance]);
+  });
+
+  it("keeps each closed day's closing balance once (ledger_day_balances), never updated, and answers the same from it", async () => {
+    const kept = async () =>
+      (await sql(api.app).query(
+        `SELECT day::text, available_fen::int AS available, deposit_fen::int AS deposit, movements, created_at FROM ledger_day_balances WHERE merchant_id = $1 ORDER BY day`,
+        [a.id],
+      )) as { day: string; available: number; deposit: number; movements: number; created_at: Date }[];
+    // Closed: ended over an hour ago (the day before yesterday always is; yesterday once today is an hour old).
+    const closed = days.filter((day) => shanghaiDayBounds(day)!.to.getTime() + 3_600_000 < Date.now());
+    expect(closed.length).toBeGreaterThanOrEqual(1);
+    const answers = [];
+    for (const day of closed) answers.push((await statement(a, day)).body.data);
+    const rows = await kept();
+    for (const [i, day] of closed.entries()) {
+      expect(rows.find((r) => r.day === day)).toMatchObject({
+        available: answers[i].closing_balance.available_fen,
+        deposit: answers[i].closing_balance.deposit_fen,
+        movements: answers[i].total,
+      });
+    }
+    // Asked again: the same answers, from the same rows (none written again).
+    for (const [i, day] of closed.entries()) expect((await statement(a, day)).body.data).toEqual(answers[i]);
+    expect(await kept()).toEqual(rows);
   });
 
   it('the portal page shows the day; the CSV is UTF-8 with a BOM, in the page language; another merchant sees none of it', async () => {
@@ -154,6 +204,18 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
     const rows = csv.rawPayload.subarray(3).toString('utf8').trim().split('\r\n');
     expect(rows[0]).toBe('时间（北京时间）,类型,订单号,商户订单号,退款单号,账户,金额（元）,变动后可用余额（元）,变动后保证金（元）');
     expect(rows[1]).toContain('期初余额');
+    // Order and refund numbers are text to a spreadsheet: ="...", quoted as CSV.
+    const refund = api1.movements.find((m) => m.refund_no)!;
+    const refundRow = rows.find((r) => r.includes(refund.refund_no!))!;
+    expect(refundRow.split(',').slice(2, 5)).toEqual([`"=""${refund.order_no}"""`, '', `"=""${refund.refund_no}"""`]);
+    const english = await api.app.inject({
+      method: 'GET',
+      url: `/portal/statements/export.csv?date=${days[1]}`,
+      headers: { cookie: alice.cookieHeader(), 'accept-language': 'en' },
+    });
+    expect(english.body.split('\r\n')[0]).toBe(
+      '\uFEFFTime (Asia/Shanghai),Entry,Order no.,Merchant order no.,Refund no.,Balance,Amount (yuan),Available after (yuan),Deposit after (yuan)',
+    );
     expect(rows.at(-1)).toContain('期末余额');
     expect(rows).toHaveLength(api1.movements.length + 3);
     expect(rows.at(-1)!.split(',').at(-2)).toBe((api1.closing_balance.available_fen / 100).toFixed(2));
@@ -166,6 +228,10 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
     expect(otherCsv.body.trim().split('\r\n')).toHaveLength(3);
 
     expect((await alice.get('/portal/statements?date=2025-13-01')).status).toBe(400);
+    const tomorrowDay = shanghaiDate(new Date(Date.now() + 86_400_000));
+    const tomorrow = await alice.get(`/portal/statements?date=${tomorrowDay}`, { 'accept-language': 'en' });
+    expect([tomorrow.status, tomorrow.html.includes('This day has not come yet')]).toEqual([400, true]);
+    expect((await alice.get(`/portal/statements/export.csv?date=${tomorrowDay}`)).status).toBe(400);
     expect((await new PortalClient(api.app).get('/portal/statements')).status).toBe(303);
   });
 });

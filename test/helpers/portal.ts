@@ -14,7 +14,11 @@ export class PortalClient {
   readonly cookies = new Map<string, string>();
   lastHtml = '';
 
-  constructor(private readonly app: NestFastifyApplication) {}
+  /** `remoteAddress`: the client IP the API sees (127.0.0.1 unless given). */
+  constructor(
+    private readonly app: NestFastifyApplication,
+    private readonly remoteAddress?: string,
+  ) {}
 
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -34,7 +38,13 @@ export class PortalClient {
   }
 
   private async request(method: 'GET' | 'POST', url: string, payload: string | undefined, headers: Record<string, string>): Promise<PageAnswer> {
-    const res = await this.app.inject({ method, url, payload, headers: { ...(this.cookies.size ? { cookie: this.cookieHeader() } : {}), ...headers } });
+    const res = await this.app.inject({
+      method,
+      url,
+      payload,
+      headers: { ...(this.cookies.size ? { cookie: this.cookieHeader() } : {}), ...headers },
+      ...(this.remoteAddress ? { remoteAddress: this.remoteAddress } : {}),
+    });
     const raw = res.headers['set-cookie'];
     const setCookies = raw === undefined ? [] : Array.isArray(raw) ? raw : [String(raw)];
     for (const line of setCookies) {
@@ -55,6 +65,16 @@ export function csrfToken(html: string): string | null {
 
 export const PASSWORD = 'correct horse battery staple';
 
+/** Where an invitation link sends the browser, its token kept in a cookie (SPEC 8a). */
+export const INVITATION_PAGE = '/portal/invite';
+
+/** Follows an invitation link as a browser does: the link answers 303 to the token-free page, which is returned. */
+export async function openInvitation(client: PortalClient, invitationUrl: string): Promise<PageAnswer> {
+  const link = await client.get(new URL(invitationUrl).pathname);
+  if (link.status !== 303 || link.location !== INVITATION_PAGE) throw new Error(`the invitation link answered ${link.status} ${link.location}`);
+  return client.get(INVITATION_PAGE);
+}
+
 /** An invitation through the operator service, accepted in `client`: the client ends up signed in. */
 export async function inviteAndAccept(
   app: NestFastifyApplication,
@@ -64,10 +84,9 @@ export async function inviteAndAccept(
   client = new PortalClient(app),
 ): Promise<PortalClient> {
   const { invitation_url } = await operator.portalUsers.invite(merchantId, email);
-  const path = new URL(invitation_url).pathname;
-  const page = await client.get(path);
+  const page = await openInvitation(client, invitation_url);
   if (page.status !== 200) throw new Error(`invitation page answered ${page.status}`);
-  const done = await client.post(path, { password: PASSWORD, password_repeat: PASSWORD });
+  const done = await client.post(INVITATION_PAGE, { password: PASSWORD, password_repeat: PASSWORD });
   if (done.status !== 303 || done.location !== '/portal') throw new Error(`accepting answered ${done.status} ${done.html.slice(0, 300)}`);
   return client;
 }

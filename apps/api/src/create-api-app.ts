@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
-import { Logger as NestLogger } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type AppConfig, NEST_START_OPTIONS, localizeEnvelope, negotiateLang } from '@app/common';
 import { AppModule } from './app.module';
+import { AccessFieldsInterceptor, registerAccessLog } from './http/access-log';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
 import { registerHtmlPageHeaders } from './http/html-page';
 import { mountOpenApi } from './http/openapi';
@@ -14,9 +14,6 @@ import { mountPortal } from './portal/portal-http';
 import { createValidationPipe } from './http/validation';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
-
-/** Region bytes, probes and scrapes are high-volume and carry nothing to audit: no access line. */
-const QUIET_PATHS = /^\/(addons\/|health|ready|metrics)/;
 
 /**
  * TRUST_PROXY for Fastify: a hop count becomes a trust function (the socket's peer and the
@@ -54,10 +51,12 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     // Nest keeps each JSON or form body's bytes as request.rawBody: WeChat Pay signs the exact body it sends.
     rawBody: true,
   });
+  // Nest's start-up lines (every route mapped) stay held until the start passed its checks
+  // (app.init below): a refused start says only why, and first.
   app.useLogger(app.get(Logger));
-  app.flushLogs();
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));
   app.useGlobalPipes(createValidationPipe());
+  app.useGlobalInterceptors(new AccessFieldsInterceptor());
   if (options.shutdownHooks ?? true) app.enableShutdownHooks();
   const fastify = app.getHttpAdapter().getInstance();
   // Fastify parses text/plain by default; the contract accepts JSON and forms only (41500).
@@ -67,29 +66,13 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   });
   // SPEC 2: a success envelope's msg in the language the request prefers (the filter does the failures').
   fastify.addHook('preSerialization', async (request, _reply, payload) => localizeEnvelope(payload, negotiateLang(request.headers['accept-language'])));
-  const access = new NestLogger('Access');
-  fastify.addHook('onResponse', async (request, reply) => {
-    if (QUIET_PATHS.test(request.url)) return;
-    // The path only: the query string may carry a signature and a nonce. Never a body.
-    const merchantId = (request as { merchant?: { id: number } }).merchant?.id;
-    access.log(
-      {
-        request_id: request.id,
-        method: request.method,
-        path: request.url.split('?')[0],
-        route: request.routeOptions?.url ?? null,
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime),
-        ...(merchantId === undefined ? {} : { merchant_id: merchantId }),
-      },
-      'request completed',
-    );
-  });
+  registerAccessLog(fastify);
   await registerHtmlPageHeaders(app);
   await mountPortal(app, config);
   mountOpenApi(app, config);
   await mountQueueDashboard(app, config);
   await app.init();
+  app.flushLogs();
   return app;
 }
 

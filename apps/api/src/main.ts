@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { exitOnStartupFailure, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
+import { exitOnStartupFailure, helpIfAsked, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from './create-api-app';
 
 async function main(): Promise<void> {
+  helpIfAsked('api');
   registerRunningBuild();
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, 'Api');
   const logger = new Logger('Api');
   const app = await createApiApp(config, { shutdownHooks: false });
   stopOnSignals(

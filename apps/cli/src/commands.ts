@@ -8,6 +8,7 @@ import {
   OperatorInputError,
   OrderInspectionService,
   PortalAccessService,
+  QueueBackendService,
   WorkerControlService,
 } from '@app/operator';
 
@@ -134,6 +135,11 @@ export const COMMANDS: Record<string, CliCommand> = {
     flags: [],
     queues: true,
     run: (_f, app) => app.get(WorkerControlService).resume(),
+  },
+  'queue:backend': {
+    usage: '[--set redis|postgres] (the queue backend the database records; --set only with every API and worker stopped)',
+    flags: ['set'],
+    run: (f, app) => (f.set === undefined ? app.get(QueueBackendService).show() : app.get(QueueBackendService).set(f.set)),
   },
   'keys:reseal': {
     usage: '(with MASTER_KEYS=new,old: seals every secret and channel config again under the new key)',

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, NEST_START_OPTIONS, StartupRefusal, loadConfig } from '@app/common';
 import { runMigrations } from '@app/db';
@@ -6,6 +7,7 @@ import { COMMANDS, UsageError, inCliWords, parseFlags } from './commands';
 import { OperatorError, OperatorInputError, OperatorModule, withEmbeddedDefaults } from '@app/operator';
 import { ReconInputError, ReconService } from '@app/recon';
 import { RECON_COMMANDS, ReconCliModule } from './recon-commands';
+import { AuditTrail, operatorIdentity } from './audit-trail';
 
 function usage(): string {
   const lines = Object.entries({ ...COMMANDS, ...RECON_COMMANDS }).map(([name, c]) => `  ${name} ${c.usage}`);
@@ -24,8 +26,47 @@ const processIo: CliIo = {
   stderr: (text) => process.stderr.write(text),
 };
 
-/** Each command prints exactly one JSON object on stdout; messages go to stderr. Returns the exit code. */
+/** A refusal the operator can fix (bad input, a state that does not allow it), not a fault. */
+function isRefusal(err: unknown): boolean {
+  return (
+    err instanceof UsageError || err instanceof OperatorError || err instanceof ConfigError || err instanceof StartupRefusal || err instanceof ReconInputError
+  );
+}
+
+/**
+ * Each command prints exactly one JSON object on stdout; messages go to stderr, and so does the
+ * audit line of each command that reached the database (AuditTrail). Returns the exit code.
+ */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  const audit = new AuditTrail(operatorIdentity(io.env), io.env.LOG_LEVEL);
+  try {
+    return await runCommand(argv, io, audit);
+  } finally {
+    audit.flush(io.stderr);
+  }
+}
+
+/** Runs one command in a context of its own, recording it in the audit trail however it ends. */
+async function audited(
+  app: INestApplicationContext,
+  audit: AuditTrail,
+  name: string,
+  flags: Record<string, string | undefined>,
+  run: () => Promise<object>,
+): Promise<object> {
+  try {
+    const result = await run();
+    await audit.record(app, name, flags, 'ok', null);
+    return result;
+  } catch (err) {
+    await audit.record(app, name, flags, isRefusal(err) ? 'refused' : 'failed', err instanceof Error ? err.message : String(err));
+    throw err;
+  } finally {
+    await app.close();
+  }
+}
+
+async function runCommand(argv: string[], io: CliIo, audit: AuditTrail): Promise<number> {
   const [name, ...args] = argv;
   const env = withEmbeddedDefaults(io.env);
   if (!name || name === '--help' || name === 'help') {
@@ -43,40 +84,29 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     if (recon) {
       const flags = parseFlags(args, recon.flags);
       const app = await NestFactory.createApplicationContext(ReconCliModule.forRoot(loadConfig(env)), { logger: ['error'] });
-      try {
-        io.stdout(`${JSON.stringify(await recon.run(app.get(ReconService), flags))}\n`);
-      } finally {
-        await app.close();
-      }
+      io.stdout(`${JSON.stringify(await audited(app, audit, name, flags, () => recon.run(app.get(ReconService), flags)))}\n`);
       return 0;
     }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags, command.positional);
-    const config = loadConfig(env);
+    // A command that never touches the queues does not need to know their backend.
+    const config = loadConfig(command.queues ? env : { QUEUE_BACKEND: env.REDIS_URL ? 'redis' : 'postgres', ...env });
     const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), {
       ...NEST_START_OPTIONS,
       logger: ['error'],
     });
     app.flushLogs();
-    try {
-      const result = await command.run(flags, app).catch((err: unknown) => {
+    const result = await audited(app, audit, name, flags, () =>
+      command.run(flags, app).catch((err: unknown) => {
         throw err instanceof OperatorInputError ? inCliWords(command, err) : err;
-      });
-      io.stdout(`${JSON.stringify(result)}\n`);
-    } finally {
-      await app.close();
-    }
+      }),
+    );
+    io.stdout(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (err) {
-    if (
-      err instanceof UsageError ||
-      err instanceof OperatorError ||
-      err instanceof ConfigError ||
-      err instanceof StartupRefusal ||
-      err instanceof ReconInputError
-    ) {
-      io.stderr(`error: ${err.message}\n`);
+    if (isRefusal(err)) {
+      io.stderr(`error: ${(err as Error).message}\n`);
       return 2;
     }
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
+import { type AppConfig, exitOnStartupFailure, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
 import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
@@ -110,13 +110,15 @@ async function main(): Promise<void> {
     database = await startEmbeddedPostgres(dataDir, embeddedPgPort(env), secrets.pg_password);
     env.DATABASE_URL = database.url;
     env.MASTER_KEY ??= secrets.master_key;
+    // No Redis beside the embedded PostgreSQL: its queue runs there, said explicitly (SPEC 10).
+    env.QUEUE_BACKEND ??= 'postgres';
     // A local demo calls back to localhost and pays on the sandbox.
     env.CALLBACK_ALLOW_PRIVATE ??= 'true';
     env.SANDBOX_ENABLED ??= 'true';
     env.LOG_FORMAT ??= 'pretty';
     env.LOG_LEVEL ??= 'warn';
   }
-  const config = loadConfigOrExit(env);
+  const config = loadConfigOrExit(env, 'Start');
   await runMigrations(config.databaseUrl);
   const demo = embedded ? await demoMerchant(config, dataDir) : null;
   const portal = demo ? await demoPortalLine(config, dataDir, demo.api_key) : null;
@@ -130,7 +132,4 @@ async function main(): Promise<void> {
   Object.assign(running, { api, worker });
 }
 
-main().catch((err: unknown) => {
-  logger.error(err instanceof Error ? err.message : String(err));
-  process.exit(1);
-});
+main().catch((err: unknown) => exitOnStartupFailure('Start', err));

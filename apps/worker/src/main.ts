@@ -1,9 +1,10 @@
 import 'reflect-metadata';
-import { loadConfigOrExit } from '@app/common/config';
+import { loadConfigOrExit, workerHealthFile } from '@app/common/config';
 import { exitOnStartupFailure } from '@app/common/startup';
+import { helpIfAsked } from '@app/common/process-help';
 import { heartbeatProblem } from './health/heartbeat-file';
 
-/** `--health`, the container healthcheck: it runs every few seconds, so it loads the config and reads one file. */
+/** `--health`, the container healthcheck: it runs every few seconds, so it reads WORKER_HEALTH_FILE and that file, nothing else. */
 function reportHealth(heartbeatFile: string): never {
   const problem = heartbeatProblem(heartbeatFile, Date.now());
   process.stdout.write(problem ? `worker unhealthy: ${problem}\n` : 'worker healthy\n');
@@ -11,8 +12,9 @@ function reportHealth(heartbeatFile: string): never {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
-  if (process.argv.includes('--health')) reportHealth(config.workerHealthFile);
+  helpIfAsked('worker');
+  if (process.argv.includes('--health')) reportHealth(workerHealthFile());
+  const config = loadConfigOrExit(process.env, 'Worker');
   const { runWorker } = await import('./run-worker.js');
   await runWorker(config);
 }

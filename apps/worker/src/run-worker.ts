@@ -36,5 +36,5 @@ export async function runWorker(config: AppConfig): Promise<void> {
     throw err;
   });
   if (!app) return;
-  logger.log(`taking jobs (queue ${config.redisUrl ? 'on Redis' : 'on PostgreSQL'}, prefix ${config.queuePrefix})`);
+  logger.log(`taking jobs (queue on ${config.queueBackend === 'redis' ? 'Redis' : 'PostgreSQL'}, prefix ${config.queuePrefix})`);
 }

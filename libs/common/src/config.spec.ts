@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config';
 
 const base = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
+  REDIS_URL: 'redis://127.0.0.1:6379',
   MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
 };
 
@@ -33,7 +34,18 @@ describe('loadConfig', () => {
     expect([c.sandboxEnabled, c.channelAllowHttp]).toEqual([false, false]);
     expect([c.rateLimitMerchantPerSecond, c.rateLimitMerchantBurst, c.rateLimitIpPerSecond]).toEqual([50, 100, 200]);
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
-    expect(c.redisUrl).toBeNull();
+    expect([c.queueBackend, c.portalSigninPerMinute, c.statementTimeoutMs]).toEqual(['redis', 20, 30_000]);
+  });
+
+  it('runs the queues on Redis unless QUEUE_BACKEND=postgres says otherwise: no REDIS_URL is refused, not a quiet switch', () => {
+    expect(failure({ REDIS_URL: '' })).toBe('REDIS_URL');
+    expect(() => loadConfig({ ...base, REDIS_URL: '' })).toThrow(/^REDIS_URL: is required .*QUEUE_BACKEND=postgres/);
+    expect(failure({ REDIS_URL: '', QUEUE_BACKEND: 'redis' })).toBe('REDIS_URL');
+    expect(failure({ QUEUE_BACKEND: 'bullmq' })).toBe('QUEUE_BACKEND');
+    const embedded = loadConfig({ ...base, REDIS_URL: '', QUEUE_BACKEND: 'postgres' });
+    expect([embedded.queueBackend, embedded.redisUrl]).toEqual(['postgres', null]);
+    // Redis may still carry nonces and rate limits while the queues are on PostgreSQL.
+    expect(loadConfig({ ...base, QUEUE_BACKEND: 'postgres' }).queueBackend).toBe('postgres');
   });
 
   it('reads the callback fairness variables', () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { IPv6 } from 'ipaddr.js';
 import { parseDurationList } from './duration';
+import { exitOnStartupFailure } from './startup';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,8 +21,12 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
 export class AppConfig {
   port: number;
   databaseUrl: string;
-  /** Absent in the embedded mode: the queue then runs on PostgreSQL and nonces live in a table. */
+  /** Absent only with QUEUE_BACKEND=postgres (the embedded mode): nonces then live in a table. */
   redisUrl: string | null;
+  /** QUEUE_BACKEND: where BullMQ keeps the jobs; every process of a deployment the same, checked against the database (SPEC 10). */
+  queueBackend: 'redis' | 'postgres';
+  /** DATABASE_STATEMENT_TIMEOUT_MS: the longest one statement of the apps' connections may run (0: no limit). */
+  statementTimeoutMs: number;
   /** DATABASE_POOL_SIZE: the most database connections one process opens (null: each app's own default, API 10, worker its concurrency + 6). */
   databasePoolSize: number | null;
   /** The master key ring (MASTER_KEY, MASTER_KEYS or MASTER_KEY_FILE): the first seals, every one opens. */
@@ -53,6 +58,8 @@ export class AppConfig {
   rateLimitIpPerSecond: number;
   /** Failed authentications per second per client IP, burst twice that (SPEC 3); past it the IP's merchant requests are 42900. */
   rateLimitAuthFailPerSecond: number;
+  /** PORTAL_SIGNIN_PER_MINUTE: portal sign-in attempts per client IP per minute, whatever the email (SPEC 8a). */
+  portalSigninPerMinute: number;
   logLevel: LogLevel;
   /** LOG_FORMAT: json (default) or pretty (the embedded mode's terminal). */
   logFormat: 'json' | 'pretty';
@@ -225,6 +232,24 @@ function trustProxy(env: Env): false | number | string[] {
   throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops or a comma list of proxy addresses/CIDRs: ${problem}`);
 }
 
+/** WORKER_HEALTH_FILE, alone: the healthcheck (`main.js --health`) reads nothing else. */
+export function workerHealthFile(env: Env = process.env): string {
+  return text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health'));
+}
+
+/**
+ * SPEC 10: the queues run on Redis (REDIS_URL required), or on PostgreSQL only when
+ * QUEUE_BACKEND=postgres says so: a process that merely lacks REDIS_URL must not quietly
+ * take jobs from another queue than its neighbours.
+ */
+function queueBackend(env: Env): 'redis' | 'postgres' {
+  const raw = text(env, 'QUEUE_BACKEND', 'redis');
+  if (raw !== 'redis' && raw !== 'postgres') throw new ConfigError('QUEUE_BACKEND', `must be redis or postgres, got ${JSON.stringify(raw)}`);
+  if (raw === 'redis' && !env.REDIS_URL)
+    throw new ConfigError('REDIS_URL', 'is required (the queues run on Redis; QUEUE_BACKEND=postgres on every process runs them on PostgreSQL instead)');
+  return raw;
+}
+
 /** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = integer(env, 'PORT', 3000, 1, 65535);
@@ -245,6 +270,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl,
+    queueBackend: queueBackend(env),
+    statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),
     databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? null : integer(env, 'DATABASE_POOL_SIZE', 10, 2, 1000),
     masterKeys: masterKeys(env),
     apiPrefix: prefix,
@@ -260,11 +287,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     retentionDays: integer(env, 'RETENTION_DAYS', 90, 1, 36_500),
     workerMetricsPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
     metricsMerchantLabels: integer(env, 'METRICS_MERCHANT_LABELS', 20, 0, 1000),
-    workerHealthFile: text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health')),
+    workerHealthFile: workerHealthFile(env),
     rateLimitMerchantPerSecond: integer(env, 'RATE_LIMIT_MERCHANT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitMerchantBurst: integer(env, 'RATE_LIMIT_MERCHANT_BURST', 100, 1, 1_000_000),
     rateLimitIpPerSecond: integer(env, 'RATE_LIMIT_IP_PER_SECOND', 200, 1, 1_000_000),
     rateLimitAuthFailPerSecond: integer(env, 'RATE_LIMIT_AUTH_FAIL_PER_SECOND', 20, 1, 1_000_000),
+    portalSigninPerMinute: integer(env, 'PORTAL_SIGNIN_PER_MINUTE', 20, 1, 1_000_000),
     logLevel,
     logFormat: logFormat(env),
     queuePrefix: text(env, 'QUEUE_PREFIX', 'mp'),
@@ -278,15 +306,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
   });
 }
 
-/** For main.ts: a bad variable stops the process with one line that names it. */
-export function loadConfigOrExit(env: Env = process.env): AppConfig {
+/** For main.ts: a bad variable stops the process with one JSON line that names it. */
+export function loadConfigOrExit(env: Env = process.env, context = 'Config'): AppConfig {
   try {
     return loadConfig(env);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`Configuration error: ${err.message}\n`);
-      process.exit(1);
-    }
+    if (err instanceof ConfigError) exitOnStartupFailure(context, `configuration error: ${err.message}`, { variable: err.variable });
     throw err;
   }
 }

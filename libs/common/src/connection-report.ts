@@ -35,3 +35,26 @@ export class ConnectionReport {
     this.cause = null;
   }
 }
+
+/** Failures further apart than this are separate outages, each said again. */
+export const OUTAGE_QUIET_MS = 60_000;
+
+/**
+ * Requests that fail because a dependency does not answer (50300): one warn line when an outage
+ * starts, with its first cause, then silence while failures keep coming less than a minute
+ * apart; every request still has its access line with its status.
+ */
+export class OutageReport {
+  private readonly logger: Logger;
+  private lastAt = -Infinity;
+
+  constructor(context: string) {
+    this.logger = new Logger(context);
+  }
+
+  failed(err: unknown, now = Date.now()): void {
+    const starts = now - this.lastAt >= OUTAGE_QUIET_MS;
+    this.lastAt = now;
+    if (starts) this.logger.warn({ cause: startupCause(err) }, 'requests answer 50300: a dependency does not answer (said once per outage)');
+  }
+}

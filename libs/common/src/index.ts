@@ -20,3 +20,4 @@ export * from './secret-box';
 export * from './spreadsheet-csv';
 export * from './time';
 export * from './startup';
+export * from './process-help';

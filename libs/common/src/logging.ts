@@ -37,8 +37,9 @@ export function loggingModule(config: AppConfig): DynamicModule {
       // The API writes its own access line (create-api-app.ts), which knows the route and the merchant.
       autoLogging: false,
       genReqId: (req) => (req as { id?: string }).id ?? 'unknown',
-      // The query string may carry the signature and nonce: log the path only.
-      serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }) },
+      // The request's id and method only: a path may carry a secret (an invitation token), and only the
+      // access line knows the route that says which part (apps/api/src/http/access-log.ts).
+      serializers: { req: (req: { id: string; method: string }) => ({ id: req.id, method: req.method }) },
       transport: config.logFormat === 'pretty' && prettyAvailable() ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
     },
   });

@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs';
+
 /** A start refused on purpose (wrong master key, schema behind the build): its message is the whole story. */
 export class StartupRefusal extends Error {
   constructor(message: string) {
@@ -25,9 +27,26 @@ export function startupCause(err: unknown): string {
   return String(err);
 }
 
+/**
+ * Writes one line on stdout now, whole, before the caller goes on to exit: a synchronous write
+ * that waits out a full non-blocking pipe (EAGAIN) instead of leaving the line in a buffer that
+ * dies with the process.
+ */
+export function writeLineNow(line: string): void {
+  const bytes = Buffer.from(`${line}\n`);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let offset = 0; offset < bytes.length;) {
+    try {
+      offset += writeSync(1, bytes, offset);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+
 /** One JSON line, in pino's shape, for a process that cannot start; then it exits 1. */
-export function exitOnStartupFailure(context: string, err: unknown): never {
-  const line = { level: 60, time: Date.now(), pid: process.pid, context, msg: `${context} cannot start: ${startupCause(err)}` };
-  process.stdout.write(`${JSON.stringify(line)}\n`);
+export function exitOnStartupFailure(context: string, err: unknown, fields: Record<string, unknown> = {}): never {
+  writeLineNow(JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, context, ...fields, msg: `${context} cannot start: ${startupCause(err)}` }));
   process.exit(1);
 }

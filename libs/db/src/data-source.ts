@@ -3,7 +3,7 @@ import { MIGRATIONS } from '../../../migrations';
 import { ENTITIES } from './entities';
 
 /** The one TypeORM configuration: the apps, the CLI, the tests and the TypeORM CLI all use it. */
-export function dataSourceOptions(databaseUrl: string, poolSize = 10, applicationName = 'merchant-pay'): DataSourceOptions {
+export function dataSourceOptions(databaseUrl: string, poolSize = 10, applicationName = 'merchant-pay', statementTimeoutMs = 0): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -14,7 +14,8 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10, applicatio
     // The schema changes only through reviewed migration files.
     synchronize: false,
     migrationsRun: false,
-    extra: { max: poolSize, connectionTimeoutMillis: 5000 },
+    // statement_timeout (a startup parameter of each connection): no statement of the apps holds a connection and its locks for ever.
+    extra: { max: poolSize, connectionTimeoutMillis: 5000, ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) },
   };
 }
 

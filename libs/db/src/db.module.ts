@@ -29,6 +29,8 @@ import { StatementRepository } from './repositories/statement.repository';
 import { OperationsRepository } from './repositories/operations.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 import { SettlementRepository } from './repositories/settlement.repository';
+import { QueueBackendRepository } from './repositories/queue-backend.repository';
+import { OperatorActionRepository } from './repositories/operator-action.repository';
 
 const REPOSITORIES = [
   MerchantRepository,
@@ -55,6 +57,8 @@ const REPOSITORIES = [
   OperationsRepository,
   RetentionRepository,
   SettlementRepository,
+  QueueBackendRepository,
+  OperatorActionRepository,
 ];
 
 let instances = 0;
@@ -79,14 +83,14 @@ export class DbModule {
           name,
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(config.databaseUrl, config.databasePoolSize ?? poolSize, applicationName),
+            ...dataSourceOptions(config.databaseUrl, config.databasePoolSize ?? poolSize, applicationName, config.statementTimeoutMs),
             retryAttempts: 3,
             retryDelay: 1000,
           }),
         }),
       ],
       providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES, StartupChecks],
-      exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES],
+      exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES, StartupChecks],
     };
   }
 }

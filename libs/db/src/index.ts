@@ -34,3 +34,5 @@ export * from './repositories/delivery-address';
 export * from './repositories/operations.repository';
 export * from './repositories/retention.repository';
 export * from './operational-gauges';
+export * from './repositories/queue-backend.repository';
+export * from './repositories/operator-action.repository';

@@ -31,13 +31,25 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
  */
 @Injectable()
 export class StartupChecks implements OnModuleInit {
+  private passed: Promise<void> | null = null;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly sealedValues: SealedValueRepository,
     private readonly secrets: SecretBox,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): Promise<void> {
+    return this.run();
+  }
+
+  /** The checks, once per app: a check that needs the schema (the queue backend's) awaits this first. */
+  run(): Promise<void> {
+    this.passed ??= this.check();
+    return this.passed;
+  }
+
+  private async check(): Promise<void> {
     const pending = await pendingMigrations(this.dataSource);
     if (pending.length > 0) {
       throw new StartupRefusal(

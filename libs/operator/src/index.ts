@@ -11,3 +11,4 @@ export * from './callback-operations.service';
 export * from './order-inspection.service';
 export * from './worker-control.service';
 export * from './local-data';
+export * from './queue-backend.service';

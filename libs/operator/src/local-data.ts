@@ -40,7 +40,12 @@ export function withEmbeddedDefaults(env: Record<string, string | undefined>): R
   const file = join(dataDirOf(env), 'secrets.json');
   if (env.DATABASE_URL || !existsSync(file)) return env;
   const secrets = JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
-  return { ...env, DATABASE_URL: embeddedDatabaseUrl(embeddedPgPort(env), secrets.pg_password), MASTER_KEY: env.MASTER_KEY ?? secrets.master_key };
+  return {
+    ...env,
+    DATABASE_URL: embeddedDatabaseUrl(embeddedPgPort(env), secrets.pg_password),
+    MASTER_KEY: env.MASTER_KEY ?? secrets.master_key,
+    QUEUE_BACKEND: env.QUEUE_BACKEND ?? 'postgres',
+  };
 }
 /**
  * After a rotation in the portal the demo's credentials file holds the new secret, so the README's

@@ -11,6 +11,7 @@ import { MerchantLedgerService } from './merchant-ledger.service';
 import { OrderInspectionService } from './order-inspection.service';
 import { PortalAccessService } from './portal-access.service';
 import { WorkerControlService } from './worker-control.service';
+import { QueueBackendService } from './queue-backend.service';
 
 export interface OperatorModuleOptions {
   /** The commands that act on the job queues (worker:pause, callback:circuit:reset) connect to them; the others never do. */
@@ -32,6 +33,7 @@ export class OperatorModule {
       KeyResealService,
       CallbackOperationsService,
       OrderInspectionService,
+      QueueBackendService,
     ];
     const queued = options.queues ? [WorkerControlService] : [];
     return {

@@ -3,18 +3,19 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { createPostgresBackend, setDefaultBackendFactory } from 'bullmq';
 import { type AppConfig, QUEUE } from '@app/common';
 import { JobQueue } from './job-queue';
+import { QueueBackendCheck } from './queue-backend-check';
 
 /**
- * BullMQ with both queues registered and the JobQueue producer. With REDIS_URL it runs on
- * Redis; without it (the embedded mode) on BullMQ's PostgreSQL backend, in the `bullmq`
- * schema of the service's own database.
+ * BullMQ with both queues registered and the JobQueue producer. It runs on Redis, or with
+ * QUEUE_BACKEND=postgres (the embedded mode) on BullMQ's PostgreSQL backend, in the `bullmq`
+ * schema of the service's own database; the backend is checked against the database's record.
  */
 @Global()
 @Module({})
 export class QueueModule {
   static forRoot(config: AppConfig): DynamicModule {
     let connection: Record<string, unknown>;
-    if (config.redisUrl) {
+    if (config.queueBackend === 'redis') {
       // Workers block on Redis: BullMQ wants unlimited retries per request on their connections.
       connection = { url: config.redisUrl, maxRetriesPerRequest: null };
     } else {
@@ -25,7 +26,7 @@ export class QueueModule {
     return {
       module: QueueModule,
       imports: [BullModule.forRoot({ prefix: config.queuePrefix, connection }), BullModule.registerQueue({ name: QUEUE.orders }, { name: QUEUE.callbacks })],
-      providers: [JobQueue],
+      providers: [JobQueue, QueueBackendCheck],
       exports: [JobQueue, BullModule],
     };
   }

@@ -25,6 +25,17 @@ describe('isDependencyDown', () => {
     }
   });
 
+  it('answers a statement cancelled at statement_timeout as retry later', () => {
+    const err = new QueryFailedError('SELECT ...', [], Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+    expect(isDependencyDown(err)).toBe(true);
+  });
+
+  it('recognises a socket error whatever realm made it (not an instanceof Error here), and one inside an AggregateError', () => {
+    expect(isDependencyDown({ message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' })).toBe(true);
+    expect(isDependencyDown({ message: '', errors: [{ message: 'connect ECONNREFUSED ::1:5432', code: 'ECONNREFUSED' }] })).toBe(true);
+    expect(isDependencyDown(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+  });
+
   it('leaves programming errors as 50000', () => {
     expect(isDependencyDown(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
     expect(isDependencyDown('text')).toBe(false);

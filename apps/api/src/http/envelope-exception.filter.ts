@@ -2,7 +2,8 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
-import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, apiMessage, envelope, negotiateLang } from '@app/common';
+import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, OutageReport, apiMessage, envelope, negotiateLang } from '@app/common';
+import { loggedPath, noteAnswerIds } from './access-log';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -26,21 +27,46 @@ const STATUS_CODES: Record<number, ErrorCode> = {
 };
 
 /**
- * Connection-level failures of PostgreSQL or Redis, and the transient conflicts PostgreSQL asks
- * to retry (a deadlock it broke, a serialization failure): the client should retry later (50300).
+ * Connection-level failures of PostgreSQL or Redis, a statement PostgreSQL cancelled at
+ * statement_timeout, and the transient conflicts PostgreSQL asks to retry (a deadlock it broke, a
+ * serialization failure): the client should retry later (50300).
  */
 export function isDependencyDown(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+  // Not `instanceof Error`: a socket's error may come from another realm (node:net under jest's VM) and is still one.
+  if (typeof err !== 'object' || err === null || typeof (err as { message?: unknown }).message !== 'string') return false;
   // TypeORM, when PostgreSQL dropped the connection under a transaction it was running.
   if (err instanceof QueryRunnerProviderAlreadyReleasedError || err instanceof QueryRunnerAlreadyReleasedError) return true;
-  const code = (err as { code?: string }).code ?? '';
+  // The code where TypeORM (driverError) or a wrapper (cause) keeps it too.
+  const nested = err as { code?: string; driverError?: { code?: string }; cause?: { code?: string } };
+  const codes = [nested.code, nested.driverError?.code, nested.cause?.code];
   if (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001', '08003', '40P01', '40001'].includes(code)
+    codes.some(
+      (code) =>
+        code !== undefined &&
+        [
+          'ECONNREFUSED',
+          'ECONNRESET',
+          'ETIMEDOUT',
+          'EPIPE',
+          'ENOTFOUND',
+          '57P01',
+          '57P03',
+          '57014',
+          '53300',
+          '08006',
+          '08001',
+          '08003',
+          '40P01',
+          '40001',
+        ].includes(code),
+    )
   ) {
     return true;
   }
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up/i.test(
-    err.message,
+  const errors = (err as { errors?: unknown }).errors;
+  if (Array.isArray(errors) && errors.some(isDependencyDown)) return true;
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up|connect (ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)|is not queryable/i.test(
+    (err as Error).message,
   );
 }
 
@@ -52,6 +78,7 @@ export function isDependencyDown(err: unknown): boolean {
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+  private readonly outages = new OutageReport('Errors');
 
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
@@ -61,10 +88,17 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
     const error = this.toDomainError(exception, request);
 
-    if (error.code === ErrorCode.Internal || error.code === ErrorCode.DependencyUnavailable) {
+    if (error.code === ErrorCode.Internal) {
       const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
-      this.logger.error({ request_id: request.id, method: request.method, route: request.routeOptions?.url ?? request.url, err: detail }, 'request failed');
+      this.logger.error(
+        { request_id: request.id, method: request.method, route: request.routeOptions?.url ?? loggedPath(request), err: detail },
+        'request failed',
+      );
+    } else if (error.code === ErrorCode.DependencyUnavailable) {
+      // An outage fails every request alike: one line when it starts (or its cause changes), not a stack per request.
+      this.outages.failed(exception);
     }
+    noteAnswerIds(request, error.data);
     if (reply.sent) return;
     const { status } = ERROR_INFO[error.code];
     reply.status(status).header('content-type', JSON_CONTENT_TYPE);

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { RECON_CLASSES, type ReconClass, ReconRepository } from '@app/db';
-import { CACHED_GAUGE_MAX_AGE_MS } from './cached-gauges';
+import { RECON_CLASSES, type ReconClass, ReconRepository, clearGauge } from '@app/db';
+import { CACHED_GAUGE_MAX_AGE_MS, CachedGauges } from './cached-gauges';
 import { MetricsService } from './metrics.service';
 
 /**
@@ -13,36 +13,39 @@ import { MetricsService } from './metrics.service';
 @Injectable()
 export class ReconFigures {
   private readonly logger = new Logger(ReconFigures.name);
-  private mismatches: Partial<Record<ReconClass, number>> = {};
-  private refused = 0;
+  /** Null while the last reading failed or before the first: the counters are then absent, not frozen. */
+  private figures: { mismatches: Partial<Record<ReconClass, number>>; refused: number } | null = null;
   private lastStartedAt = -Infinity;
   private running: Promise<void> | null = null;
 
   constructor(
     metrics: MetricsService,
     private readonly recon: ReconRepository,
+    gauges: CachedGauges,
   ) {
     const refreshIfStale = (): void => this.refreshIfStale();
-    const mismatches = (kind: ReconClass): number => this.mismatches[kind] ?? 0;
-    const refused = (): number => this.refused;
+    // Read from the database: absent while it does not answer (the scrape's one probe), as every such figure.
+    const current = async (): Promise<ReconFigures['figures']> => ((await gauges.databaseUp()) ? this.figures : null);
     new Counter({
       name: 'recon_mismatches_total',
       help: 'Reconciliation lines that did not match, by class (refreshed at most every 10 s)',
       labelNames: ['kind'],
       registers: [metrics.registry],
-      collect() {
+      async collect() {
         refreshIfStale();
-        this.reset();
-        for (const kind of RECON_CLASSES) if (kind !== 'matched') this.inc({ kind }, mismatches(kind));
+        const figures = await current();
+        clearGauge(this);
+        if (figures) for (const kind of RECON_CLASSES) if (kind !== 'matched') this.inc({ kind }, figures.mismatches[kind] ?? 0);
       },
     });
     new Counter({
       name: 'recon_bills_refused_total',
       help: 'Channel bills refused as malformed, truncated or wrongly encoded (refreshed at most every 10 s)',
       registers: [metrics.registry],
-      collect() {
-        this.reset();
-        this.inc(refused());
+      async collect() {
+        const figures = await current();
+        clearGauge(this);
+        if (figures) this.inc(figures.refused);
       },
     });
   }
@@ -57,9 +60,10 @@ export class ReconFigures {
     this.running ??= (async () => {
       this.lastStartedAt = Date.now();
       try {
-        ({ mismatches: this.mismatches, refused: this.refused } = await this.recon.figures());
+        this.figures = await this.recon.figures();
       } catch (err) {
-        this.logger.warn(`reconciliation figures not refreshed: ${(err as Error).message}`);
+        this.figures = null;
+        this.logger.warn(`reconciliation figures not read, absent until the next refresh: ${(err as Error).message}`);
       } finally {
         this.running = null;
       }

@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Get, NotFoundException, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { SecretPath } from '../http/access-log';
 import type { FastifyReply } from 'fastify';
 import { PortalAuthService } from './portal-auth.service';
 import { PortalExceptionFilter } from './portal-exception.filter';
@@ -60,7 +61,9 @@ export class AccountController {
     return void reply.redirect('/portal/login?signed_out=1', 303);
   }
 
+  // Anything under /portal no page matches, a mangled invitation link (`/portal/invite/<token>/`) too: logged as `/portal/*`.
   @Get('*')
+  @SecretPath('*')
   notFound(): never {
     throw new NotFoundException();
   }

@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { FastifyReply } from 'fastify';
 import type {} from '@fastify/view';
 import { DomainError, ErrorCode } from '@app/common';
+import { loggedPath } from '../http/access-log';
 import { isDependencyDown } from '../http/envelope-exception.filter';
 import type { MessageKey } from './i18n/en';
 import { CsrfRejected, type PortalRequest, SignInRequired } from './portal-request';
@@ -35,7 +36,7 @@ export class PortalExceptionFilter implements ExceptionFilter {
         {
           request_id: request.id,
           method: request.method,
-          url: request.url,
+          path: loggedPath(request),
           err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
         },
         'portal request failed',
@@ -49,6 +50,7 @@ export class PortalExceptionFilter implements ExceptionFilter {
     if (exception instanceof DomainError) {
       if (exception.code === ErrorCode.OrderNotFound || exception.code === ErrorCode.RouteNotFound) return NOT_FOUND;
       if (exception.code === ErrorCode.MerchantDisabled) return { status: 403, title: 'error.disabledTitle', body: 'error.disabledBody' };
+      if (exception.code === ErrorCode.BadRequest) return { status: 400, title: 'error.badRequestTitle', body: 'error.badRequestBody' };
     }
     if (exception instanceof HttpException && exception.getStatus() === 404) return NOT_FOUND;
     if (isDependencyDown(exception) || (exception instanceof DomainError && exception.code === ErrorCode.DependencyUnavailable)) {

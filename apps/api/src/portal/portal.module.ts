@@ -18,6 +18,7 @@ import { PortalOrdersService } from './portal-orders.service';
 import { PortalPageGuard } from './portal-page.guard';
 import { PortalSessions } from './portal-sessions';
 import { SignInController } from './sign-in.controller';
+import { SignInAddressLimit } from './sign-in-address-limit';
 import { PortalStatementsController } from './statements.controller';
 import { StatementsModule } from '../statements/statements.module';
 import { RefundsModule } from '../refunds/refunds.module';
@@ -38,7 +39,16 @@ export class PortalSessionsModule {}
     PortalStatementsController,
     HelpController,
   ],
-  providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, PortalLedgerService, DevelopersService],
+  providers: [
+    PortalPageGuard,
+    PortalAuthService,
+    OverviewService,
+    PortalOrdersService,
+    PortalChannelsService,
+    PortalLedgerService,
+    DevelopersService,
+    SignInAddressLimit,
+  ],
 })
 export class PortalModule {}
 

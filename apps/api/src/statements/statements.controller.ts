@@ -15,10 +15,10 @@ export class StatementsController {
   @MerchantOperation(
     "The merchant's statement of one day (Asia/Shanghai)",
     StatementQueryDto,
-    "Opening balance, every ledger movement of the day in order with the balances after it, closing balance; amounts in fen. One day's closing balance is the next day's opening.",
+    "Opening balance, the day's ledger movements in order with the balances after each (a page of `limit`, 1 to 500, default 100; `total` counts them all), closing balance; amounts in fen. One day's closing balance is the next day's opening. A day after today (Asia/Shanghai) is 40000.",
   )
   @HttpCode(200)
   async statementQuery(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: StatementQueryDto): Promise<Envelope<StatementView>> {
-    return ok(await this.statements.view(merchant.id, params.date));
+    return ok(await this.statements.view(merchant.id, params.date, params.page, params.limit));
   }
 }

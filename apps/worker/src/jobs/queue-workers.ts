@@ -1,10 +1,12 @@
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
+import { Counter } from 'prom-client';
 import { AppConfig, ConnectionReport, type JobName, QUEUE } from '@app/common';
 import { callbackBackoff } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { type CallbackJob, CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
 import { CallbackSweeper } from '../callbacks/callback-sweeper';
+import { WorkerMetrics } from '../callbacks/worker-metrics';
 import { MoneyOutProcessor } from '../money-out/money-out.processor';
 import { OrdersProcessor } from '../orders/orders.processor';
 import { ReconDaily } from '../recon/recon-daily';
@@ -23,6 +25,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly workers: Worker[] = [];
   private stopping = false;
   private readonly handlerMap: JobHandlers;
+  private readonly failures: Counter<'queue' | 'job_name' | 'final'>;
 
   constructor(
     private readonly config: AppConfig,
@@ -34,7 +37,14 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly callbacks: CallbackDeliveryProcessor,
     private readonly callbackSweeper: CallbackSweeper,
     private readonly retention: RetentionSweep,
+    metrics: WorkerMetrics,
   ) {
+    this.failures = new Counter({
+      name: 'merchant_pay_jobs_failed_total',
+      help: 'Failed runs of jobs on every queue, by queue, job_name and final (true: BullMQ will not run it again); callback attempts to be retried are counted by the callback metrics instead',
+      labelNames: ['queue', 'job_name', 'final'] as const,
+      registers: [metrics.registry],
+    });
     // Checked while the app is being built: a job name without a handler stops the start-up.
     const handlers: Partial<JobHandlers> = this.handlers();
     assertEveryJobHandled(handlers);
@@ -126,6 +136,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     const attempts = job?.opts.attempts ?? 1;
     const final = !job || err.name === 'UnrecoverableError' || job.attemptsMade >= attempts;
     const fields = { queue, job: job?.name ?? null, job_id: job?.id ?? null, attempts_made: job?.attemptsMade ?? null, attempts, final, err: err.message };
+    this.failures.inc({ queue, job_name: job?.name ?? 'unknown', final: String(final) });
     if (final) this.logger.warn(fields, 'job failed for good');
     else this.logger.warn(fields, 'job failed, BullMQ runs it again');
   }

@@ -88,6 +88,7 @@ export const en = {
   'field.bankCard': '{field} must be a bank card number of 12 to 19 digits, sent as a string',
   'field.date': '{field} must be YYYY-MM-DD',
   'field.existingDate': 'must be a day that exists, YYYY-MM-DD',
+  'field.notAfterToday': 'must not be after today (Asia/Shanghai)',
   'field.notValid': 'not valid',
   // A rule written without words of the tables keeps class-validator's text (validation.spec.ts checks there is none).
   'field.unlisted': '{text}',

@@ -84,6 +84,7 @@ export const zhCN: Record<ApiMessageKey, string> = {
   'field.bankCard': '{field} 须为 12 到 19 位数字的银行卡号，以字符串形式传递',
   'field.date': '{field} 须为 YYYY-MM-DD 格式的日期',
   'field.existingDate': '须为真实存在的日期，格式 YYYY-MM-DD',
+  'field.notAfterToday': '不能晚于今天（北京时间）',
   'field.notValid': '无效',
   'field.unlisted': '{text}',
 

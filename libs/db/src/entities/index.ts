@@ -23,6 +23,9 @@ import { OrderDayCount } from './order-day-count.entity';
 import { ReconLine } from './recon-line.entity';
 import { ReconRun } from './recon-run.entity';
 import { SandboxBillLine } from './sandbox-bill-line.entity';
+import { QueueBackendRecord } from './queue-backend.entity';
+import { LedgerDayBalance } from './ledger-day-balance.entity';
+import { OperatorAction } from './operator-action.entity';
 
 export * from './balance.entity';
 export * from './callback-attempt.entity';
@@ -49,6 +52,9 @@ export * from './order-day-count.entity';
 export * from './recon-line.entity';
 export * from './recon-run.entity';
 export * from './sandbox-bill-line.entity';
+export * from './queue-backend.entity';
+export * from './ledger-day-balance.entity';
+export * from './operator-action.entity';
 
 export const ENTITIES = [
   Merchant,
@@ -77,4 +83,7 @@ export const ENTITIES = [
   ReconRun,
   ReconLine,
   SandboxBillLine,
+  QueueBackendRecord,
+  LedgerDayBalance,
+  OperatorAction,
 ];

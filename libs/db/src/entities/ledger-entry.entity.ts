@@ -26,7 +26,8 @@ export type LedgerAccount = (typeof LEDGER_KINDS)[LedgerKind]['account'];
 @Entity('ledger_entries')
 @Index('uq_ledger_order_kind', ['orderId', 'kind'], { unique: true, where: '"refund_id" IS NULL' })
 @Index('uq_ledger_refund_kind', ['refundId', 'kind'], { unique: true, where: '"refund_id" IS NOT NULL' })
-@Index('ix_ledger_merchant', ['merchantId', 'createdAt'])
+// In statement order; the migration also INCLUDEs kind and amount_fen, so a day is counted and summed from the index alone.
+@Index('ix_ledger_merchant_time', ['merchantId', 'createdAt', 'id'])
 export class LedgerEntry {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

@@ -12,6 +12,8 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 // The portal's overview: a merchant's paid orders by day.
 @Index('ix_orders_merchant_paid', ['merchantId', 'paidAt'], { where: '"paid_at" IS NOT NULL' })
 @Index('ix_orders_pending_expiry', ['expiresAt'], { where: `"status" = 'pending'` })
+// Stuck money (the gauge, order:stuck): orders paid but not completed.
+@Index('ix_orders_unsettled', ['updatedAt'], { where: `"status" IN ('paid', 'confirmed')` })
 export class Order {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

@@ -20,6 +20,8 @@ export interface PendingInvitation {
   merchantId: number;
   email: string;
   expiresAt: Date;
+  /** The email is a user already: accepting resets its password (SPEC 8a). */
+  passwordReset: boolean;
 }
 
 export type AcceptResult = { kind: 'accepted'; userId: number } | { kind: 'invalid' } | { kind: 'email_taken' };
@@ -73,8 +75,10 @@ export class MerchantUserRepository {
 
   async findPendingInvitation(token: string): Promise<PendingInvitation | null> {
     const rows: PendingInvitation[] = await this.dataSource.query(
-      `SELECT merchant_id AS "merchantId", email, expires_at AS "expiresAt" FROM merchant_user_invitations
-        WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()`,
+      `SELECT i.merchant_id AS "merchantId", i.email, i.expires_at AS "expiresAt",
+              EXISTS (SELECT 1 FROM merchant_users u WHERE lower(u.email) = lower(i.email)) AS "passwordReset"
+         FROM merchant_user_invitations i
+        WHERE i.token_hash = $1 AND i.used_at IS NULL AND i.expires_at > now()`,
       [tokenHash(token)],
     );
     return rows[0] ?? null;

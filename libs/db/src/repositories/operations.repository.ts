@@ -47,6 +47,10 @@ export interface StuckItem {
   since: Date;
 }
 
+/** Money that stopped moving (SPEC 10, signals for the pager), counted by kind. */
+export const STUCK_MONEY_KINDS = ['refund_processing', 'payout_processing', 'order_not_completed', 'bill_refused'] as const;
+export type StuckMoneyKind = (typeof STUCK_MONEY_KINDS)[number];
+
 /**
  * What the operator's 3 a.m. tools read and repair (callback:list --merchant, callback:circuits,
  * callback:circuit:reset, order:show, order:stuck), across merchants, each statement by an index.
@@ -132,6 +136,26 @@ export class OperationsRepository {
       payout: payouts[0] ?? null,
       ledger: (ledger as OrderDetail['ledger']).map((l) => ({ ...l, amountFen: Number(l.amountFen) })),
     };
+  }
+
+  /**
+   * The stuck-money gauge's figures, each from a partial index over the few rows still open:
+   * refunds processing and payouts unsettled for more than an hour, orders paid but not completed
+   * for more than 10 minutes, and channel days of the last week whose latest bill was refused.
+   */
+  async stuckMoney(): Promise<Record<StuckMoneyKind, number>> {
+    const [row]: Record<StuckMoneyKind, number>[] = await this.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM refunds WHERE status = 'processing' AND created_at < now() - interval '1 hour') AS refund_processing,
+              (SELECT count(*)::int FROM payouts p JOIN orders o ON o.id = p.order_id
+                WHERE p.settled_at IS NULL AND o.created_at < now() - interval '1 hour') AS payout_processing,
+              (SELECT count(*)::int FROM orders WHERE status IN ('paid', 'confirmed') AND updated_at < now() - interval '10 minutes') AS order_not_completed,
+              (SELECT count(*)::int FROM (
+                 SELECT DISTINCT ON (channel_id, bill_date) status FROM recon_runs
+                  WHERE bill_date >= (now() AT TIME ZONE 'Asia/Shanghai')::date - 7
+                  ORDER BY channel_id, bill_date, id DESC) latest
+                WHERE status = 'refused') AS bill_refused`,
+    );
+    return row;
   }
 
   /**
