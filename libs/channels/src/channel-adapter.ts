@@ -3,12 +3,12 @@ export interface PaymentRequest {
   orderNo: string;
   amountFen: number;
   payMethod: string;
-  /** Shown to the payer by the channel. */
+  /** Shown to the payer by the channel (SPEC 5 subject). */
   subject: string;
   /** Where the channel posts its notification: {PUBLIC_BASE_URL}{API_PREFIX}/channel/notify/{channelId}. */
   notifyUrl: string;
-  /** Where the channel sends the payer back. */
-  returnUrl: string;
+  /** The order's return_url (SPEC 5): where the payer's browser goes after paying or giving up; null when the shop gave none. */
+  returnUrl: string | null;
   /** The order's expiry: channels that take one stop accepting the payment then. */
   expiresAt: Date;
 }

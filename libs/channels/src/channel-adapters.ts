@@ -52,7 +52,7 @@ export class ChannelAdapters implements OnApplicationShutdown {
       case 'sandbox':
         return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl, { channelId: channel.id, lines: this.sandboxBook });
       case 'epay':
-        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
+        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp, this.config.publicBaseUrl);
       case 'alipay':
         return new AlipayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
       case 'wechatpay':

@@ -14,6 +14,7 @@ import { MerchantUserRepository } from './repositories/merchant-user.repository'
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
 import { OrderRepository } from './repositories/order.repository';
+import { OrderPrepayRepository } from './repositories/order-prepay.repository';
 import { PayoutRepository } from './repositories/payout.repository';
 import { PortalSessionRepository } from './repositories/portal-session.repository';
 import { RefundRepository } from './repositories/refund.repository';
@@ -31,6 +32,7 @@ const REPOSITORIES = [
   MerchantRepository,
   ChannelRepository,
   OrderRepository,
+  OrderPrepayRepository,
   OrderEventRepository,
   LedgerRepository,
   CallbackDeliveryRepository,

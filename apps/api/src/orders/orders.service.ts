@@ -35,6 +35,8 @@ export interface CreatedOrderView {
   merchant_actual_amount: number;
   createtime: number;
   pay_url: string | null;
+  /** Unix seconds after which the order cannot be paid (SPEC 5); null for a sell order, which does not expire. */
+  expires_at: number | null;
 }
 
 /** An order as orderQueryList and orderQueryDetail show it: the interface's fields, plus merchant_order_no (SPEC 5, additive). */
@@ -65,6 +67,7 @@ export function toCreatedView(o: Order): CreatedOrderView {
     merchant_actual_amount: o.merchantActualFen,
     createtime: unixSeconds(o.createdAt),
     pay_url: o.payUrl,
+    expires_at: o.orderType === BUY_ORDER ? unixSeconds(o.expiresAt) : null,
   };
 }
 
@@ -112,6 +115,9 @@ export class OrdersService {
       paychannel_paymethod: params.paychannel_paymethod,
       customer_name: params.customer_name ?? null,
       notify_url: params.notify_url ?? null,
+      // Only when given: a repeat of an order made before these existed hashes as it did then.
+      ...(params.subject === undefined ? {} : { subject: params.subject }),
+      ...(params.return_url === undefined ? {} : { return_url: params.return_url }),
     });
     const merchantOrderNo = params.merchant_order_no ?? null;
     const { value: order, repeat } = await createIdempotently({
@@ -142,9 +148,10 @@ export class OrdersService {
     const depositRateE8 = storedRateE8(merchant.depositRate, `merchant ${merchant.id}`);
     const amounts = computeOrderAmounts(cnyFen, serviceRateE8, depositRateE8);
     const now = new Date();
+    const orderNo = newOrderNo(now);
     const { order, channelFailed } = await this.lifecycle.create(
       {
-        orderNo: newOrderNo(now),
+        orderNo,
         merchantId: merchant.id,
         channelId: channel.id,
         orderType: BUY_ORDER,
@@ -158,6 +165,8 @@ export class OrdersService {
         merchantOrderNo: params.merchant_order_no ?? null,
         notifyUrl: params.notify_url ?? null,
         customerName: params.customer_name ?? null,
+        subject: params.subject ?? `Order ${params.merchant_order_no ?? orderNo}`,
+        returnUrl: params.return_url ?? null,
         requestHash: hash,
         expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
         createdAt: now,

@@ -95,7 +95,7 @@ export class AlipayAdapter implements ChannelAdapter {
         product_code: 'FAST_INSTANT_TRADE_PAY',
         time_expire: beijingTime(request.expiresAt),
       },
-      { notify_url: request.notifyUrl, return_url: request.returnUrl },
+      { notify_url: request.notifyUrl, return_url: request.returnUrl ?? '' },
     );
     const url = new URL(gateway);
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);

@@ -40,6 +40,29 @@ export class CreateOrderDto {
   notify_url?: string;
 
   @ApiPropertyOptional({
+    maxLength: 128,
+    example: '100 credits',
+    description:
+      'What the payer buys: shown on the pay page and sent to the channel (Alipay subject, WeChat description cut to 127 characters). Default: "Order {merchant_order_no or order_no}"',
+  })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString({ message: 'subject must be a string' })
+  @Matches(/^[^\p{Cc}]{1,128}$/u, { message: 'subject must be at most 128 characters, none of them a control character' })
+  subject?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 512,
+    example: 'https://shop.example/orders/M-10001',
+    description:
+      "Where the payer's browser goes after paying or giving up, from the pay page and the provider's own pages. Never proof of payment: the callback is.",
+  })
+  @Transform(toNotifyUrl)
+  @IsOptional()
+  @IsHttpUrl({ message: 'return_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
+  return_url?: string;
+
+  @ApiPropertyOptional({
     pattern: '^[A-Za-z0-9_-]{1,64}$',
     example: 'M-10001',
     description: 'Idempotency key: a repeat with the same parameters returns the first order, with others 40900',
