@@ -238,8 +238,12 @@ export type CashierStep =
 export interface PayerIdentity {
   /** WeChat's authorize URL that comes back to `redirectUri` with `code` and `state`. */
   authorizeUrl(redirectUri: string, state: string): string;
-  /** The openid a code stands for; `snapshot`: WeChat's snapshot-page visitor (a virtual account that cannot pay). A ChannelError when the code does not work. */
-  openid(code: string, signal: AbortSignal): Promise<{ openid: string; snapshot: boolean }>;
+  /**
+   * The openid a code stands for; `snapshot`: WeChat's snapshot-page visitor (a virtual account
+   * that cannot pay). Null when the code was used already (a reload of the page it came back to):
+   * the payer is sent for a new one. A ChannelError when WeChat refuses otherwise.
+   */
+  openid(code: string, signal: AbortSignal): Promise<{ openid: string; snapshot: boolean } | null>;
 }
 
 /**

@@ -124,34 +124,36 @@ ${toShop('cashier.back', 'done') || `<p class="note">${t('cashier.closeHint')}</
       break;
     case 'closed':
       action = `<p class="state">${t(screen.expired ? 'cashier.expiredTitle' : 'cashier.closedTitle')}</p>
-<p>${t('cashier.closedBody', { merchant: s.merchantName })}</p>
+<p class="explain">${t('cashier.closedBody', { merchant: s.merchantName })}</p>
 ${toShop('cashier.back', 'plain') || `<p class="note">${t('cashier.closeHint')}</p>`}`;
       break;
     case 'notHere': {
+      // WeChat does not open Alipay's pages, nor the Alipay app WeChat Pay's, whatever the channel allows.
+      const blocked = (screen.device === 'wechat' && s.provider === 'alipay') || (screen.device === 'alipay' && s.provider === 'wechatpay');
       const ways =
         screen.device === 'wechat' && s.provider === 'alipay'
-          ? `<p>${t('cashier.openInBrowser')}</p>`
+          ? `<p class="explain">${t('cashier.openInBrowser')}</p>`
           : screen.instead.length > 0
-            ? `<p>${t('cashier.instead')}</p>\n<ul class="instead">${screen.instead.map((d) => `<li>${t(`cashier.instead.${d as 'desktop' | 'phone' | 'wechat'}`)}</li>`).join('')}</ul>`
+            ? `<p class="explain">${t('cashier.instead')}</p>\n<ul class="instead">${screen.instead.map((d) => `<li>${t(`cashier.instead.${d as 'desktop' | 'phone' | 'wechat'}`)}</li>`).join('')}</ul>`
             : '';
       const pageQr =
         screen.device === 'desktop' && screen.instead.some((d) => d === 'phone' || d === 'wechat')
           ? `\n<p class="note">${t('cashier.scanPage')}</p>\n<div class="qr" role="img" aria-label="${t('cashier.pageQrLabel')}">${qrSvg(s.absolutePageUrl)}</div>`
           : '';
       action = `<p class="state">${t('cashier.notHereTitle')}</p>
-<p>${t('cashier.notHere', { provider, device: t(`cashier.device.${screen.device}`) })}</p>
+<p class="explain">${t(blocked ? 'cashier.blocked' : 'cashier.notHere', { provider, device: t(`cashier.device.${screen.device}`) })}</p>
 ${ways}${pageQr}`;
       break;
     }
     case 'started':
       action = `<p class="state">${t('cashier.startedTitle')}</p>
-<p>${t(`cashier.started.${screen.mode as 'native' | 'h5' | 'jsapi'}`, { provider, merchant: s.merchantName })}</p>`;
+<p class="explain">${t(`cashier.started.${screen.mode as 'native' | 'h5' | 'jsapi'}`, { provider, merchant: s.merchantName })}</p>`;
       break;
     case 'otherPayer':
-      action = `<p class="state">${t('cashier.otherPayerTitle')}</p>\n<p>${t('cashier.otherPayer', { merchant: s.merchantName })}</p>`;
+      action = `<p class="state">${t('cashier.otherPayerTitle')}</p>\n<p class="explain">${t('cashier.otherPayer', { merchant: s.merchantName })}</p>`;
       break;
     case 'snapshot':
-      action = `<p class="state">${t('cashier.snapshotTitle')}</p>\n<p>${t('cashier.snapshot')}</p>`;
+      action = `<p class="state">${t('cashier.snapshotTitle')}</p>\n<p class="explain">${t('cashier.snapshot')}</p>`;
       break;
     case 'unavailable':
       action = `<p class="state">${t('cashier.unavailableTitle')}</p>
@@ -164,7 +166,7 @@ ${ways}${pageQr}`;
 <h1 class="merchant">${escapeHtml(s.merchantName)}</h1>
 <p class="amount">¥${escapeHtml(s.amount)}</p>
 <p class="subject">${escapeHtml(s.subject)}</p>
-${facts.length > 0 ? `<dl>\n${facts.join('\n')}\n</dl>\n` : ''}<section class="action" id="${screen.kind}">
+${facts.length > 0 ? `<dl>\n${facts.join('\n')}\n</dl>\n` : ''}<section class="action" id="screen-${screen.kind}">
 ${action}
 </section>
 </div>

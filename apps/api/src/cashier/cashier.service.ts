@@ -91,6 +91,9 @@ export class CashierService {
     const payer: CashierPayer = { ip: v.ip };
 
     if (mode === 'jsapi') {
+      // An order bound to another trade type needs no openid to say so: no OAuth round for nothing.
+      const bound = cashier.prepay ? await this.prepays.find(order.id) : null;
+      if (bound && bound.mode !== mode) return show({ kind: 'started', mode: bound.mode as PayMode });
       const identity = await this.payerIdentity(cashier, v, absolute(pagePath));
       if ('redirect' in identity) return { status: 302, location: identity.redirect };
       if ('screen' in identity) return show(identity.screen, identity.screen.kind === 'unavailable' ? 502 : 200);
@@ -150,8 +153,9 @@ export class CashierService {
 
   /**
    * JSAPI needs the payer's openid: without a `code` the payer goes through WeChat's silent OAuth
-   * (snsapi_base), which comes back to this page with one. A code that does not work (used
-   * already, by a reload) sends the payer through once more; a second failure is shown.
+   * (snsapi_base), which comes back to this page with one. A code used already (the page
+   * reloaded) sends the payer for a new one; a code WeChat refuses otherwise, once more, and a
+   * second refusal in a row is shown.
    */
   private async payerIdentity(
     cashier: CashierOperations,
@@ -164,9 +168,10 @@ export class CashierService {
     const again = v.query.state === 'again';
     if (!code) return { redirect: identity.authorizeUrl(pageUrl, 'pay') };
     try {
-      const { openid, snapshot } = await this.adapters.call((signal) => identity.openid(code, signal));
-      if (snapshot) return { screen: { kind: 'snapshot' } };
-      return { openid };
+      const payer = await this.adapters.call((signal) => identity.openid(code, signal));
+      if (!payer) return { redirect: identity.authorizeUrl(pageUrl, 'pay') };
+      if (payer.snapshot) return { screen: { kind: 'snapshot' } };
+      return { openid: payer.openid };
     } catch (err) {
       if (!(err instanceof ChannelError)) throw err;
       this.logger.warn({ order_no: v.orderNo, err: err.message }, 'wechat oauth failed');

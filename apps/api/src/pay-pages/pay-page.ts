@@ -60,6 +60,7 @@ dt{color:#57606a}
 dd{margin:0;overflow-wrap:anywhere}
 .action{margin-top:1.25rem;text-align:center}
 .action p{margin:.5rem 0}
+.action p.explain{text-align:left}
 .button{display:block;width:100%;padding:.8rem 1rem;border-radius:.5rem;border:1px solid transparent;font:inherit;font-size:1.05rem;font-weight:600;text-decoration:none;color:#fff;background:#1677ff;cursor:pointer;text-align:center}
 .button.wechatpay{background:#07a35a}
 .button.plain{background:#fff;color:#1f2328;border-color:#d0d7de}

@@ -87,9 +87,8 @@ export class PlatformCertificates {
     }
     // The list is signed by one of the certificates it carries: they are trusted because they
     // decrypt under the APIv3 key, and the signature shows the answer came whole from WeChat.
-    const signer =
-      fetched.get((header(answer.headers, 'wechatpay-serial') ?? '').toUpperCase()) ??
-      this.held.get((header(answer.headers, 'wechatpay-serial') ?? '').toUpperCase());
+    const signerSerial = (header(answer.headers, 'wechatpay-serial') ?? '').toUpperCase();
+    const signer = fetched.get(signerSerial) ?? this.held.get(signerSerial);
     if (!signer || !verifies(answer, signer.publicKey)) throw new ChannelError(`${what} answer signature does not verify`);
     const now = this.now();
     for (const [serial, held] of fetched) if (held.expiresAt <= now) fetched.delete(serial);

@@ -328,6 +328,8 @@ export class WechatpayAdapter implements ChannelAdapter {
         } catch {
           throw new ChannelError(`wechat oauth answered HTTP ${answer.status} without JSON`);
         }
+        // 40163 "code been used": the page was reloaded with the code it came back with.
+        if (parsed.errcode === 40163) return null;
         if (parsed.errcode !== undefined && parsed.errcode !== 0)
           throw new ChannelError(
             `wechat oauth ${String(parsed.errcode).slice(0, 12)} ${String(parsed.errmsg ?? '')

@@ -45,6 +45,14 @@ export class OrderPrepayRepository {
     return stored(row);
   }
 
+  /** The order's binding, or null while it has none. */
+  async find(orderId: string): Promise<StoredPrepay | null> {
+    const [row] = await this.dataSource.query<PrepayRow[]>(`SELECT "mode", "payer", "prepay", "valid_until" FROM "order_prepays" WHERE "order_id" = $1`, [
+      orderId,
+    ]);
+    return row ? stored(row) : null;
+  }
+
   /** The provider's answer for the bound mode: kept until `validUntil`, with whom it is for. */
   async record(orderId: string, mode: string, payer: string | null, prepay: string, validUntil: Date): Promise<void> {
     await this.dataSource.query(

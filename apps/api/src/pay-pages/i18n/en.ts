@@ -74,6 +74,7 @@ export const en = {
   'cashier.device.alipay': 'inside the Alipay app',
   'cashier.notHereTitle': 'This order cannot be paid here',
   'cashier.notHere': '{provider} cannot be used {device} for this order.',
+  'cashier.blocked': '{provider} cannot be opened {device}.',
   'cashier.instead': 'What works instead:',
   'cashier.instead.desktop': 'Open this page on a computer.',
   'cashier.instead.phone': 'Open this page in your phone’s browser (Safari, Chrome…).',

@@ -72,6 +72,7 @@ export const zhCN: Record<PayPageKey, string> = {
   'cashier.device.alipay': '在支付宝 App 中',
   'cashier.notHereTitle': '此订单无法在这里付款',
   'cashier.notHere': '此订单不支持{device}使用{provider}付款。',
+  'cashier.blocked': '{provider}无法{device}打开。',
   'cashier.instead': '您可以：',
   'cashier.instead.desktop': '在电脑上打开本页面。',
   'cashier.instead.phone': '在手机浏览器（Safari、Chrome 等）中打开本页面。',
