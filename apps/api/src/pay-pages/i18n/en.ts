@@ -10,7 +10,7 @@ export const en = {
 
   'field.merchant': 'Merchant',
   'field.order': 'Order',
-  'field.shopOrder': 'Order number',
+  'field.shopOrder': 'Order no.',
   'field.subject': 'Item',
   'field.method': 'Method',
   'field.status': 'Status',
