@@ -212,6 +212,22 @@ export function countCosts(): { request(): void } {
   return { request: () => void cost.requests++ };
 }
 
+/** countCosts for this process itself (a worker running in it): PostgreSQL queries and Redis commands sent so far. */
+export function countHere(): () => { pgQueries: number; redisCommands: number } {
+  const cost = { pgQueries: 0, redisCommands: 0 };
+  const pgQuery = PgClient.prototype.query as (...args: unknown[]) => unknown;
+  (PgClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: PgClient, ...args: unknown[]) {
+    cost.pgQueries++;
+    return pgQuery.apply(this, args);
+  };
+  const sendCommand = Redis.prototype.sendCommand;
+  Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+    cost.redisCommands++;
+    return sendCommand.apply(this, args);
+  };
+  return () => ({ ...cost });
+}
+
 export function askCost(child: ChildProcess): Promise<ServerCost> {
   return new Promise((done) => {
     const listen = (m: { cost?: ServerCost }): void => {

@@ -22,6 +22,7 @@ import { ChannelLinkChangedNotify1764491100000 } from './1764491100000-channel-l
 import { DeliveryStatusCounts1764500000000 } from './1764500000000-delivery-status-counts';
 import { SettlementFunctions1764523000000 } from './1764523000000-settlement-functions';
 import { CircuitOpened1764530000000 } from './1764530000000-circuit-opened';
+import { CallbackRecord1764640000000 } from './1764640000000-callback-record';
 import { Cashier1764660000000 } from './1764660000000-cashier';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
@@ -49,5 +50,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   DeliveryStatusCounts1764500000000,
   SettlementFunctions1764523000000,
   CircuitOpened1764530000000,
+  CallbackRecord1764640000000,
   Cashier1764660000000,
 ];

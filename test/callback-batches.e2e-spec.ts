@@ -1,28 +1,25 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { type AppConfig, QUEUE } from '@app/common';
+import { QUEUE } from '@app/common';
 import { JobsAfterCommit } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, waitFor } from './helpers/callbacks';
-import { testConfig } from './helpers/config';
-import { removeTestKeys } from './helpers/redis-keys';
 
 const TUNING = { callbackTimeoutMs: 2000, sweepIntervalMs: 250, sweepGraceMs: 1000, callbackPollMs: 200 };
 const ENV = { CALLBACK_ALLOW_PRIVATE: 'true', CALLBACK_DESTINATION_CONCURRENCY: '64' };
 const ORDERS = 60;
 
 /**
- * Claims and records go in batches (CallbackDeliveryRepository, StatementBatcher). Two workers
- * with a queue each (two prefixes: no shared job, no shared slot) get a job for every delivery,
- * so both claim every one, many at once in their batches: the row lock still lets one attempt
- * of each go, once.
+ * Loads and records go in batches (CallbackAttemptRepository, StatementBatcher). Two workers on
+ * one queue, each announcing every delivery at once (two API instances after one commit, a sweep
+ * racing an add): one job per delivery (job id = delivery id), so one attempt of each goes, once,
+ * each order in order, the records of both workers' batches exact.
  */
-describe('callbacks: two workers racing on the same deliveries, claims and records batched', () => {
+describe('callbacks: two workers racing on the same deliveries, loads and records batched', () => {
   let api: TestApi;
   let receiver: CallbackReceiver;
   let db: CallbackFixtures;
-  let other: AppConfig;
   const workers: INestApplicationContext[] = [];
 
   beforeAll(async () => {
@@ -31,13 +28,11 @@ describe('callbacks: two workers racing on the same deliveries, claims and recor
     receiver.respond = () => ({ status: 200, body: 'success', delayMs: 20 });
     api = await startTestApi(ENV);
     db = await CallbackFixtures.connect(api.databaseUrl);
-    other = testConfig(api.databaseUrl, ENV);
   });
 
   afterAll(async () => {
     for (const w of workers.splice(0)) await w.close();
     await db?.close();
-    if (other) await removeTestKeys(other.queuePrefix);
     await api?.close();
     await receiver?.close();
   });
@@ -56,9 +51,9 @@ describe('callbacks: two workers racing on the same deliveries, claims and recor
     }
     const first = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     workers.push(first);
-    const second = await createWorkerApp(other, { shutdownHooks: false, tuning: TUNING });
+    const second = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     workers.push(second);
-    // Every first delivery gets a job in both queues at once; each end adds the next one to its worker's queue.
+    // Both announce every first delivery at once; each end adds the next one.
     await Promise.all([first.get(JobsAfterCommit).deliver(heads), second.get(JobsAfterCommit).deliver(heads)]);
 
     await waitFor(
@@ -66,7 +61,7 @@ describe('callbacks: two workers racing on the same deliveries, claims and recor
       30_000,
       'every delivery succeeded',
     );
-    // No claim in flight any more: a job still parked behind the other worker's lease will find its delivery settled.
+    // Nothing in flight any more.
     await waitFor(
       async () => (await Promise.all([first, second].map((w) => w.get(JobQueue).queue(QUEUE.callbacks).getActiveCount()))).every((n) => n === 0),
       10_000,

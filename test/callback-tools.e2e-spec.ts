@@ -154,9 +154,9 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       const beforeWindow = await failedEvent(merchant, channelId, 3 * 3600);
       const pendingAgain = await failedEvent(merchant, channelId, 600);
       await db.db.query(
-        `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin)
-         VALUES (gen_random_uuid(), $1, $2, $3, 'pending', 0, now() + interval '1 hour', 'resend')`,
-        [pendingAgain.eventId, pendingAgain.orderId, merchant.id],
+        `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin, notify_url)
+         VALUES (gen_random_uuid(), $1, $2, $3, 'pending', 0, now() + interval '1 hour', 'resend', $4)`,
+        [pendingAgain.eventId, pendingAgain.orderId, merchant.id, receiver.url],
       );
       const deliveredSince = await failedEvent(merchant, channelId, 600);
       await db.db.query(

@@ -1,10 +1,13 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { Worker } from 'bullmq';
+import { QUEUE } from '@app/common';
 import { JobsAfterCommit } from '@app/orders';
+import { JobQueue } from '@app/queue';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 
-const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, sweepGraceMs: 1000, callbackPollMs: 200 };
+const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 250, sweepGraceMs: 1000, callbackPollMs: 200, lockDurationMs: 1000 };
 
 describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
   let api: TestApi;
@@ -195,18 +198,24 @@ describe('callbacks: durability', () => {
     await stopWorker(worker);
   }, 60_000);
 
-  it('a live lease is left alone: another worker sends the delivery only once the lease has expired', async () => {
+  it("a job another worker holds (BullMQ's lock is the lease) is left alone: it is sent only once the lock expired, the attempt that worker never recorded", async () => {
     receiver.respond = () => ({ status: 200, body: 'success' });
-    const worker = await startWorker();
     const d = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
-    // Another worker holds attempt 1 for 1.5 s more (it is sending, or died while sending).
-    await db.db.query(`UPDATE callback_deliveries SET attempts_made = 1, lease_until = now() + interval '1500 milliseconds' WHERE id = $1`, [d.deliveryId]);
     await api.app.get(JobsAfterCommit).deliver(d.deliveryId);
-    await sleep(1000);
-    expect(receiver.forEvent(d.eventId)).toHaveLength(0);
-    const row = await waitFor(() => db.settled(d.deliveryId), 10_000, 'delivery settled');
-    expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
-    expect(receiver.forEvent(d.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['2']);
-    await stopWorker(worker);
+    // Another worker takes the job and holds its lock for 1.5 s (it is sending, or died while sending).
+    const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
+    const holder = new Worker(QUEUE.callbacks, null, { connection: queue.opts.connection, prefix: queue.opts.prefix, lockDuration: 1500, autorun: false });
+    try {
+      expect((await holder.getNextJob('holder'))?.id).toBe(d.deliveryId);
+      const worker = await startWorker();
+      await sleep(1000);
+      expect(receiver.forEvent(d.eventId)).toHaveLength(0);
+      const row = await waitFor(() => db.settled(d.deliveryId), 15_000, 'delivery settled');
+      expect(row).toMatchObject({ status: 'succeeded', attempts_made: 1 });
+      expect(receiver.forEvent(d.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1']);
+      await stopWorker(worker);
+    } finally {
+      await holder.close(true);
+    }
   });
 });

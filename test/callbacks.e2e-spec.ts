@@ -309,16 +309,36 @@ describe('callbacks (SPEC 7)', () => {
     expect(excerpts[3]).toBe('success');
   });
 
-  it('an order and merchant without a callback address: failed attempts with a clear error', async () => {
+  it('an order and merchant without a callback address: recorded as no_address, no job, no attempt; a resend sends it once the merchant has one', async () => {
     const other = await merchantWithChannels(api.operator);
     const order = await db.insertOrder(other.merchant.id, other.channels.remotepay);
-    const { deliveryId } = await db.insertEvent(order.orderId);
+    const { deliveryId, eventId } = await db.insertEvent(order.orderId);
     await api.app.get(JobsAfterCommit).deliver(deliveryId);
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
-    expect(row.status).toBe('failed');
-    const attempts = await db.attempts(deliveryId);
-    expect(attempts).toHaveLength(SCHEDULE_MS.length + 1);
-    expect(attempts[0].error).toMatch(/no callback address/);
+    expect(await db.delivery(deliveryId)).toMatchObject({ status: 'no_address', attempts_made: 0 });
+    expect(await api.app.get(JobQueue).queue(QUEUE.callbacks).getJob(deliveryId)).toBeUndefined();
+    // Through an order's own transition (the lifecycle's after-commit) likewise: recorded, no job.
+    const expired = await db.insertOrder(other.merchant.id, other.channels.remotepay, { status: 'pending' });
+    expect(await api.app.get(OrderLifecycle).markFailed(expired.orderId)).toBe(true);
+    const [cancelled] = (await db.db.query<{ id: string; status: string }>(`SELECT id, status FROM callback_deliveries WHERE order_id = $1`, [expired.orderId]))
+      .rows;
+    expect(cancelled.status).toBe('no_address');
+    expect(await api.app.get(JobQueue).queue(QUEUE.callbacks).getJob(cancelled.id)).toBeUndefined();
+    const listed = await post<{ list: { delivery_id: string; status: string; attempts: unknown[] }[] }>(
+      api.app,
+      '/api/merchant/callbackQueryList',
+      signed(other.merchant, { order_no: order.orderNo }),
+    );
+    expect(listed.body.data.list).toEqual([expect.objectContaining({ delivery_id: deliveryId, status: 'no_address', attempts: [] })]);
+    // The merchant gets an address: callbackResend sends the event, with its event_id.
+    await api.operator.merchants.setNotifyUrl(other.merchant.id, receiver.url);
+    const resent = await post<{ event_id: string; delivery_id: string }>(
+      api.app,
+      '/api/merchant/callbackResend',
+      signed(other.merchant, { order_no: order.orderNo }),
+    );
+    expect(resent.body.data).toMatchObject({ event_id: eventId });
+    await waitFor(() => receiver.forEvent(eventId).length === 1, 10_000, 'the resent event');
+    expect(await waitFor(() => db.settled(resent.body.data.delivery_id), 10_000, 'resent delivery settled')).toMatchObject({ status: 'succeeded' });
   });
 
   it.each([

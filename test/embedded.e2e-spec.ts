@@ -95,6 +95,37 @@ describe('embedded default (npm start with nothing configured)', () => {
     return (await res.json()) as { code: number; data: { total: number; list: { id: number; category: string }[] } };
   }
 
+  /** A browser's visit: accept the invitation, then rotate the secret on the developers page; answers the new secret. */
+  async function rotateInThePortal(invitation: string): Promise<string> {
+    const cookies = new Map<string, string>();
+    const visit = async (url: string, form?: Record<string, string>) => {
+      const res = await fetch(new URL(url, `http://127.0.0.1:${port}`), {
+        method: form ? 'POST' : 'GET',
+        redirect: 'manual',
+        headers: {
+          cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+          'accept-language': 'en',
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body: form ? new URLSearchParams(form).toString() : undefined,
+      });
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+      const html = await res.text();
+      return { status: res.status, html, csrf: /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '' };
+    };
+    const invite = await visit(invitation);
+    const password = 'demo password for the test';
+    expect((await visit(invitation, { _csrf: invite.csrf, password, password_repeat: password })).status).toBe(303);
+    const developers = await visit('/portal/developers');
+    const answer = await visit('/portal/developers/rotate-secret', { _csrf: developers.csrf, confirm: 'yes', grace: '24h', password });
+    const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)?.[1];
+    if (!secret) throw new Error(`no new secret on the rotation's answer (${answer.status})`);
+    return secret.trim();
+  }
+
   /** The issue's "done when": create an order, pay it on the sandbox page, receive its callbacks on localhost. */
   async function payOnTheSandboxAndReceiveCallbacks(demo: { api_key: string; api_secret: string; channel_ids: number[] }): Promise<void> {
     const received: Record<string, unknown>[] = [];
@@ -202,6 +233,10 @@ describe('embedded default (npm start with nothing configured)', () => {
       expect((await getPayChannels(demo)).data.total).toBe(3);
       // Not used yet and not expired: the same link again.
       expect(second.output()).toContain(invitation!);
+      // A rotation in the portal: .data/demo-merchant.json holds the new secret, which signs (issue 38).
+      const rotated = await rotateInThePortal(invitation!);
+      expect(JSON.parse(readFileSync(join(dir, '.data/demo-merchant.json'), 'utf8'))).toEqual({ ...demo, api_secret: rotated });
+      expect((await getPayChannels({ ...demo, api_secret: rotated })).code).toBe(1);
     } finally {
       await stop(second);
     }

@@ -336,6 +336,10 @@ describe('merchant clients in other languages, against the compiled API and work
           const moved = (account: string) => day.movements.filter((m) => m.account === account).reduce((sum, m) => sum + m.amount_fen, 0);
           expect(day.closing_balance.available_fen - day.opening_balance.available_fen).toBe(moved('available'));
           expect(day.closing_balance.deposit_fen - day.opening_balance.deposit_fen).toBe(moved('deposit'));
+          // balanceQuery through the client: the balances today's statement closes on (SPEC 6).
+          const balance = await call('balanceQuery', {});
+          expect([balance.code, balance.answer.code]).toEqual([0, 1]);
+          expect(balance.answer.data).toEqual({ ...day.closing_balance, as_of: expect.any(Number) });
         } finally {
           if (demo.exitCode === null) demo.kill();
         }
@@ -399,10 +403,16 @@ describe('merchant clients in other languages, against the compiled API and work
           const unknown = await run(['typed', 'orderQueryDetail', JSON.stringify({ order_no: '2000010101000000000000' })]);
           expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('MerchantError 40400')]);
           const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Shanghai' }).format(new Date());
-          const day = (await call('statementQuery', { date: today })).answer.data as { closing_balance: { available_fen: number }; total: number };
+          const day = (await call('statementQuery', { date: today })).answer.data as {
+            closing_balance: { available_fen: number; deposit_fen: number };
+            total: number;
+          };
           const statement = await typed('statementQuery', { date: today });
           expect(statement).toContain(fen('available_fen', day.closing_balance.available_fen));
           expect(statement).toContain(whole('total', day.total));
+          const balance = await typed('balanceQuery', {});
+          expect(balance).toContain(fen('available_fen', day.closing_balance.available_fen));
+          expect(balance).toContain(fen('deposit_fen', day.closing_balance.deposit_fen));
         }, 60_000);
       }
 

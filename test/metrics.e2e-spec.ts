@@ -37,7 +37,8 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
 
   /** 1 pending, 2 succeeded and 3 failed deliveries, on one cancelled order's event. */
   async function seedDeliveries(): Promise<void> {
-    const { merchant, channels } = await merchantWithChannels(api.operator);
+    // An address: without one the event's delivery is no_address, not pending (SPEC 7 Address).
+    const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: 'https://merchant.example/notify' });
     const created = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.processor });
     const order = await orderRow(api.app, created.body.data.order_no);
     expect(await api.app.get(OrderLifecycle).markFailed(String(order.id))).toBe(true);

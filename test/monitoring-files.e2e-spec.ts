@@ -4,7 +4,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { parse } from 'yaml';
-import { CallbackDeliveryRepository, registerOperationalGauges } from '@app/db';
+import { CallbackFiguresRepository, registerOperationalGauges } from '@app/db';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { WorkerMetrics } from '../apps/worker/src/callbacks/worker-metrics';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
@@ -137,7 +137,7 @@ describe('deploy/: the alert rules and the dashboard read metrics the service re
       await db.db.query(`UPDATE callback_deliveries SET next_attempt_at = now() - interval '10 minutes' WHERE id = $1`, [deliveryId]);
       // A registry of its own: the API's has the lag of its first scrape cached for 10 s.
       const registry = new Registry();
-      registerOperationalGauges(registry, { dataSource: api.app.get(DataSource), deliveries: api.app.get(CallbackDeliveryRepository), redis: null });
+      registerOperationalGauges(registry, { dataSource: api.app.get(DataSource), deliveries: api.app.get(CallbackFiguresRepository), redis: null });
       const lag = await waitFor(
         async () => sample(await registry.metrics(), 'merchant_pay_callback_delivery_lag_seconds') || null,
         5_000,

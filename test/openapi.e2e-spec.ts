@@ -97,7 +97,39 @@ describe('The OpenAPI document (/docs-json) with the tools merchants use', () =>
     expect(codes('/api/merchant/orderList', 401)).toEqual([40100]);
     expect(doc.paths['/api/merchant/orderList'].post.security).toEqual([{ portal_session: [] }]);
     expect(doc.paths['/metrics'].get.security).toEqual(expect.arrayContaining([{ metrics_token: [] }]));
+    // METRICS_TOKEN is whatever string the operator chose, not a JWT.
+    expect(doc.components.securitySchemes.metrics_token).toEqual({ type: 'http', scheme: 'bearer', description: expect.stringContaining('METRICS_TOKEN') });
     expect(codes('/addons/paychannel/channel/processor/cityList', 404, 'get')).toEqual([40401]);
+  });
+
+  it('describes every callback as an OpenAPI 3.1 webhook: its body, its signature headers and the answers it expects', () => {
+    const doc = JSON.parse(readFileSync(documentPath, 'utf8')) as {
+      openapi: string;
+      webhooks: Record<
+        string,
+        {
+          post: {
+            parameters: { name: string; in: string; required: boolean }[];
+            requestBody: { content: { 'application/json': { schema: { $ref: string } } } };
+            responses: Record<string, unknown>;
+          };
+        }
+      >;
+      components: { schemas: Record<string, { allOf?: { properties?: Record<string, { enum?: string[] }>; $ref?: string }[] }> };
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['order.cancelled', 'order.completed', 'order.paid', 'refund.failed', 'refund.succeeded', 'webhook.test']);
+    for (const [event, { post }] of Object.entries(doc.webhooks)) {
+      expect([event, post.parameters.filter((p) => p.in === 'header' && p.required).map((p) => p.name)]).toEqual([
+        event,
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Event-Id', 'X-Event-Type', 'X-Delivery-Attempt'],
+      ]);
+      expect([event, Object.keys(post.responses).sort()]).toEqual([event, ['200', '410', '429', '503']]);
+      // The body's schema names this event, and ends with the signature fields.
+      const schema = doc.components.schemas[post.requestBody.content['application/json'].schema.$ref.split('/').pop()!];
+      expect([event, schema.allOf![0].properties!.event.enum!.includes(event)]).toEqual([event, true]);
+      expect([event, schema.allOf![1].$ref]).toEqual([event, '#/components/schemas/CallbackSignature']);
+    }
   });
 
   it("passes Redocly's recommended rules with no error (redocly.yaml; no network: telemetry and the update check off)", async () => {

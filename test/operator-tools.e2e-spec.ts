@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { QUEUE } from '@app/common';
 import { JobsAfterCommit } from '@app/orders';
+import { JobQueue } from '@app/queue';
 import type { Credentials } from '@app/operator';
 import { runCli } from '../apps/cli/src/main';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
@@ -135,8 +137,10 @@ describe('operator CLI: the on-call tools', () => {
     const secondEvent = await db.insertEvent(second.orderId);
     await api.app.get(JobsAfterCommit).deliver(secondEvent.deliveryId);
     // Both held until the probe: the first's retry, due 100 ms after the failure that opened the circuit, is parked too
-    // (until then it is merely due, and a reset has nothing of it to release).
-    const held = async (id: string) => (await db.delivery(id)).next_attempt_at.getTime() > Date.now() + 60_000;
+    // (until then it waits out its retry delay, and a reset has nothing of it to release): parked, in the key's line.
+    const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
+    const line = `${api.config.queuePrefix}:callback-key:{${merchant.id}|http://127.0.0.1:${receiver.port}}:ready`;
+    const held = async (id: string) => (await queue.getJobState(id)) === 'delayed' && (await api.app.get(Redis).zscore(line, id)) !== null;
     await waitFor(async () => (await held(firstEvent.deliveryId)) && (await held(secondEvent.deliveryId)), 10_000, 'both deliveries to be held');
 
     const circuits = await cli('callback:circuits');

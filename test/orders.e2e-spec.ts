@@ -205,14 +205,22 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect((await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id })).body.code).toBe(1);
     });
 
-    it('answers 40301 for a channel not linked, unknown or disabled', async () => {
+    it('answers 40301 for a channel not linked, unknown or disabled, naming the channels that are linked', async () => {
       const { id } = await api.operator.channels.create({ category: 'processor', name: 'other', payMethod: 'alipay', adapter: 'sandbox' });
-      expect((await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id })).body.code).toBe(40301);
-      expect((await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: 999999 })).body.code).toBe(40301);
+      // What getPayChannels lists is what 40301 names (SPEC 2).
+      type Listed = { id: number; name: string; category: string; pay_method: string };
+      const usable = (await post<{ list: Listed[] }>(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.data.list;
+      expect(usable.length).toBeGreaterThan(0);
+      const linked = usable.map((c) => ({ id: c.id, name: c.name, category: c.category, pay_method: c.pay_method }));
+      const notLinked = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id });
+      expect([notLinked.body.code, notLinked.body.data]).toEqual([40301, { paychannel_id: id, linked }]);
+      expect(notLinked.body.msg).toContain(`${id}`);
+      const unknown = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: 999999 });
+      expect([unknown.body.code, unknown.body.data]).toEqual([40301, { paychannel_id: 999999, linked }]);
       await api.operator.channels.link(merchant.id, id);
       await api.operator.channels.setEnabled(id, false);
       const res = await createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: id });
-      expect([res.status, res.body.code]).toEqual([403, 40301]);
+      expect([res.status, res.body.code, (res.body.data as unknown as { linked: unknown }).linked]).toEqual([403, 40301, linked]);
     });
 
     it('answers 40302 for a pay method the channel does not offer', async () => {
@@ -309,10 +317,16 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       const params = { cny_amount: '4.00', paychannel_id: channel, merchant_order_no: 'shop-subject-2', subject: 'A', return_url: 'https://shop.example/a' };
       const first = await createOrder(api.app, merchant, params);
       expect((await createOrder(api.app, merchant, params)).body.data).toEqual(first.body.data);
-      for (const change of [{ subject: 'B' }, { return_url: 'https://shop.example/b' }, { subject: undefined }]) {
+      for (const change of [{ subject: 'B' }, { return_url: 'https://shop.example/b' }, { subject: undefined }, { return_url: undefined }]) {
         const res = await createOrder(api.app, merchant, { ...params, ...change });
-        expect([res.status, res.body.code]).toEqual([409, 40900]);
+        expect([res.status, res.body.code, res.body.data]).toEqual([409, 40900, { order_no: first.body.data.order_no, differs: Object.keys(change) }]);
       }
+      // Left out, the subject is its default, which a repeat that leaves it out again matches.
+      const plain = { cny_amount: '4.00', paychannel_id: channel, merchant_order_no: 'shop-subject-3' };
+      const firstPlain = await createOrder(api.app, merchant, plain);
+      expect((await createOrder(api.app, merchant, plain)).body.data).toEqual(firstPlain.body.data);
+      const named = await createOrder(api.app, merchant, { ...plain, subject: 'Order shop-subject-3' });
+      expect(named.body.data).toEqual(firstPlain.body.data);
     });
   });
 
@@ -325,10 +339,14 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       const again = await createOrder(api.app, merchant, { ...params, cny_amount: 20 });
       expect(again.body.code).toBe(1);
       expect(again.body.data).toEqual(first.body.data);
+      // SPEC 2: 40900 names the first order and what differs from it.
       for (const change of [{ cny_amount: '20.01' }, { paychannel_paymethod: 'wxpay' }, { notify_url: 'https://shop.example/m' }, { customer_name: 'x' }]) {
         const res = await createOrder(api.app, merchant, { ...params, ...change });
-        expect([res.status, res.body.code]).toEqual([409, 40900]);
+        expect([res.status, res.body.code, res.body.data]).toEqual([409, 40900, { order_no: first.body.data.order_no, differs: Object.keys(change) }]);
       }
+      const several = await createOrder(api.app, merchant, { ...params, cny_amount: '21.00', customer_name: '张三' });
+      expect(several.body.data).toEqual({ order_no: first.body.data.order_no, differs: ['cny_amount', 'customer_name'] });
+      expect(several.body.msg).toMatch(/data\.differs/);
       // Another merchant may use the same merchant_order_no.
       const { merchant: other, channels } = await merchantWithChannels(api.operator);
       expect((await createOrder(api.app, other, { ...params, paychannel_id: channels.remotepay })).body.code).toBe(1);

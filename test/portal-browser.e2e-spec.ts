@@ -53,7 +53,11 @@ describe('merchant portal in a browser', () => {
     shop = made.merchant;
     orders = [];
     for (const amount of ['1234.56', '88.00', '5.20']) {
-      const res = await createOrder(api.app, shop, { cny_amount: amount, paychannel_id: made.channels.remotepay });
+      const res = await createOrder(api.app, shop, {
+        cny_amount: amount,
+        paychannel_id: made.channels.remotepay,
+        merchant_order_no: `SHOP-${amount.replace('.', '')}`,
+      });
       expect(res.body.code).toBe(1);
       orders.push(res.body.data);
     }
@@ -149,14 +153,24 @@ describe('merchant portal in a browser', () => {
       const shown: string[] = [];
       for (let i = 0; i < amounts.length; i++) {
         const cells = rows.nth(i).locator('td');
-        shown.push((await cells.nth(2).innerText()).trim());
-        for (const cell of [cells.nth(0).locator('a'), cells.nth(1).locator('.badge'), cells.nth(2), cells.last()]) {
+        shown.push((await cells.nth(3).innerText()).trim());
+        // The merchant order no. column (1) is left out on a phone: its number shows under the order's.
+        for (const cell of [cells.nth(0).locator('a'), cells.nth(2).locator('.badge'), cells.nth(3), cells.last()]) {
           const box = (await cell.boundingBox())!;
           expect([i, box.x >= 0, box.x + box.width <= WIDTHS.phone]).toEqual([i, true, true]);
         }
       }
       expect(shown).toEqual(amounts);
       expect(await page.locator('.table-scroll').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
+    }
+  }
+  /** At 390 px the page fits the screen: nothing to scroll sideways for but the tables that say so. */
+  async function expectNothingScrollsSideways(name: string): Promise<void> {
+    await page.setViewportSize({ width: WIDTHS.phone, height: 900 });
+    try {
+      expect([name, await page.locator('html').evaluate((html) => html.scrollWidth)]).toEqual([name, WIDTHS.phone]);
     } finally {
       await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
     }
@@ -226,6 +240,17 @@ describe('merchant portal in a browser', () => {
     await page.waitForURL(/\/portal\/orders$/);
     await expectOrdersReadableOnPhone(LIST_AMOUNTS);
     await shoot('orders-all');
+    // Search by the shop's own number: the one order, its merchant order no. in its row.
+    await page.getByLabel('Order no. or merchant order no.').fill('SHOP-520');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/q=SHOP-520/);
+    const found = await page.locator('table.orders tbody tr').allInnerTexts();
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(orders[2].order_no);
+    expect(found[0]).toContain('SHOP-520');
+    await shoot('orders-search');
+    await page.getByRole('link', { name: 'Reset' }).click();
+    await page.waitForURL(/\/portal\/orders$/);
 
     // One order: its timeline and every callback attempt, the failed first ones included.
     await page.getByRole('link', { name: orders[0].order_no }).click();
@@ -311,6 +336,32 @@ describe('merchant portal in a browser', () => {
     expect(await page.locator('table tbody').innerText()).toContain('0.6%');
     await shoot('channels');
 
+    // Refund from the order's page: the password again; a wrong one changes nothing.
+    await page.goto(`${base}/portal/orders/${orders[0].order_no}`);
+    const refundForm = page.locator('#refund-form');
+    expect(await refundForm.innerText()).toContain('At most ¥1,234.56');
+    await refundForm.getByLabel('Amount to refund (yuan)').fill('34.56');
+    await refundForm.getByLabel('Reason (optional, at most 128 characters)').fill('size exchanged');
+    await refundForm.getByLabel('Your password').fill('not the password');
+    await refundForm.getByRole('button', { name: 'Refund' }).click();
+    expect(await page.locator('#refund-error').innerText()).toBe('The password is wrong. Nothing was changed.');
+    expect(await page.locator('article.refund').count()).toBe(0);
+    expect(await refundForm.getByLabel('Amount to refund (yuan)').inputValue()).toBe('34.56');
+    await shoot('order-refund-refused');
+    await refundForm.getByLabel('Your password').fill(PASSWORD);
+    await refundForm.getByRole('button', { name: 'Refund' }).click();
+    await page.waitForURL(/refunded=\d{22}/);
+    expect(await page.locator('#refund-done').innerText()).toMatch(/^The refund of ¥34\.56 was accepted \(refund no\. \d{22}\)/);
+    expect(await page.locator('article.refund').innerText()).toContain('size exchanged');
+    await shoot('order-refund');
+
+    // Help: signing, callbacks, rotation and every error, for the shop's developers.
+    await page.getByRole('link', { name: 'Help', exact: true }).click();
+    expect(await heading()).toBe('Help for developers');
+    expect(await page.locator('table.errors tbody tr').count()).toBe(22);
+    await expectNothingScrollsSideways('help');
+    await shoot('help');
+
     // Developers: rotate the secret, see it once.
     await page.getByRole('link', { name: 'Developers', exact: true }).click();
     expect(await page.locator('#api-key').innerText()).toBe(shop.api_key);
@@ -373,11 +424,14 @@ describe('merchant portal in a browser', () => {
       [`/portal/orders/${sellOrderNo}`, `订单 ${sellOrderNo}`, 'sell-order'],
       ['/portal/ledger', '资金流水', 'ledger'],
       ['/portal/channels', '支付通道', 'channels'],
+      ['/portal/help', '开发者帮助', 'help'],
+      ['/portal/orders?q=SHOP-520', '订单', 'orders-search'],
       ['/portal/developers', '开发者', 'developers'],
     ]) {
       await page.goto(`${base}${path}`);
       expect(await heading()).toBe(title);
       if (name === 'orders') await expectOrdersReadableOnPhone(LIST_AMOUNTS);
+      if (name === 'help') await expectNothingScrollsSideways(name);
       await shoot(name);
     }
     expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');

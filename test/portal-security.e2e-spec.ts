@@ -164,6 +164,7 @@ describe('merchant portal security', () => {
         '/portal/ledger',
         '/portal/channels',
         '/portal/developers',
+        '/portal/help',
         '/portal/account',
         '/portal/orders/export.csv',
       ]) {
@@ -505,6 +506,7 @@ describe('merchant portal security', () => {
         '/portal/ledger',
         '/portal/channels',
         '/portal/developers',
+        '/portal/help',
         '/portal/account',
       ];
       const never = [
@@ -540,7 +542,8 @@ describe('merchant portal security', () => {
     it('Resend queues a delivery of the latest event through the callbackResend service, and nothing while one is pending', async () => {
       const client = new PortalClient(api.app);
       await signIn(client, a.email);
-      const order = await fixtures.insertOrder(a.merchant.id, a.channels.processor);
+      // An address: the delivery is pending (without one it would be no_address, SPEC 7 Address).
+      const order = await fixtures.insertOrder(a.merchant.id, a.channels.processor, { notifyUrl: 'https://shop.example/notify' });
       const { eventId, deliveryId } = await fixtures.insertEvent(order.orderId);
       await client.get(`/portal/orders/${order.orderNo}`);
       const pending = await client.post(`/portal/orders/${order.orderNo}/resend`);
@@ -586,7 +589,7 @@ describe('merchant portal security', () => {
 
       // The form and its answer say what a rotation does to a receiver checking the body signature (issue 28).
       const form = await client.get('/portal/developers');
-      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*a receiver that checks the body signature must accept either secret until the grace ends/);
+      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*your receiver must accept either secret until the grace ends\. <a href="\/portal\/help#rotation">/);
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
       expect(answer.html).toMatch(

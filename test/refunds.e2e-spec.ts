@@ -209,12 +209,19 @@ describe('refunds: refundCreate, refundQuery, refundQueryList (real PostgreSQL a
     expect([again.body.code, again.body.msg]).toEqual([1, 'Refund already created with this merchant_refund_no']);
     expect(again.body.data).toEqual({ ...first.body.data, status: 'succeeded', updatetime: again.body.data.updatetime });
     expect(await books(api.app, merchant.id)).toEqual(before);
+    // SPEC 2: 40900 names the first refund and what differs from it.
     for (const change of [{ refund_amount: '3.01' }, { reason: 'other' }, { reason: undefined }, { notify_url: 'https://x.example/n' }]) {
       const conflict = await refundCreate(api.app, merchant, { ...params, ...change });
-      expect([conflict.status, conflict.body.code, conflict.body.msg]).toEqual([409, 40900, 'merchant_refund_no already used with different parameters']);
+      expect([conflict.status, conflict.body.code, conflict.body.data]).toEqual([
+        409,
+        40900,
+        { refund_no: first.body.data.refund_no, differs: Object.keys(change) },
+      ]);
+      expect(conflict.body.msg).toMatch(/^merchant_refund_no already used with different parameters/);
     }
     const elsewhere = await completedOrder(api.app, merchant, { cny_amount: '30.00', paychannel_id: channel });
-    expect((await refundCreate(api.app, merchant, { ...params, order_no: elsewhere.order_no })).body.code).toBe(40900);
+    const moved = await refundCreate(api.app, merchant, { ...params, order_no: elsewhere.order_no, refund_amount: '4.00' });
+    expect([moved.body.code, moved.body.data]).toEqual([40900, { refund_no: first.body.data.refund_no, differs: ['order_no', 'refund_amount'] }]);
     // Another merchant's numbers are its own.
     const other = await merchantWithChannels(api.operator);
     const theirs = await completedOrder(api.app, other.merchant, { cny_amount: '30.00', paychannel_id: other.channels.processor });

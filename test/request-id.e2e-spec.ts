@@ -76,6 +76,15 @@ describe('X-Request-Id: one id a shop can quote, on every answer and in the acce
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('keeps an id of at most 64 of [A-Za-z0-9_-] (SPEC 3) and replaces a longer one, or one with another character', async () => {
+    const longest = 'A-z_9'.repeat(12) + 'abcd';
+    expect(longest).toHaveLength(64);
+    expect((await call({ 'x-request-id': longest }, {})).headers.get('x-request-id')).toBe(longest);
+    for (const refused of [`${longest}e`, 'shop.order:1', 'a b']) {
+      expect([refused, (await call({ 'x-request-id': refused }, {})).headers.get('x-request-id')]).toEqual([refused, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    }
+  });
+
   it('names its database connections, so pg_stat_activity tells the API from the worker and the CLI', async () => {
     const client = new Client({ connectionString: api.databaseUrl });
     await client.connect();

@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { type AppConfig, QUEUE } from '@app/common';
-import { CallbackDeliveryRepository, RetentionRepository } from '@app/db';
+import { CallbackFiguresRepository, RetentionRepository } from '@app/db';
 import { ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { CallbackSweeper } from '../apps/worker/src/callbacks/callback-sweeper';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
@@ -211,7 +211,7 @@ describe('retention at a million old rows', () => {
   async function expectStatusCountsExact(): Promise<void> {
     const { rows } = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM callback_deliveries GROUP BY status');
     const counted = Object.fromEntries(rows.map((r) => [r.status, r.count]));
-    const figures = Object.fromEntries(Object.entries(await worker.get(CallbackDeliveryRepository).statusCounts()).filter(([, n]) => n !== 0));
+    const figures = Object.fromEntries(Object.entries(await worker.get(CallbackFiguresRepository).statusCounts()).filter(([, n]) => n !== 0));
     expect(figures).toEqual(counted);
   }
 
@@ -226,10 +226,10 @@ describe('retention at a million old rows', () => {
     throw new Error('retention did not finish in 100 sweeps');
   }
 
-  /** The plan of each distinct statement the gauges run (each query of CallbackDeliveryRepository a gauge calls). */
+  /** The plan of each distinct statement the gauges run (each query of CallbackFiguresRepository a gauge calls). */
   async function gaugePlans(): Promise<Map<string, string[]>> {
     explained = [];
-    const deliveries = worker.get(CallbackDeliveryRepository);
+    const deliveries = worker.get(CallbackFiguresRepository);
     await recording.run(true, async () => {
       await deliveries.deliveryLagSeconds();
       await deliveries.openCircuitCount();

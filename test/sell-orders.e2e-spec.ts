@@ -177,14 +177,23 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
     const before = await books(api.app, merchant.id);
     const again = await createSellOrder(api.app, merchant, params);
     expect([again.body.code, again.body.msg, again.body.data]).toEqual([1, 'Order already created with this merchant_order_no', first.body.data]);
+    // SPEC 2: 40900 names the first order and what differs, never the account itself.
     for (const change of [{ payee_account: '6222021234569999' }, { payee_name: '李四' }, { payee_bank: '中国银行' }, { cny_amount: '4.01' }]) {
       const conflict = await createSellOrder(api.app, merchant, { ...params, ...change });
-      expect([conflict.status, conflict.body.code]).toEqual([409, 40900]);
+      expect([conflict.status, conflict.body.code, conflict.body.data]).toEqual([
+        409,
+        40900,
+        { order_no: first.body.data.order_no, differs: Object.keys(change) },
+      ]);
       expect(conflict.raw).not.toContain(ACCOUNT);
     }
     expect(await books(api.app, merchant.id)).toEqual(before);
-    await completedOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel, merchant_order_no: 'topup-number' });
-    expect((await createSellOrder(api.app, merchant, { ...params, merchant_order_no: 'topup-number' })).body.code).toBe(40900);
+    const topUp = await completedOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channel, merchant_order_no: 'topup-number' });
+    const crossed = await createSellOrder(api.app, merchant, { ...params, merchant_order_no: 'topup-number' });
+    expect([crossed.body.code, crossed.body.data]).toEqual([
+      40900,
+      { order_no: topUp.order_no, differs: ['order_type', 'cny_amount', 'payee_name', 'payee_bank', 'payee_account'] },
+    ]);
   });
 
   it('concurrent repeats of one merchant_order_no create one sell order and debit once', async () => {
@@ -208,7 +217,11 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
     await api.operator.channels.link(live.id, epay);
     const res = await createSellOrder(api.app, live, { cny_amount: '1.00', paychannel_id: epay });
     expect([res.status, res.body.code, res.body.msg]).toEqual([403, 40302, 'This payment channel does not pay out (no sell orders)']);
-    expect((await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: epay })).body.code).toBe(40301);
+    const unlinked = await createSellOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: epay });
+    const usable = (await post<{ list: { id: number }[] }>(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.data.list.map((c) => c.id);
+    expect(usable).toContain(channel);
+    const named = unlinked.body.data as unknown as { paychannel_id: number; linked: { id: number }[] };
+    expect([unlinked.body.code, named.paychannel_id, named.linked.map((c) => c.id)]).toEqual([40301, epay, usable]);
   });
 
   it.each([

@@ -5,9 +5,10 @@ import { loadavg } from 'node:os';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { Agent, request } from 'undici';
-import { loadConfig, parseNotifyUrl } from '@app/common';
+import { QUEUE, loadConfig, parseNotifyUrl } from '@app/common';
 import { deliveryAddressSql, runMigrations } from '@app/db';
-import { JobsAfterCommit } from '@app/orders';
+import { DestinationGate } from '@app/callbacks';
+import { JobsAfterCommit, addCallbackJobs } from '@app/orders';
 import { type Credentials, ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { JobQueue } from '@app/queue';
 import { createApiApp } from '../../apps/api/src/create-api-app';
@@ -22,6 +23,7 @@ import {
   backendCpuSpent,
   busyPercent,
   countCosts,
+  countHere,
   forkServer,
   machineCpu,
   profileWhile,
@@ -62,6 +64,8 @@ const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '10000,100000').split(',').filte
 const MERCHANTS = Number(process.env.BENCH_MERCHANTS ?? 20);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILE_ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 600);
+/** Deliveries of one other merchant due at once while the pipeline is measured again (0 for none). */
+const BURST = Number(process.env.BENCH_BURST ?? 100_000);
 /** BENCH_ONLY=alone: the bare loop and the deliveries alone, nothing else (a quick check of the worker's own path). */
 const ALONE_ONLY = process.env.BENCH_ONLY === 'alone';
 
@@ -223,13 +227,21 @@ async function main(): Promise<void> {
     `SELECT d.id FROM callback_deliveries d JOIN orders o ON o.id = d.order_id WHERE o.id = ANY($1::bigint[])`,
     [alone.map((o) => o.id)],
   );
+  const counted = countHere();
   const aloneCost = await phaseCost();
+  const aloneCountsBefore = counted();
   const aloneStarted = now();
   await db.query('COMMIT');
   await afterCommit.deliver(aloneDeliveries.map((d) => d.id));
   await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
   const aloneS = ((await receiver.status()).lastArrival - aloneStarted) / 1000;
   const aloneCpu = await aloneCost(alone.length);
+  const aloneCounts = counted();
+  // This process is the worker here (and the bench's own few reads, counted in).
+  const alonePerDelivery = {
+    pg_statements: +((aloneCounts.pgQueries - aloneCountsBefore.pgQueries) / alone.length).toFixed(2),
+    redis_commands: +((aloneCounts.redisCommands - aloneCountsBefore.redisCommands) / alone.length).toFixed(2),
+  };
   const aloneRate = alone.length / aloneS;
   await worker.close();
   if (ALONE_ONLY) {
@@ -243,6 +255,7 @@ async function main(): Promise<void> {
           ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
           bare_cpu_ms_per_post: bareCpu,
           deliveries_alone_cpu_ms_per_delivery: aloneCpu,
+          deliveries_alone_worker_per_delivery: alonePerDelivery,
         },
         null,
         2,
@@ -409,13 +422,13 @@ async function main(): Promise<void> {
                                merchant_actual_fen, request_hash, notify_url, expires_at, created_at, updated_at)
            SELECT 'B' || lpad(($3 + g)::text, 21, '0'), $1, $2, 1, 'paid', 10000, 0.006, 60, 0, 0, 9940, repeat('x', 64),
                   'http://h' || ($3 + g) || '.failing.invalid/n', now() + interval '1 hour', now(), now()
-             FROM generate_series(1, $4) g RETURNING id, merchant_id),
+             FROM generate_series(1, $4) g RETURNING id, merchant_id, notify_url),
          e AS (
            INSERT INTO order_events (id, order_id, merchant_id, type, payload)
            SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.paid', '{}'::jsonb FROM o RETURNING id, order_id, merchant_id, refund_id, seq)
          INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, notify_url, event_seq, last_error)
-         SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 1, now() + interval '1 hour', ${deliveryAddressSql('e')}, e.seq, 'HTTP 503'
-           FROM e RETURNING id, merchant_id, notify_url`,
+         SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 1, now() + interval '1 hour', o.notify_url, e.seq, 'HTTP 503'
+           FROM e JOIN o ON o.id = e.order_id RETURNING id, merchant_id, notify_url`,
         [backlogMerchant, channelId, backlog, n],
       );
       // A thousand jobs per call: JobQueue's 2 s enqueue budget is sized for after-commit adds.
@@ -435,6 +448,51 @@ async function main(): Promise<void> {
   for (const size of BACKLOGS) {
     await growBacklog(size);
     withBacklog[size] = await pipeline(ORDERS, [merchant]);
+  }
+  // SPEC 7 Fairness on due work: BURST deliveries of one other merchant due at once (a mass expiry, a
+  // recover), its endpoint slow (200 ms, then success) or failing (500 at once), while the first
+  // merchant's customers press Pay: its rate and p50 against the clean run.
+  const dueBurst: Record<string, PipelineRun & { burstSent: number }> = {};
+  if (BURST > 0) {
+    const gate = queues.get(DestinationGate);
+    const callbacks = jobs.queue(QUEUE.callbacks);
+    // The backlog's jobs (due in an hour) are done with: cleared so each burst starts alone.
+    await callbacks.clean(0, 1_000_000, 'delayed');
+    for (const mode of ['slow', 'failing'] as const) {
+      const burstMerchant = await queues.get(MerchantAccountService).create({ name: `burst-${mode}`, mode: 'test', notifyUrl: `${receiver.base}/${mode}` });
+      await queues.get(ChannelSetupService).link(burstMerchant.id, channelId);
+      const sentBefore = (await receiver.status()).burst;
+      for (let made = 0; made < BURST; made += 5_000) {
+        const n = Math.min(5_000, BURST - made);
+        const { rows } = await db.query<{ id: string; merchant_id: number; notify_url: string }>(
+          `WITH o AS (
+             INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, cny_fen, service_rate, service_fen, deposit_rate, deposit_fen,
+                                 merchant_actual_fen, request_hash, expires_at, created_at, updated_at)
+             SELECT $5 || lpad(($3 + g)::text, 21, '0'), $1, $2, 1, 'cancelled', 10000, 0.006, 60, 0, 0, 9940, repeat('x', 64), now(), now(), now()
+               FROM generate_series(1, $4) g RETURNING id, merchant_id),
+           e AS (
+             INSERT INTO order_events (id, order_id, merchant_id, type, payload)
+             SELECT gen_random_uuid(), o.id, o.merchant_id, 'order.cancelled', jsonb_build_object('order_no', 'burst', 'status', 'cancelled') FROM o
+             RETURNING id, order_id, merchant_id, refund_id, seq)
+           INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, notify_url, event_seq)
+           SELECT gen_random_uuid(), e.id, e.order_id, e.merchant_id, 'pending', 0, now(), $6, e.seq FROM e
+           RETURNING id, merchant_id AS "merchantId", notify_url AS "notifyUrl"`,
+          // The merchant's address, as deliveryAddressSql resolves it: the orders this statement writes are not visible to its subquery.
+          [burstMerchant.id, channelId, made, n, mode === 'slow' ? 'S' : 'F', `${receiver.base}/${mode}`],
+        );
+        // As JobsAfterCommit announces them: each admitted by its key or lined up behind it.
+        for (let i = 0; i < rows.length; i += 1_000)
+          await addCallbackJobs(gate, jobs, rows.slice(i, i + 1_000) as unknown as Parameters<typeof addCallbackJobs>[2], 16);
+      }
+      if (process.env.BENCH_DEBUG) process.stderr.write(`burst ${mode}: ${JSON.stringify(await callbacks.getJobCounts())}\n`);
+      const run = await pipeline(ORDERS, [merchant]);
+      if (process.env.BENCH_DEBUG)
+        process.stderr.write(`burst ${mode} after: ${JSON.stringify(await callbacks.getJobCounts())} ${JSON.stringify(await receiver.status())}\n`);
+      dueBurst[mode] = { ...run, burstSent: (await receiver.status()).burst - sentBefore };
+      // The burst is over for the next measure: its rows settled, its parked jobs cleared.
+      await db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]);
+      await callbacks.clean(0, 1_000_000, 'delayed');
+    }
   }
   await queues.close();
   await customers.close();
@@ -468,6 +526,7 @@ async function main(): Promise<void> {
     // Where each one's time goes: CPU per POST / per delivery of every process, and how busy both cores were.
     bare_cpu_ms_per_post: bareCpu,
     deliveries_alone_cpu_ms_per_delivery: aloneCpu,
+    deliveries_alone_worker_per_delivery: alonePerDelivery,
     // Customers pressing Pay on the sandbox checkout page, the API and the worker in processes of their own.
     pipeline_one_merchant: summary(clean),
     [`pipeline_${merchants.length}_merchants`]: summary(many),
@@ -480,6 +539,21 @@ async function main(): Promise<void> {
           ratio_rate_to_clean: +(r.paidRate / clean.paidRate).toFixed(3),
           paid_to_received_p50_ms: Math.round(percentile(r.latencies, 50)),
           ratio_p50_to_clean: +(percentile(r.latencies, 50) / cleanP50).toFixed(2),
+        },
+      ]),
+    ),
+    // One other merchant's BURST deliveries due at once (its endpoint slow, or failing): the first merchant's Pay pipeline against the clean run.
+    due_burst: Object.fromEntries(
+      Object.entries(dueBurst).map(([mode, r]) => [
+        mode,
+        {
+          burst: BURST,
+          burst_attempts_meanwhile: r.burstSent,
+          paid_deliveries_per_s: Math.round(r.paidRate),
+          ratio_rate_to_clean: +(r.paidRate / clean.paidRate).toFixed(3),
+          paid_to_received_p50_ms: Math.round(percentile(r.latencies, 50)),
+          ratio_p50_to_clean: +(percentile(r.latencies, 50) / cleanP50).toFixed(2),
+          per_order: r.perOrder,
         },
       ]),
     ),
@@ -511,13 +585,16 @@ async function serveWorker(): Promise<void> {
   process.once('disconnect', () => process.exit(0));
   answerProfile(20);
   countCosts();
-  await createWorkerApp(loadConfig(process.env), { tuning: { callbackConcurrency: CONCURRENCY } });
+  // Twice one key's slots (production: 64 and 8): one busy merchant's key can never take every attempt in flight.
+  await createWorkerApp(loadConfig(process.env), { tuning: { callbackConcurrency: 2 * CONCURRENCY } });
   process.send!({ port: 0 });
 }
 
 type ReceiverQuestion = 'reset' | 'status' | 'paid';
 interface ReceiverStatus {
   received: number;
+  /** POSTs to /slow and /failing (another merchant's burst), counted apart. */
+  burst: number;
   lastArrival: number;
   paid: number;
   /** The receiver process's CPU so far. */
@@ -548,6 +625,10 @@ class Receiver {
     return this.server.port;
   }
 
+  get base(): string {
+    return `http://127.0.0.1:${this.server.port}`;
+  }
+
   async reset(): Promise<void> {
     await this.ask('reset');
   }
@@ -576,11 +657,18 @@ function serveReceiver(): void {
   process.once('disconnect', () => process.exit(0));
   const paid = new Map<string, number>();
   let received = 0;
+  let burst = 0;
   let lastArrival = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (req.url === '/slow' || req.url === '/failing') {
+        burst++;
+        if (req.url === '/failing') res.writeHead(500).end('down');
+        else setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('success'), 200);
+        return;
+      }
       received++;
       lastArrival = now();
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event?: string; order_no?: string };
@@ -596,7 +684,7 @@ function serveReceiver(): void {
       process.send!({ answer: null });
     } else if (question === 'status') {
       const cpu = process.cpuUsage();
-      process.send!({ answer: { received, lastArrival, paid: paid.size, cpuMs: (cpu.user + cpu.system) / 1000 } satisfies ReceiverStatus });
+      process.send!({ answer: { received, burst, lastArrival, paid: paid.size, cpuMs: (cpu.user + cpu.system) / 1000 } satisfies ReceiverStatus });
     } else process.send!({ answer: [...paid] });
   });
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));

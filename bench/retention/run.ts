@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { CallbackDeliveryRepository, RetentionRepository, dataSourceOptions } from '@app/db';
+import { CallbackFiguresRepository, RetentionRepository, dataSourceOptions } from '@app/db';
 import { benchDatabase, fmt } from '../support';
 
 /**
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   await db.connect();
   const dataSource = await new DataSource(dataSourceOptions(bench.url, 2, 'bench-retention')).initialize();
   const retention = new RetentionRepository(dataSource);
-  const deliveries = new CallbackDeliveryRepository(dataSource);
+  const deliveries = new CallbackFiguresRepository(dataSource);
   const gaugeQueries: Record<string, () => Promise<unknown>> = {
     'delivery lag (min next_attempt_at of due pending)': () => deliveries.deliveryLagSeconds(),
     'open circuits (scrape)': () => deliveries.openCircuitCount(),

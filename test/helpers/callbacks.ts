@@ -139,6 +139,7 @@ export interface DeliveryRow {
   attempts_made: number;
   last_error: string | null;
   next_attempt_at: Date;
+  destination: string;
 }
 
 export interface AttemptRow {

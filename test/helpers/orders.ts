@@ -37,12 +37,13 @@ export async function orderRow(app: NestFastifyApplication, orderNo: string): Pr
   return row;
 }
 
+/** An order's events in order, each with the deliveries written for it in the outbox (any status: without an address a delivery is written `no_address`, SPEC 7). */
 export async function eventsOf(
   app: NestFastifyApplication,
   orderNo: string,
 ): Promise<{ type: string; payload: Record<string, unknown>; deliveries: number }[]> {
   return sql(app).query(
-    `SELECT e."type", e."payload", (SELECT count(*)::int FROM "callback_deliveries" d WHERE d."event_id" = e."id" AND d."status" = 'pending') AS "deliveries"
+    `SELECT e."type", e."payload", (SELECT count(*)::int FROM "callback_deliveries" d WHERE d."event_id" = e."id") AS "deliveries"
      FROM "order_events" e JOIN "orders" o ON o."id" = e."order_id" WHERE o."order_no" = $1 ORDER BY e."seq"`,
     [orderNo],
   );

@@ -3,6 +3,7 @@ import { RouterModule } from '@nestjs/core';
 import { type AppConfig, CommonModule, RedisModule, loggingModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { QueueModule } from '@app/queue';
+import { BalanceModule } from './balance/balance.module';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ChannelsModule } from './channels/channels.module';
 import { HealthModule } from './health/health.module';
@@ -17,7 +18,7 @@ import { SellOrdersModule } from './sell-orders/sell-orders.module';
 import { StatementsModule } from './statements/statements.module';
 
 /** Everything under {base_url} (SPEC 0): the merchant operations and the channel notifications. */
-const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, RefundsModule, SellOrdersModule, PortalApiModule, StatementsModule];
+const PREFIXED_MODULES = [ChannelsModule, CallbacksModule, OrdersModule, RefundsModule, SellOrdersModule, PortalApiModule, StatementsModule, BalanceModule];
 
 @Module({})
 export class AppModule {

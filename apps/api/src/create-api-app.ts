@@ -4,7 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { Logger as NestLogger } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type AppConfig, NEST_START_OPTIONS } from '@app/common';
+import { type AppConfig, NEST_START_OPTIONS, localizeEnvelope, negotiateLang } from '@app/common';
 import { AppModule } from './app.module';
 import { EnvelopeExceptionFilter } from './http/envelope-exception.filter';
 import { registerHtmlPageHeaders } from './http/html-page';
@@ -27,9 +27,9 @@ function trustProxyOption(trust: AppConfig['trustProxy']): false | string[] | ((
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
 }
 
-/** A client's request id is kept when it is 1-128 of [A-Za-z0-9._:-] (nothing that could forge a log line). */
+/** A client's request id is kept when it is 1-64 of [A-Za-z0-9_-] (SPEC 3: nothing that could forge a log line). */
 export function requestIdOf(header: string | string[] | undefined): string {
-  return typeof header === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(header) ? header : randomUUID();
+  return typeof header === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(header) ? header : randomUUID();
 }
 
 export interface ApiAppOptions {
@@ -65,6 +65,8 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // SPEC 2: a success envelope's msg in the language the request prefers (the filter does the failures').
+  fastify.addHook('preSerialization', async (request, _reply, payload) => localizeEnvelope(payload, negotiateLang(request.headers['accept-language'])));
   const access = new NestLogger('Access');
   fastify.addHook('onResponse', async (request, reply) => {
     if (QUIET_PATHS.test(request.url)) return;

@@ -85,7 +85,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'merchant:user:disable': { usage: '--email E', flags: ['email'], run: (f, app) => app.get(PortalAccessService).disable(required(f, 'email')) },
   'callback:list': {
-    usage: "--order ORDER_NO | --merchant ID [--status pending|succeeded|failed] [--since UNIX] (a merchant's latest 200, newest first)",
+    usage: "--order ORDER_NO | --merchant ID [--status pending|succeeded|failed|no_address] [--since UNIX] (a merchant's latest 200, newest first)",
     flags: ['order', 'merchant', 'status', 'since'],
     run: (f, app) => {
       if (f.order !== undefined && f.merchant === undefined && f.status === undefined && f.since === undefined)

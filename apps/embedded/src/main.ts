@@ -8,7 +8,16 @@ import { type AppConfig, loadConfigOrExit, registerRunningBuild, stopOnSignals }
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
 import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
-import { ChannelSetupService, MerchantAccountService, OperatorModule, dataDirOf, embeddedPgPort, readOrCreateSecrets } from '@app/operator';
+import { DevelopersService } from '../../api/src/portal/developers.service';
+import {
+  ChannelSetupService,
+  MerchantAccountService,
+  OperatorModule,
+  dataDirOf,
+  embeddedPgPort,
+  keepDemoCredentials,
+  readOrCreateSecrets,
+} from '@app/operator';
 import { createWorkerApp } from '../../worker/src/create-worker-app';
 import { demoPortalLine } from './demo-portal-user';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
@@ -113,6 +122,7 @@ async function main(): Promise<void> {
   const portal = demo ? await demoPortalLine(config, dataDir, demo.api_key) : null;
 
   const api = await createApiApp(config, { shutdownHooks: false });
+  if (demo) api.get(DevelopersService).onRotation((rotated) => keepDemoCredentials(join(dataDir, 'demo-merchant.json'), rotated));
   await api.listen({ port: config.port, host: '0.0.0.0' });
   const worker = await createWorkerApp(config, { shutdownHooks: false });
   process.stdout.write(`${banner(config, demo, dataDir, portal)}\n`);

@@ -9,7 +9,7 @@ export class WorkerTuning {
   callbackTimeoutMs = CALLBACK_TIMEOUT_MS;
   /** Callback jobs in flight per worker copy: they mostly wait on merchants. */
   callbackConcurrency = 64;
-  /** A callback job parked for a free slot of its destination looks again after this at the latest (a freed slot wakes it sooner). */
+  /** A callback job whose delivery could not be read (PostgreSQL away) comes back after this, no attempt spent. */
   callbackPollMs = 1_000;
   /** A pending delivery this overdue may have lost its job (Redis emptied): the sweep re-adds it. */
   sweepGraceMs = 60_000;

@@ -10,7 +10,6 @@ import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.process
 import { CallbackSender } from '@app/callbacks';
 import { CallbackSweeper } from './callbacks/callback-sweeper';
 import { RetentionSweep } from './retention/retention-sweep';
-import { DestinationSlots } from './callbacks/destination-slots';
 import { WorkerMetrics } from './callbacks/worker-metrics';
 import { WorkerDependencies } from './health/worker-dependencies';
 import { WorkerHeartbeat } from './health/worker-heartbeat';
@@ -50,12 +49,6 @@ export class WorkerModule {
         {
           provide: CallbackSender,
           useFactory: () => new CallbackSender({ allowPrivate: config.callbackAllowPrivate, timeoutMs: tuning.callbackTimeoutMs }),
-        },
-        {
-          provide: DestinationSlots,
-          inject: [{ token: Redis, optional: true }],
-          // Redis when there is one (every worker shares the counts); the embedded mode's one process counts in memory.
-          useFactory: (redis?: Redis) => new DestinationSlots(config.callbackDestinationConcurrency, redis ?? null, config.queuePrefix),
         },
         CallbackDeliveryProcessor,
         CallbackSweeper,

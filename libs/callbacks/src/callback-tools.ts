@@ -30,7 +30,7 @@ export interface ListedDelivery {
   eventId: string;
   event: string;
   url: string | null;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: 'pending' | 'succeeded' | 'failed' | 'no_address';
   attempts: { attemptedAt: Date; httpStatus: number | null; durationMs: number; error: string | null; responseExcerpt: string | null }[];
 }
 
@@ -40,7 +40,7 @@ export interface DeliveryView {
   event_id: string;
   event: string;
   url: string | null;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: 'pending' | 'succeeded' | 'failed' | 'no_address';
   attempts: { at: number; http_status: number | null; duration_ms: number; error: string | null; response_excerpt: string | null }[];
 }
 

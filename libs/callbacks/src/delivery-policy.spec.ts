@@ -10,8 +10,8 @@ describe('DeliveryPolicy (SPEC 7: what follows one attempt)', () => {
 
   it('gives the first attempt plus one per scheduled delay', () => {
     expect(policy.maxAttempts).toBe(4);
-    expect(policy.mayAttempt(4)).toBe(true);
-    expect(policy.mayAttempt(5)).toBe(false);
+    expect(policy.afterAttempt({ number: 3, outcome: failed(500), ourSide: false }).state).toBe('pending');
+    expect(policy.afterAttempt({ number: 4, outcome: failed(500), ourSide: false }).state).toBe('failed');
   });
 
   it('a success settles the delivery and closes the circuit, on any attempt', () => {

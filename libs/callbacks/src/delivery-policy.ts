@@ -1,8 +1,6 @@
 import type { SendOutcome } from './callback-sender';
+import type { CircuitSignal } from './circuit';
 import { retryDelayMs } from './retry-policy';
-
-/** What an attempt tells about its (merchant, destination) circuit. */
-export type CircuitSignal = 'success' | 'failure' | 'none';
 
 /** What follows one attempt of a delivery (SPEC 7 Success, Retries, Fairness). */
 export type DeliveryVerdict =
@@ -33,7 +31,8 @@ export interface AttemptFacts {
  * The one owner of "what follows a callback attempt": succeeded, retry after how long (the
  * schedule with jitter, or a longer Retry-After), failed for good (410, or the last attempt
  * spent), and whether it counts against the circuit. Pure: the processor applies the verdict,
- * SQL stores it, BullMQ waits the delay; none of them decides again.
+ * SQL stores it, BullMQ waits the delay (the one clock), the key's circuit takes the signal
+ * (Circuit.after); none of them decides again.
  */
 export class DeliveryPolicy {
   /** Every attempt a delivery gets: the first plus one per scheduled delay. */
@@ -53,10 +52,5 @@ export class DeliveryPolicy {
     if (outcome.blocked && number >= Math.min(BLOCKED_ADDRESS_ATTEMPTS, this.maxAttempts)) return { state: 'failed', reason: 'blocked', circuit };
     if (number >= this.maxAttempts) return { state: 'failed', reason: 'exhausted', circuit };
     return { state: 'pending', retryInMs: retryDelayMs([...this.scheduleMs], number, outcome.retryAfterMs, this.random), circuit };
-  }
-
-  /** An attempt numbered past the last may not be sent (a worker died during the last one). */
-  mayAttempt(number: number): boolean {
-    return number <= this.maxAttempts;
   }
 }

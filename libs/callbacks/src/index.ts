@@ -4,3 +4,6 @@ export * from './callback-sender';
 export * from './retry-policy';
 export * from './callback-tools';
 export * from './delivery-policy';
+export * from './circuit';
+export * from './destination-gate';
+export * from './destination-gate.provider';

@@ -1,3 +1,5 @@
+export * from './api-messages/api-message';
+export type { ApiMessageKey } from './api-messages/en';
 export * from './bank-card';
 export * from './common.module';
 export * from './redis.module';
@@ -15,5 +17,6 @@ export * from './queues';
 export * from './running-build';
 export * from './stop-on-signals';
 export * from './secret-box';
+export * from './spreadsheet-csv';
 export * from './time';
 export * from './startup';

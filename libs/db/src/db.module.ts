@@ -5,7 +5,10 @@ import { AppConfig } from '@app/common';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
 import { NonceStore } from './nonce.store';
+import { CallbackAttemptRepository } from './repositories/callback-attempt.repository';
 import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
+import { CallbackFiguresRepository } from './repositories/callback-figures.repository';
+import { CallbackSweepRepository } from './repositories/callback-sweep.repository';
 import { CallbackToolsRepository } from './repositories/callback-tools.repository';
 import { ChannelRepository } from './repositories/channel.repository';
 import { LedgerRepository } from './repositories/ledger.repository';
@@ -35,7 +38,10 @@ const REPOSITORIES = [
   OrderPrepayRepository,
   OrderEventRepository,
   LedgerRepository,
+  CallbackAttemptRepository,
   CallbackDeliveryRepository,
+  CallbackFiguresRepository,
+  CallbackSweepRepository,
   CallbackToolsRepository,
   NonceStore,
   MerchantUserRepository,

@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
-import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
+import { CallbackFiguresRepository } from './repositories/callback-figures.repository';
 
 /** The delivery lag costs a query: it is computed at most this often, whatever the number of scrapers. */
 export const DELIVERY_LAG_MAX_AGE_MS = 10_000;
@@ -19,7 +19,7 @@ interface PoolCounts {
 
 export interface OperationalGaugeSources {
   dataSource: DataSource;
-  deliveries: CallbackDeliveryRepository;
+  deliveries: CallbackFiguresRepository;
   /** The shared Redis client when REDIS_URL is set; without it no merchant_pay_redis_up is served. */
   redis: Redis | null;
 }

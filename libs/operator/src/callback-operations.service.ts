@@ -1,14 +1,15 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { QUEUE, parseNotifyUrl } from '@app/common';
+import { parseNotifyUrl } from '@app/common';
 import { CallbackToolsRepository, MerchantRepository, OperationsRepository } from '@app/db';
-import { type DeliveryView, deliveryView, recoverWindow } from '@app/callbacks';
+import { type DeliveryView, DestinationGate, deliveryView, recoverWindow } from '@app/callbacks';
+import { admitCallbackJobs } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { OperatorError } from './operator-error';
 import { OperatorInputError } from './operator-input-error';
 
 /** callback:list --merchant prints at most this many deliveries, newest first. */
 export const MERCHANT_DELIVERY_LIMIT = 200;
-const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'];
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'no_address'];
 
 export interface MerchantDeliveries {
   merchant_id: number;
@@ -46,7 +47,7 @@ export interface CircuitReset {
   destination: string;
   was_open: boolean;
   released: number;
-  /** Held jobs woken at once; the rest go at their parked time (at most one probe interval). */
+  /** Held jobs woken at once (the key's free slots); the rest follow as those end. */
   woken: number;
 }
 
@@ -59,6 +60,7 @@ export class CallbackOperationsService {
     private readonly callbackTools: CallbackToolsRepository,
     // Present when the command runs with the queue (callback:circuit:reset): held jobs are woken at once.
     @Optional() private readonly jobs?: JobQueue,
+    @Optional() private readonly gate?: DestinationGate,
   ) {}
 
   /** callback:list: an order's deliveries with every attempt, newest first, as callbackQueryList shows them to the merchant. */
@@ -112,24 +114,23 @@ export class CallbackOperationsService {
     };
   }
 
-  /** Closes the circuit as a successful probe would: its held deliveries are due now and their jobs woken. */
+  /**
+   * Closes the circuit as a successful probe would, where the workers read it (the key's gate) and
+   * in its mirror: the deliveries it held are admitted up to the key's free slots and their jobs
+   * woken; the rest follow as those end.
+   */
   async resetCircuit(merchantId: number, destinationOrUrl: string): Promise<CircuitReset> {
     const destination = parseNotifyUrl(destinationOrUrl)?.destination;
     if (!destination) throw new OperatorInputError('destination', 'must be an http or https URL, e.g. https://shop.example:443 as callback:circuits prints it');
     const closed = await this.operations.closeCircuit(merchantId, destination);
     if (!closed) throw new OperatorError(`no circuit for merchant ${merchantId} and ${destination} (callback:circuits lists the open ones)`);
+    let released: string[] = [];
     let woken = 0;
-    if (this.jobs) {
-      const queue = this.jobs.queue(QUEUE.callbacks);
-      for (const id of closed.released) {
-        const job = await queue.getJob(id);
-        if (job && (await job.isDelayed())) {
-          await job.promote().catch(() => undefined);
-          woken++;
-        }
-      }
+    if (this.gate && this.jobs) {
+      released = await this.gate.close({ merchantId, destination });
+      woken = await admitCallbackJobs(this.gate, this.jobs, { merchantId, destination }, released);
     }
-    return { merchant_id: merchantId, destination, was_open: closed.wasOpen, released: closed.released.length, woken };
+    return { merchant_id: merchantId, destination, was_open: closed.wasOpen, released: released.length, woken };
   }
 
   /**

@@ -42,3 +42,13 @@ export function withEmbeddedDefaults(env: Record<string, string | undefined>): R
   const secrets = JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
   return { ...env, DATABASE_URL: embeddedDatabaseUrl(embeddedPgPort(env), secrets.pg_password), MASTER_KEY: env.MASTER_KEY ?? secrets.master_key };
 }
+/**
+ * After a rotation in the portal the demo's credentials file holds the new secret, so the README's
+ * commands that read it keep working; a rotation of another merchant leaves the file alone.
+ */
+export function keepDemoCredentials(file: string, rotated: { api_key: string; api_secret: string }): void {
+  if (!existsSync(file)) return;
+  const demo = JSON.parse(readFileSync(file, 'utf8')) as { api_key: string; api_secret: string };
+  if (demo.api_key !== rotated.api_key) return;
+  writeFileSync(file, JSON.stringify({ ...demo, api_secret: rotated.api_secret }, null, 2), { mode: 0o600 });
+}

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { type AppConfig, CommonModule } from '@app/common';
+import { DESTINATION_GATE_PROVIDER } from '@app/callbacks';
+import { type AppConfig, CommonModule, RedisModule } from '@app/common';
 import { DbModule } from '@app/db';
 import { QueueModule } from '@app/queue';
 import { CallbackOperationsService } from './callback-operations.service';
@@ -35,8 +36,13 @@ export class OperatorModule {
     const queued = options.queues ? [WorkerControlService] : [];
     return {
       module: OperatorModule,
-      imports: [CommonModule.forRoot(config), DbModule.forRoot(2, 'merchant-pay-cli'), ...(options.queues ? [QueueModule.forRoot(config)] : [])],
-      providers: [...services, ...queued],
+      imports: [
+        CommonModule.forRoot(config),
+        DbModule.forRoot(2, 'merchant-pay-cli'),
+        ...(options.queues ? [QueueModule.forRoot(config), RedisModule.forRoot(config)] : []),
+      ],
+      // With the queues, the (merchant, destination) gate too: callback:circuit:reset closes the circuit where the workers read it.
+      providers: [...services, ...queued, ...(options.queues ? [DESTINATION_GATE_PROVIDER] : [])],
       exports: [...services, ...queued],
     };
   }

@@ -1,11 +1,17 @@
-import { DomainError, ErrorCode } from '@app/common';
-import { OUR_NO_ATTEMPTS, createIdempotently, created, repeated, requestHash } from './idempotent-create';
+import { DomainError, ErrorCode, apiMessage } from '@app/common';
+import { OUR_NO_ATTEMPTS, createIdempotently, created, differingFields, repeated, requestHash } from './idempotent-create';
 
 const violation = (constraint: string) => Object.assign(new Error('duplicate key'), { code: '23505', constraint });
 
 describe('createIdempotently', () => {
   // Every row here was made by the same request, unless a case says otherwise.
-  const constraints = { merchantNoConstraint: 'uq_merchant_no', ourNoConstraint: 'uq_our_no', requestHash: 'h1', requestHashOf: () => 'h1' };
+  const constraints = {
+    merchantNoConstraint: 'uq_merchant_no',
+    ourNoConstraint: 'uq_our_no',
+    requestFields: { amount: 100, note: null },
+    fieldsOf: () => ({ amount: 100, note: null }),
+    conflict: (row: unknown) => ({ message: apiMessage('order.conflict'), first: { order_no: String(row) } }),
+  };
 
   it('answers a repeat from the first row without creating', async () => {
     const create = jest.fn();
@@ -35,20 +41,16 @@ describe('createIdempotently', () => {
     expect(always).toHaveBeenCalledTimes(OUR_NO_ATTEMPTS);
   });
 
-  it('refuses a repeat made by other parameters (40900), however it was found, and never compares a new row', async () => {
-    const other = {
-      ...constraints,
-      requestHashOf: (row: string) => (row === 'new' ? 'h0' : 'h2'),
-      conflictMessage: 'merchant_no already used with different parameters',
-    };
-    const conflict = { code: ErrorCode.IdempotencyConflict, message: 'merchant_no already used with different parameters' };
-    await expect(createIdempotently({ ...other, findRepeat: async () => 'first', create: jest.fn() })).rejects.toMatchObject(conflict);
+  it('refuses a repeat made by other parameters (40900) naming the first row and what differs, however it was found, and never compares a new row', async () => {
+    const other = { ...constraints, fieldsOf: (row: string) => (row === 'new' ? { amount: 1, note: 'x' } : { amount: 100, note: 'gift' }) };
+    const conflict = (first: string) => ({ code: ErrorCode.IdempotencyConflict, data: { order_no: first, differs: ['note'] } });
+    await expect(createIdempotently({ ...other, findRepeat: async () => 'first', create: jest.fn() })).rejects.toMatchObject(conflict('first'));
     const winner = jest.fn().mockResolvedValueOnce(null).mockResolvedValueOnce('winner');
-    await expect(createIdempotently({ ...other, findRepeat: winner, create: jest.fn().mockRejectedValue(violation('uq_merchant_no')) })).rejects.toBeInstanceOf(
-      DomainError,
-    );
+    const lost = createIdempotently({ ...other, findRepeat: winner, create: jest.fn().mockRejectedValue(violation('uq_merchant_no')) });
+    await expect(lost).rejects.toBeInstanceOf(DomainError);
+    await expect(lost).rejects.toMatchObject(conflict('winner'));
     await expect(createIdempotently({ ...other, findRepeat: async () => null, create: async () => repeated('found under the lock') })).rejects.toMatchObject(
-      conflict,
+      conflict('found under the lock'),
     );
     expect(await createIdempotently({ ...other, findRepeat: async () => null, create: async () => created('new') })).toEqual({ value: 'new', repeat: false });
   });
@@ -59,6 +61,15 @@ describe('createIdempotently', () => {
       await expect(createIdempotently({ ...constraints, findRepeat: async () => null, create })).rejects.toBe(err);
       expect(create).toHaveBeenCalledTimes(1);
     }
+  });
+});
+
+describe('differingFields', () => {
+  it("lists the request's fields whose values differ from the earlier row's, in the request's order; absent and null are the same", () => {
+    expect(differingFields({ b: 2, a: 1, c: null, d: 'x' }, { a: 1, b: 3, d: 'y' })).toEqual(['b', 'd']);
+    expect(differingFields({ amount: 100, url: undefined }, { amount: 100, url: null, extra: 'not asked' })).toEqual([]);
+    // 1 and "1" are not the same value.
+    expect(differingFields({ id: 1 }, { id: '1' })).toEqual(['id']);
   });
 });
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '@app/common';
-import type { CallbackDeliveryRepository } from '@app/db';
+import type { DestinationGate } from '@app/callbacks';
+import type { CallbackAttemptRepository } from '@app/db';
 import type { JobQueue } from '@app/queue';
 import { JobsAfterCommit } from './jobs-after-commit';
 
@@ -9,7 +10,12 @@ describe('JobsAfterCommit.requeueStuck', () => {
   afterEach(() => jest.restoreAllMocks());
 
   function withQueue(add: (name: string, payload: unknown, options: { jobId: string }) => Promise<unknown>) {
-    return new JobsAfterCommit({ callbackRetryScheduleMs: [15_000] } as AppConfig, { add } as unknown as JobQueue, {} as CallbackDeliveryRepository);
+    return new JobsAfterCommit(
+      { callbackRetryScheduleMs: [15_000] } as AppConfig,
+      { add } as unknown as JobQueue,
+      {} as CallbackAttemptRepository,
+      {} as DestinationGate,
+    );
   }
 
   it('queues one job a stuck row under its job id and a suffix of the window, so a job failed for good is not in the way', async () => {

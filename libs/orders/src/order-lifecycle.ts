@@ -192,11 +192,13 @@ export class OrderLifecycle {
    * the later ones wait for it to end (SPEC 7 Order). When it was its order's head as it was
    * written it still is: its job without a read back. Else (an earlier event still pending, such
    * as a late payment's order.cancelled, which may end meanwhile) the heads are read after the commit.
+   * A delivery written `no_address` gets no job and needs no read (SPEC 7 Address).
    */
   private async deliverAfterCommit(events: RecordedEvent[]): Promise<void> {
     const first = events[0]?.head;
+    const addressed = events.filter((e) => !e.noAddress);
     if (first) await this.afterCommit.deliverHeads([first]);
-    else await this.afterCommit.deliver(events.map((e) => e.deliveryId));
+    else if (addressed.length > 0) await this.afterCommit.deliver(addressed.map((e) => e.deliveryId));
   }
 
   /** The channel reports the unpaid trade closed (alipay TRADE_CLOSED): pending -> cancelled, reason closed. */

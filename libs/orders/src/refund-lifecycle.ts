@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { AppConfig, BUY_ORDER, DomainError, ErrorCode, formatYuan } from '@app/common';
+import { AppConfig, BUY_ORDER, DomainError, ErrorCode, apiMessage, formatYuan } from '@app/common';
 import { ChannelAdapters, type Refusal, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
 import {
   ChannelRepository,
@@ -80,14 +80,14 @@ export class RefundLifecycle {
         create: () => this.createNew(ask),
         merchantNoConstraint: 'uq_refunds_merchant_refund_no',
         ourNoConstraint: 'uq_refunds_refund_no',
-        requestHash: ask.requestHash,
-        requestHashOf: (earlier) => earlier.requestHash,
-        conflictMessage: 'merchant_refund_no already used with different parameters',
+        requestFields: { order_no: ask.orderNo, refund_amount: ask.refundFen, reason: ask.reason, notify_url: ask.notifyUrl },
+        fieldsOf: (earlier) => ({ order_no: earlier.orderNo, refund_amount: earlier.refundFen, reason: earlier.reason, notify_url: earlier.notifyUrl }),
+        conflict: (earlier) => ({ message: apiMessage('refund.conflict'), first: { refund_no: earlier.refundNo } }),
       });
       if (!repeat) await this.jobs.enqueue('refund.process', { refundId: refund.id }, { jobId: `refund-${refund.id}` });
       return { refund, repeat };
     } catch (err) {
-      if (uniqueViolation(err) === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+      if (uniqueViolation(err) === 'uq_refunds_order_processing') throw new DomainError(ErrorCode.StateConflict, apiMessage('refund.processing'));
       throw err;
     }
   }
@@ -104,11 +104,11 @@ export class RefundLifecycle {
       const earlier = await this.refunds.findByMerchantRefundNo(ask.merchantId, ask.merchantRefundNo, em);
       if (earlier) return repeated(earlier);
       if (order.orderType !== BUY_ORDER || order.status !== 'completed') {
-        throw new DomainError(ErrorCode.StateConflict, `Only a completed buy order can be refunded; this one is ${order.status}`);
+        throw new DomainError(ErrorCode.StateConflict, apiMessage('refund.notRefundable', { status: order.status }));
       }
-      if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, 'A refund of this order is still processing');
+      if (await this.refunds.hasProcessing(em, order.id)) throw new DomainError(ErrorCode.StateConflict, apiMessage('refund.processing'));
       const left = await this.refundableFen(order, em);
-      if (ask.refundFen > left) throw DomainError.invalid('refund_amount', `exceeds what is left to refund of this order (${formatYuan(left)})`);
+      if (ask.refundFen > left) throw DomainError.invalid('refund_amount', apiMessage('refund_amount.exceeds', { left: formatYuan(left) }));
       const now = new Date();
       const refund = await this.refunds.insert(em, {
         refundNo: newOrderNo(now),
@@ -233,7 +233,7 @@ export class RefundLifecycle {
     const channel = await this.channels.findById(order.channelId);
     if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw new DomainError(ErrorCode.ChannelUnavailable);
     const operations = this.adapters.forChannel(channel).refunds;
-    if (!operations) throw new DomainError(ErrorCode.PayMethodUnavailable, 'This payment channel does not offer refunds');
+    if (!operations) throw new DomainError(ErrorCode.PayMethodUnavailable, apiMessage('refund.channelNoRefunds'));
     return operations;
   }
 }

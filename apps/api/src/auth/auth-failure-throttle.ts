@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, apiMessage } from '@app/common';
 
 /**
  * The refusals a guesser collects: malformed, unknown key, bad signature, stale timestamp,
@@ -17,10 +17,7 @@ export const AUTH_FAILURE_CODES: ReadonlySet<ErrorCode> = new Set([
 
 /** Why a blocked address is refused: its own failures, not traffic, so the fix is in its signing code. */
 export function addressBlocked(msBeforeNext: number): DomainError {
-  return DomainError.rateLimited(
-    msBeforeNext,
-    'Too many failed authentications from this address (bad signatures, unknown api_key, stale timestamps, used nonces): every merchant request from it is refused until Retry-After; fix the signing first',
-  );
+  return DomainError.rateLimited(msBeforeNext, apiMessage('auth.addressBlocked'));
 }
 
 /** Expired blocks are forgotten once this many addresses are remembered. */

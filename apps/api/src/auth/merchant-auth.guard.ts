@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, DomainError, ErrorCode, unixSeconds } from '@app/common';
+import { type ApiMessage, AppConfig, DomainError, ErrorCode, apiMessage, unixSeconds } from '@app/common';
 import type { Merchant } from '@app/db';
 import { canonicalString, verify } from '@app/signature';
 import { AUTH_FAILURE_CODES, AuthFailureThrottle } from './auth-failure-throttle';
@@ -19,19 +19,19 @@ export interface AuthenticatedRequest extends FastifyRequest {
   merchantParams: Record<string, unknown>;
 }
 
-function authMissing(param: string, problem: string): DomainError {
-  return new DomainError(ErrorCode.AuthMissing, `${param}: ${problem}`, { errors: [{ field: param, message: problem }] });
+function authMissing(param: string, problem: ApiMessage): DomainError {
+  return DomainError.ofFields(ErrorCode.AuthMissing, [{ field: param, message: problem }]);
 }
 
 function readTimestamp(value: unknown): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
   if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
-  throw authMissing('timestamp', value === undefined ? 'is required' : 'must be integer Unix seconds');
+  throw authMissing('timestamp', apiMessage(value === undefined ? 'auth.required' : 'auth.timestampFormat'));
 }
 
-function readText(params: Record<string, unknown>, name: string, pattern: RegExp, rule: string): string {
+function readText(params: Record<string, unknown>, name: string, pattern: RegExp, rule: ApiMessage): string {
   const value = params[name];
-  if (value === undefined || value === null || value === '') throw authMissing(name, 'is required');
+  if (value === undefined || value === null || value === '') throw authMissing(name, apiMessage('auth.required'));
   if (typeof value !== 'string' || !pattern.test(value)) throw authMissing(name, rule);
   return value;
 }
@@ -41,11 +41,8 @@ const LOOKS_LIKE_MILLISECONDS = 1e12;
 
 /** 40103 naming the window, and the usual cause when the value is a millisecond clock (Date.now()). */
 function timestampOutsideWindow(timestamp: number, toleranceSeconds: number): DomainError {
-  const hint = timestamp >= LOOKS_LIKE_MILLISECONDS ? '; it looks like milliseconds: send Unix seconds (Math.floor(Date.now() / 1000), time() in PHP)' : '';
-  return new DomainError(
-    ErrorCode.AuthTimestamp,
-    `Timestamp outside the allowed window: it must be Unix seconds within ${toleranceSeconds} s of the server's clock (the answer's time)${hint}`,
-  );
+  const key = timestamp >= LOOKS_LIKE_MILLISECONDS ? 'auth.timestampWindowMilliseconds' : 'auth.timestampWindow';
+  return new DomainError(ErrorCode.AuthTimestamp, apiMessage(key, { tolerance: toleranceSeconds }));
 }
 
 /**
@@ -54,11 +51,7 @@ function timestampOutsideWindow(timestamp: number, toleranceSeconds: number): Do
  */
 function signatureMismatch(params: Record<string, unknown>, merchant: Merchant): DomainError {
   if (merchant.mode !== 'test') return new DomainError(ErrorCode.AuthBadSignature);
-  return new DomainError(
-    ErrorCode.AuthBadSignature,
-    'Signature does not match: data.canonical is the string the service signed (HMAC-SHA256 with your api_secret); compare it with yours',
-    { canonical: canonicalString(params) },
-  );
+  return new DomainError(ErrorCode.AuthBadSignature, apiMessage('auth.canonical'), { canonical: canonicalString(params) });
 }
 
 /** True when one of the merchant's secrets that is still valid signed the parameters. */
@@ -101,10 +94,10 @@ export class MerchantAuthGuard implements CanActivate {
   private async authenticate(request: FastifyRequest): Promise<{ merchant: Merchant; params: Record<string, unknown> }> {
     const params = mergeRequestParams(request);
 
-    const apiKey = readText(params, 'api_key', API_KEY, 'must be the api_key the service issued');
+    const apiKey = readText(params, 'api_key', API_KEY, apiMessage('auth.apiKeyFormat'));
     const timestamp = readTimestamp(params.timestamp);
-    const nonce = readText(params, 'nonce', NONCE, 'must be 8 to 64 of A-Z a-z 0-9 _ -');
-    const signature = readText(params, 'signature', SIGNATURE, 'must be 64 hex characters');
+    const nonce = readText(params, 'nonce', NONCE, apiMessage('auth.nonceFormat'));
+    const signature = readText(params, 'signature', SIGNATURE, apiMessage('auth.signatureFormat'));
 
     const credentials = await this.credentials.find(apiKey);
     if (!credentials) throw new DomainError(ErrorCode.AuthUnknownKey);

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, apiMessage } from '@app/common';
 import { NonceStore } from '@app/db';
 import { AuthFailureThrottle, addressBlocked } from './auth-failure-throttle';
 import { TokenBuckets } from './token-buckets';
@@ -40,7 +40,7 @@ return {0, 0}
 
 /** The per-api_key budget (SPEC 8), told apart from the failed-authentication block. */
 function apiKeyRateLimited(ms: number): DomainError {
-  return DomainError.rateLimited(ms, 'Too many requests for this api_key: its rate limit is reached; retry after the Retry-After seconds');
+  return DomainError.rateLimited(ms, apiMessage('auth.apiKeyRateLimited'));
 }
 
 const ADMITTED = 0;

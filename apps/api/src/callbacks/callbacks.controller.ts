@@ -32,7 +32,7 @@ export class CallbacksController {
   @MerchantOperation(
     "An order's callback deliveries with every attempt, newest first",
     CallbackQueryListDto,
-    "Answers `{list: [{delivery_id, event_id, event, url, status (pending|succeeded|failed), attempts: [{at (Unix seconds), http_status, duration_ms, error, response_excerpt (at most 256 characters)}]}], total}`; 40400 for an unknown order or another merchant's.",
+    "Answers `{list: [{delivery_id, event_id, event, url, status (pending|succeeded|failed|no_address), attempts: [{at (Unix seconds), http_status, duration_ms, error, response_excerpt (at most 256 characters)}]}], total}`; 40400 for an unknown order or another merchant's.",
     [ErrorCode.OrderNotFound],
   )
   @HttpCode(200)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { DomainError, ErrorCode, SecretBox, unixSeconds } from '@app/common';
+import { type ApiMessage, DomainError, ErrorCode, SecretBox, apiMessage, unixSeconds } from '@app/common';
 import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, NonceStore, type ToolAllowance } from '@app/db';
 import {
   INTERNAL_FAILURE_TEST_TEXT,
@@ -13,10 +13,17 @@ import {
   deliveryView,
   firstCharacters,
   newCallbackNonce,
+  RECOVER_MAX_AGE_SECONDS,
   recoverWindow,
 } from '@app/callbacks';
 import { JobsAfterCommit } from '@app/orders';
 import { merchantSecrets } from '../auth/merchant-credentials-cache';
+
+/** recoverWindow's refusal in words of the tables: which bound, and for start_time whether too old or ahead of now. */
+function recoverWindowMessage(field: 'start_time' | 'end_time', startTime: number, now: number): ApiMessage {
+  if (field === 'end_time') return apiMessage('callbackRecover.endBeforeStart');
+  return startTime > now ? apiMessage('callbackRecover.future') : apiMessage('callbackRecover.tooOld', { since: now - RECOVER_MAX_AGE_SECONDS });
+}
 
 export interface ResendView {
   event_id: string;
@@ -75,8 +82,9 @@ export class CallbacksService implements OnApplicationShutdown {
    * (not those already pending again or delivered since), at most once a minute per merchant.
    */
   async recover(merchantId: number, startTime: number, endTime: number | undefined): Promise<{ queued: number }> {
-    const window = recoverWindow(startTime, endTime, unixSeconds());
-    if ('field' in window) throw DomainError.invalid(window.field, window.message);
+    const now = unixSeconds();
+    const window = recoverWindow(startTime, endTime, now);
+    if ('field' in window) throw DomainError.invalid(window.field, recoverWindowMessage(window.field, startTime, now));
     const result = await this.tools.recoverFailed(merchantId, new Date(window.from * 1000), new Date(window.to * 1000 + 999), RECOVER_ALLOWANCE);
     if (result.kind === 'limited') throw DomainError.rateLimited(result.retryAfterMs);
     // The rows are the truth; their jobs are added after commit, one call for all of them.
@@ -92,7 +100,7 @@ export class CallbacksService implements OnApplicationShutdown {
    */
   async test(merchant: Merchant, url: string | undefined): Promise<TestAttemptView> {
     const target = url ?? merchant.notifyUrl;
-    if (!target) throw DomainError.invalid('url', 'url is required: this merchant has no notify URL to send the test event to');
+    if (!target) throw DomainError.invalid('url', apiMessage('callbackTest.urlRequired'));
     const allowance = await this.tools.takeAllowance(merchant.id, TEST_ALLOWANCE);
     if (!allowance.allowed) throw DomainError.rateLimited(allowance.retryAfterMs);
 

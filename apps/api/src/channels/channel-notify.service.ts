@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode } from '@app/common';
+import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode, apiMessage } from '@app/common';
 import { type ChannelAdapter, ChannelAdapters, type NotificationAnswer, type NotificationContext } from '@app/channels';
 import { type Channel, type Order, OrderRepository, RefundRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
@@ -40,7 +40,7 @@ export class ChannelNotifyService {
     // From this process's copy, which a change to the channel empties (ChannelLinkCache).
     const channel = channelId === null ? null : await this.channelRows.findChannel(channelId);
     // With SANDBOX_ENABLED off the sandbox does not exist, not even for orders made before.
-    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', 'unknown payment channel');
+    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', apiMessage('notify.unknownChannel'));
     const adapter = this.adapters.forChannel(channel);
     const answers = adapter.notificationAnswers;
     try {
@@ -57,7 +57,7 @@ export class ChannelNotifyService {
     const notification = await adapter.verifyNotification(params, context);
     if (!notification) {
       this.logger.warn({ channel_id: channel.id }, 'channel notification refused, it does not verify');
-      throw new DomainError(ErrorCode.AuthBadSignature, 'Notification signature does not verify');
+      throw new DomainError(ErrorCode.AuthBadSignature, apiMessage('notify.badSignature'));
     }
     const order = await this.orders.findForChannel(channel.id, notification.orderNo);
     // A payment notification is about a top-up; a sell order's outcome comes from the payout call.
@@ -85,7 +85,7 @@ export class ChannelNotifyService {
     const result = await this.lifecycle.markPaid(order, notification, { final: adapter.paidIsFinal });
     if (result === 'amount_mismatch') {
       this.metrics.paymentAmountMismatches.inc();
-      throw DomainError.invalid('amount', 'does not equal the order amount');
+      throw DomainError.invalid('amount', apiMessage('notify.amountMismatch'));
     }
     if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
     this.logger.log({ order_no: order.orderNo, result }, 'success notification');

@@ -1,5 +1,8 @@
+import { type ArgumentsHost, Logger } from '@nestjs/common';
+import type { HttpAdapterHost } from '@nestjs/core';
 import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
-import { isDependencyDown } from './envelope-exception.filter';
+import { DomainError, ErrorCode } from '@app/common';
+import { EnvelopeExceptionFilter, isDependencyDown } from './envelope-exception.filter';
 
 describe('isDependencyDown', () => {
   it('recognises a database or Redis that went away, including mid-transaction', () => {
@@ -25,5 +28,33 @@ describe('isDependencyDown', () => {
   it('leaves programming errors as 50000', () => {
     expect(isDependencyDown(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
     expect(isDependencyDown('text')).toBe(false);
+  });
+});
+
+describe('EnvelopeExceptionFilter', () => {
+  /** The filter's answer to `exception` for a request with these headers: status and the envelope's body. */
+  function answer(exception: unknown, headers: Record<string, string>): { status: number; body: { code: number; msg: string; data: unknown } } {
+    let status = 0;
+    let sent = '';
+    const reply = {
+      sent: false,
+      status: (s: number) => ((status = s), reply),
+      header: () => reply,
+      send: (body: string) => void (sent = body),
+    };
+    const request = { id: 'req-1', method: 'POST', url: '/api/merchant/getPayChannels', headers, routeOptions: {} };
+    const host = { switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }) } as unknown as ArgumentsHost;
+    new EnvelopeExceptionFilter({} as HttpAdapterHost).catch(exception, host);
+    return { status, body: JSON.parse(sent) as { code: number; msg: string; data: unknown } };
+  }
+
+  it('answers a dependency that is down 50300, in Chinese when asked (SPEC 2), the same code and data', () => {
+    const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const zh = answer(down, { 'accept-language': 'zh-CN,zh;q=0.9' });
+    const en = answer(down, { 'accept-language': 'en' });
+    expect([zh.status, zh.body.code, zh.body.msg, zh.body.data]).toEqual([503, 50300, '服务暂时不可用，请稍后重试', null]);
+    expect([en.status, en.body.code, en.body.msg, en.body.data]).toEqual([503, 50300, 'Service temporarily unavailable', null]);
+    expect(answer(new DomainError(ErrorCode.InsufficientBalance), {}).body.msg).toBe('Available balance too low');
   });
 });

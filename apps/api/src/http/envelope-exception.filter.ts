@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
-import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, envelope } from '@app/common';
+import { DomainError, ERROR_INFO, ErrorCode, JSON_CONTENT_TYPE, apiMessage, envelope, negotiateLang } from '@app/common';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -70,7 +70,8 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     reply.status(status).header('content-type', JSON_CONTENT_TYPE);
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     if (error.code === ErrorCode.MethodNotAllowed) reply.header('allow', this.allowedMethods(request).join(', '));
-    void reply.send(JSON.stringify(envelope(error.code, error.message, error.data)));
+    // SPEC 2: msg in the language the request prefers; code and data the same in every language.
+    void reply.send(JSON.stringify(envelope(error.code, error.msgIn(negotiateLang(request.headers['accept-language'])), error.data)));
   }
 
   private toDomainError(exception: unknown, request: FastifyRequest): DomainError {
@@ -78,9 +79,9 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     const fastifyCode = (exception as { code?: unknown } | null)?.code;
     if (typeof fastifyCode === 'string' && fastifyCode in FASTIFY_CODES) {
       const code = FASTIFY_CODES[fastifyCode];
-      return new DomainError(code, code === ErrorCode.BadRequest ? 'Malformed request body' : undefined);
+      return new DomainError(code, code === ErrorCode.BadRequest ? apiMessage('request.malformedBody') : undefined);
     }
-    if (exception instanceof SyntaxError) return new DomainError(ErrorCode.BadRequest, 'Malformed JSON body');
+    if (exception instanceof SyntaxError) return new DomainError(ErrorCode.BadRequest, apiMessage('request.malformedJson'));
     if (isDependencyDown(exception)) return new DomainError(ErrorCode.DependencyUnavailable);
 
     const status = exception instanceof HttpException ? exception.getStatus() : (exception as { statusCode?: unknown } | null)?.statusCode;
@@ -89,7 +90,7 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
       if (code === ErrorCode.RouteNotFound && this.allowedMethods(request).length > 0) code = ErrorCode.MethodNotAllowed;
       // Framework 400s (a prototype-polluting key, a bad form body) keep a safe message of their own.
       const json = String(request.headers['content-type'] ?? '').includes('json');
-      const message = code === ErrorCode.BadRequest ? (json ? 'Malformed JSON body' : 'Malformed request') : undefined;
+      const message = code === ErrorCode.BadRequest ? apiMessage(json ? 'request.malformedJson' : 'request.malformed') : undefined;
       return new DomainError(code, message);
     }
     return new DomainError(ErrorCode.Internal);

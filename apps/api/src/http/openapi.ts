@@ -4,12 +4,14 @@ import { type AppConfig, ERROR_INFO } from '@app/common';
 import { canonicalString, sign } from '@app/signature';
 import { regionOpenApiPaths } from '../region/region-routes';
 import { METRICS_SCHEME, SIGNATURE_SCHEME } from './api-docs';
+import { CALLBACKS_TAG, CALLBACK_SCHEMAS, callbackWebhooks } from './callback-webhooks';
 
 const EXAMPLE_SECRET = 'sk_example_secret_do_not_use';
 
-/** A worked example computed by the service's own signing code, so the document cannot drift from it. */
-function signatureExample(prefix: string): string {
-  const params = {
+/** The worked signing example of the document and of the portal's help page: one set of values, signed by the service's own code. */
+export const SIGNING_EXAMPLE = {
+  secret: EXAMPLE_SECRET,
+  params: {
     api_key: 'mk_example0000000000000001',
     timestamp: 1763700000,
     nonce: 'n0nce12345',
@@ -18,7 +20,12 @@ function signatureExample(prefix: string): string {
     paychannel_id: 3,
     paychannel_paymethod: 'alipay',
     customer_name: '张三',
-  };
+  },
+} as const;
+
+/** A worked example computed by the service's own signing code, so the document cannot drift from it. */
+function signatureExample(prefix: string): string {
+  const { params } = SIGNING_EXAMPLE;
   return [
     `With api_secret \`${EXAMPLE_SECRET}\`, the body`,
     '```json',
@@ -38,6 +45,9 @@ function description(config: AppConfig): string {
 ## Envelope
 Every region and merchant answer, failures included, is \`{"code": int, "msg": string, "time": string, "data": ...}\`.
 \`code\` 1 is success; \`time\` is Unix seconds as a string. Validation failures carry \`data.errors: [{field, message}]\`.
+\`msg\` is English, or Simplified Chinese when the request's \`Accept-Language\` prefers it (\`zh\`, \`zh-CN\`, \`zh-Hans\`);
+\`code\` and \`data\` never change with the language. 40900 names the first order (\`data.order_no\`, or \`refund_no\`) and
+the parameters that differ (\`data.differs\`); 40301 lists the channels you can use (\`data.linked\`).
 
 ## Error codes
 | code | HTTP | meaning |
@@ -64,7 +74,8 @@ chose otherwise, or none for a leaked secret); during it \`webhook-signature\` c
 entries (new first), so a header check with either secret verifies, but the body's \`signature\` is made with the new
 secret only: a receiver that checks the body must accept either secret until the grace ends.
 Each attempt is signed afresh (new \`timestamp\`, \`nonce\`, \`webhook-timestamp\`; same \`event_id\`), and
-\`webhook.test\` events arrive at the same endpoint.
+\`webhook.test\` events arrive at the same endpoint. Every event's body, headers and expected answer are this
+document's \`webhooks\`.
 
 ## Callback tools
 \`callbackQueryList\` shows an order's deliveries and attempts, \`callbackResend\` sends its latest event again,
@@ -86,6 +97,8 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
+      // 3.1: the callbacks the service sends are its `webhooks` (SPEC 7).
+      .setOpenAPIVersion('3.1.0')
       .setTitle('merchant-pay')
       .setVersion('1')
       .setDescription(description(config))
@@ -94,13 +107,17 @@ export function mountOpenApi(app: NestFastifyApplication, config: AppConfig): vo
       .addTag('region', 'Mainland China province, city and district data (SPEC 4); no authentication, rate-limited per client IP')
       .addTag('channel', 'Called by payment channels, not merchants: their notifications')
       .addTag('operations', 'Probes and metrics for the people who run the service')
+      .addTag(CALLBACKS_TAG, "Callbacks the service POSTs to the merchant's notify URL (the document's webhooks)")
       .addApiKey({ type: 'apiKey', in: 'query', name: 'signature', description: signatureScheme(config) }, SIGNATURE_SCHEME)
       .addCookieAuth('portal_session', { type: 'apiKey', in: 'cookie', description: 'Set by a sign-in at /portal/login (orderList)' }, 'portal_session')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the operator set one' }, METRICS_SCHEME)
+      // Not addBearerAuth: it calls every bearer token a JWT, and METRICS_TOKEN is an opaque string the operator chose.
+      .addSecurity(METRICS_SCHEME, { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, an opaque string the operator chose, when one is set' })
       .build(),
     // One tag per operation, from the declared four; Nest would add one per controller class too.
     { autoTagControllers: false },
   );
   document.paths = { ...document.paths, ...regionOpenApiPaths() };
+  document.webhooks = callbackWebhooks();
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...CALLBACK_SCHEMAS } };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }

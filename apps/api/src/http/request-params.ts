@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '@app/common';
+import { DomainError, apiMessage } from '@app/common';
 
 /**
  * Query string and body merged into one parameter map (SPEC 3). A key in both with
@@ -10,36 +10,33 @@ export function mergeRequestParams(request: FastifyRequest): Record<string, unkn
   const params: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   const query = (request.query ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(query)) {
-    if (typeof query[key] !== 'string') throw DomainError.invalid(key, 'must appear once in the query string');
+    if (typeof query[key] !== 'string') throw DomainError.invalid(key, apiMessage('params.queryOnce'));
     params[key] = query[key];
   }
   const body = request.body;
   if (body === undefined || body === null || body === '') return params;
   if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) {
-    throw DomainError.invalid('body', 'must be a JSON object or a form');
+    throw DomainError.invalid('body', apiMessage('params.bodyObject'));
   }
   const form = request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') ?? false;
   // curl -d and many HTTP clients send JSON as a form unless told otherwise: its first "key" is then the JSON text itself.
   if (form && Object.keys(body).some((key) => /^\s*[{[]/.test(key))) {
-    throw DomainError.invalid(
-      'body',
-      'looks like JSON but was sent as a form (Content-Type: application/x-www-form-urlencoded), so it was not read as JSON: send it with Content-Type: application/json',
-    );
+    throw DomainError.invalid('body', apiMessage('params.jsonAsForm'));
   }
   for (const key of Object.keys(body)) {
     const value = (body as Record<string, unknown>)[key];
     if (Array.isArray(value) && form) {
-      throw DomainError.invalid(key, 'must appear once in the form');
+      throw DomainError.invalid(key, apiMessage('params.formOnce'));
     }
     // Refused here, before anything walks the value: a 5,000-deep array overflowed the canonicaliser's stack (a 500).
-    if (typeof value === 'object' && value !== null) throw DomainError.invalid(key, 'must be a string, number, boolean or null');
+    if (typeof value === 'object' && value !== null) throw DomainError.invalid(key, apiMessage('params.scalar'));
     if (key in params && !sameScalar(params[key], value)) {
-      throw DomainError.invalid(key, 'differs between the query string and the body');
+      throw DomainError.invalid(key, apiMessage('params.queryBodyDiffer'));
     }
     params[key] = value;
   }
   for (const key of Object.keys(params)) {
-    if (typeof params[key] === 'string' && (params[key] as string).includes('\u0000')) throw DomainError.invalid(key, 'must not contain a NUL character');
+    if (typeof params[key] === 'string' && (params[key] as string).includes('\u0000')) throw DomainError.invalid(key, apiMessage('params.nul'));
   }
   return params;
 }

@@ -1,12 +1,17 @@
 import 'reflect-metadata';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { type ArgumentMetadata, type Type, ValidationPipe } from '@nestjs/common';
+import { ValidationTypes, getMetadataStorage } from 'class-validator';
 import fc from 'fast-check';
-import { DomainError } from '@app/common';
+import { type ApiMessage, DomainError, renderApiMessage } from '@app/common';
+import { en } from '@app/common/api-messages/en';
 import { CallbackResendDto } from '../callbacks/dto/callback-resend.dto';
 import { GetPayChannelsDto } from '../channels/dto/get-pay-channels.dto';
 import { CreateOrderDto } from '../orders/dto/create-order.dto';
 import { OrderQueryDetailDto } from '../orders/dto/order-query-detail.dto';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
+import { RULE_MESSAGE } from './rule-message';
 import { compileAcceptance, createValidationPipe } from './validation';
 
 const DTOS = [CreateOrderDto, OrderQueryListDto, OrderQueryDetailDto, GetPayChannelsDto, CallbackResendDto];
@@ -119,5 +124,54 @@ describe("the compiled validation pipe answers exactly as Nest's ValidationPipe 
     expect(await outcome(compiled, { ...value, paychannel_id: 0 }, CreateOrderDto)).toMatchObject({ refused: { message: 'paychannel_id must be at least 1' } });
     expect(slow).toHaveBeenCalledTimes(1);
     slow.mockRestore();
+  });
+});
+
+describe('every rule of every merchant DTO has its words in the tables (SPEC 2)', () => {
+  /** Every DTO class under apps/api/src/<module>/dto, loaded so class-validator knows its rules. */
+  function merchantDtos(): Type<unknown>[] {
+    const src = join(__dirname, '..');
+    const classes: Type<unknown>[] = [];
+    for (const module of readdirSync(src)) {
+      const folder = join(src, module, 'dto');
+      if (!existsSync(folder)) continue;
+      for (const file of readdirSync(folder).filter((f) => f.endsWith('.dto.ts'))) {
+        for (const value of Object.values(require(join(folder, file)) as Record<string, unknown>)) {
+          if (typeof value === 'function' && /Dto$/.test(value.name)) classes.push(value as Type<unknown>);
+        }
+      }
+    }
+    return classes;
+  }
+
+  it('names a key of the tables in each rule, so msg can be Chinese', () => {
+    const storage = getMetadataStorage();
+    const dtos = merchantDtos();
+    expect(dtos.length).toBeGreaterThanOrEqual(14);
+    for (const dto of dtos) {
+      for (const rule of storage.getTargetValidationMetadatas(dto, '', false, false, undefined)) {
+        if (rule.type === ValidationTypes.CONDITIONAL_VALIDATION || rule.type === ValidationTypes.WHITELIST) continue;
+        const keyed = (rule.context as Record<string, ApiMessage> | undefined)?.[RULE_MESSAGE];
+        expect([dto.name, rule.propertyName, keyed !== undefined && keyed.key in en]).toEqual([dto.name, rule.propertyName, true]);
+        // The English words in data.errors are the table's.
+        expect([dto.name, rule.propertyName, rule.message]).toEqual([dto.name, rule.propertyName, renderApiMessage(keyed!, 'en')]);
+      }
+    }
+  });
+
+  it("answers a refusal with the table's Chinese in msg and the English in data", async () => {
+    const pipe = createValidationPipe(true);
+    const refused = await pipe.transform({ order_type: 1, cny_amount: 'abc', paychannel_id: 0 }, { type: 'custom', metatype: CreateOrderDto }).catch((e) => e);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).msgIn('zh-CN')).toBe(
+      'cny_amount 须为大于 0 的金额（单位：元），最多两位小数，例如 "100.00"；paychannel_id 不能小于 1；paychannel_paymethod 不能为空',
+    );
+    expect((refused as DomainError).data).toEqual({
+      errors: [
+        { field: 'cny_amount', message: 'cny_amount must be a yuan amount greater than 0 with at most 2 decimals, like "100.00"' },
+        { field: 'paychannel_id', message: 'paychannel_id must be at least 1' },
+        { field: 'paychannel_paymethod', message: 'paychannel_paymethod is required' },
+      ],
+    });
   });
 });

@@ -1,24 +1,28 @@
 import { type ArgumentMetadata, type Type, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { type MetadataStorage, type ValidationArguments, ValidationTypes, getMetadataStorage } from 'class-validator';
-import { DomainError, type FieldError } from '@app/common';
+import { type ApiMessage, DomainError, type FieldProblem, apiMessage } from '@app/common';
+import { RULE_MESSAGE } from './rule-message';
 
 /**
  * One message per field, the one that points to the fix: a missing value (optional ones are
  * skipped before any rule) is "required", not a broken range; otherwise the rule written first
  * on the property, the type check, before the bounds that follow it (class-validator lists the
- * failed constraints bottom-up).
+ * failed constraints bottom-up). Its words come from the rule's context (ruleMessage); a rule
+ * written without one keeps class-validator's text in every language.
  */
-function fieldMessage(field: string, e: ValidationError): string {
-  if (e.value === undefined || e.value === null) return `${field} is required`;
-  const messages = Object.values(e.constraints ?? {});
-  return messages[messages.length - 1];
+function fieldProblem(field: string, e: ValidationError): FieldProblem {
+  if (e.value === undefined || e.value === null) return { field, message: apiMessage('field.required', { field }) };
+  const names = Object.keys(e.constraints ?? {});
+  const name = names[names.length - 1];
+  const keyed = (e.contexts?.[name] as Record<string, ApiMessage> | undefined)?.[RULE_MESSAGE];
+  return { field, message: keyed ?? { key: 'field.unlisted', params: { text: e.constraints![name] } } };
 }
 
-function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
+function flatten(errors: ValidationError[], prefix = ''): FieldProblem[] {
   return errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = e.constraints ? [{ field, message: fieldMessage(field, e) }] : [];
+    const own = e.constraints ? [fieldProblem(field, e)] : [];
     return [...own, ...flatten(e.children ?? [], field)];
   });
 }

@@ -4,12 +4,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { QUEUE } from '@app/common';
-import { CallbackDeliveryRepository, registerOperationalGauges } from '@app/db';
+import { CallbackFiguresRepository, registerOperationalGauges } from '@app/db';
 import { JobQueue } from '@app/queue';
 import { MetricsService } from './metrics.service';
 
 /** Every status a delivery can have: each is set at every refresh, 0 when none. */
-const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'no_address'] as const;
 
 /** SPEC 8: figures that need a query are cached for at least this long. */
 export const CACHED_GAUGE_MAX_AGE_MS = 10_000;
@@ -36,7 +36,7 @@ export class CachedGauges implements OnApplicationBootstrap {
     metrics: MetricsService,
     @InjectDataSource() dataSource: DataSource,
     private readonly jobs: JobQueue,
-    private readonly callbackDeliveries: CallbackDeliveryRepository,
+    private readonly callbackDeliveries: CallbackFiguresRepository,
     @Optional() redis?: Redis,
   ) {
     const registers = [metrics.registry];
@@ -49,7 +49,7 @@ export class CachedGauges implements OnApplicationBootstrap {
     });
     this.deliveries = new Gauge({
       name: 'merchant_pay_callback_deliveries',
-      help: 'Callback deliveries by status: pending, succeeded, failed (refreshed at most every 10 s)',
+      help: 'Callback deliveries by status: pending, succeeded, failed, no_address (refreshed at most every 10 s)',
       labelNames: ['status'],
       registers,
     });

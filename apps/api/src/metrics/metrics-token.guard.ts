@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, DomainError, ErrorCode } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, apiMessage } from '@app/common';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -20,6 +20,6 @@ export class MetricsTokenGuard implements CanActivate {
     const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization ?? '';
     const token = /^Bearer +(\S+)$/i.exec(header.trim())?.[1] ?? '';
     if (timingSafeEqual(digest(token), this.expected)) return true;
-    throw new DomainError(ErrorCode.AuthMissing, 'metrics: a valid bearer token is required', null, { 'www-authenticate': 'Bearer' });
+    throw new DomainError(ErrorCode.AuthMissing, apiMessage('auth.metricsToken'), null, { 'www-authenticate': 'Bearer' });
   }
 }

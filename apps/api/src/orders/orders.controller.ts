@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ErrorCode, ok } from '@app/common';
+import { type Envelope, ErrorCode, apiMessage, ok } from '@app/common';
 import type { Merchant } from '@app/db';
 import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
@@ -26,7 +26,7 @@ export class OrdersController {
   @HttpCode(200)
   async createOrder(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CreateOrderDto): Promise<Envelope<CreatedOrderView>> {
     const { order, repeat } = await this.orders.create(merchant, params);
-    return ok(order, repeat ? 'Order already created with this merchant_order_no' : 'Order created');
+    return ok(order, apiMessage(repeat ? 'order.repeat' : 'order.created'));
   }
 
   @Post('orderQueryList')
@@ -62,6 +62,6 @@ export class OrdersController {
   @HttpCode(200)
   async orderClose(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: OrderCloseDto): Promise<Envelope<OrderView>> {
     const { order, closed } = await this.orders.close(merchant.id, params.order_no);
-    return ok(order, closed ? 'Order closed' : 'Order already cancelled');
+    return ok(order, apiMessage(closed ? 'order.closed' : 'order.alreadyCancelled'));
   }
 }

@@ -11,8 +11,9 @@ import {
   parseYuan,
   storedRateE8,
   unixSeconds,
+  apiMessage,
 } from '@app/common';
-import { type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
+import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
 import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CreateOrderDto } from './dto/create-order.dto';
@@ -20,6 +21,7 @@ import type { OrderKey } from './dto/order-query-detail.dto';
 import type { OrderQueryListDto } from './dto/order-query-list.dto';
 import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 import { ChannelLinkCache } from './channel-link-cache';
+import { channelNotLinked } from '../channels/channel-not-linked';
 
 /** createOrder's answer: the interface's fields, plus merchant_order_no. */
 export interface CreatedOrderView {
@@ -86,10 +88,30 @@ export function toView(o: Order): OrderView {
   };
 }
 
+/** An order's fields as createOrder and createSellOrder name them, for comparing a repeat of its merchant_order_no (SPEC 5). */
+export function orderFields(o: Order): Record<string, unknown> {
+  return {
+    order_type: o.orderType,
+    cny_amount: o.cnyFen,
+    paychannel_id: o.channelId,
+    paychannel_paymethod: o.paymentMethod,
+    customer_name: o.customerName,
+    notify_url: o.notifyUrl,
+    // What the order was made with, as effective: a subject left out is its default (orders made before subjects existed too).
+    subject: o.subject ?? defaultSubject(o.merchantOrderNo, o.orderNo),
+    return_url: o.returnUrl,
+  };
+}
+
+/** SPEC 5: a subject left out is "Order {merchant_order_no or order_no}". */
+export function defaultSubject(merchantOrderNo: string | null, orderNo: string): string {
+  return `Order ${merchantOrderNo ?? orderNo}`;
+}
+
 /** orderQueryList's filters as the repository takes them (SPEC 5). */
 function listFilter(params: OrderQueryListDto): Pick<OrderListFilter, 'status' | 'orderType' | 'startTime' | 'endTime'> {
   if (params.start_time !== undefined && params.end_time !== undefined && params.start_time > params.end_time) {
-    throw DomainError.invalid('start_time', 'must not be after end_time');
+    throw DomainError.invalid('start_time', apiMessage('start_time.afterEnd'));
   }
   return { status: params.status, orderType: params.order_type, startTime: params.start_time, endTime: params.end_time };
 }
@@ -102,6 +124,7 @@ export class OrdersService {
     private readonly lifecycle: OrderLifecycle,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
+    private readonly channels: ChannelRepository,
   ) {}
 
   /** SPEC 5 createOrder; `repeat` tells a merchant_order_no repeat from a new order. */
@@ -126,8 +149,19 @@ export class OrdersService {
       create: async () => created(await this.createNew(merchant, params, cnyFen, hash)),
       merchantNoConstraint: 'uq_orders_merchant_order_no',
       ourNoConstraint: 'uq_orders_order_no',
-      requestHash: hash,
-      requestHashOf: (earlier) => earlier.requestHash,
+      requestFields: {
+        order_type: params.order_type,
+        cny_amount: cnyFen,
+        paychannel_id: params.paychannel_id,
+        paychannel_paymethod: params.paychannel_paymethod,
+        customer_name: params.customer_name ?? null,
+        notify_url: params.notify_url ?? null,
+        // A repeat always names merchant_order_no, which the default subject is made of.
+        subject: params.subject ?? defaultSubject(merchantOrderNo, ''),
+        return_url: params.return_url ?? null,
+      },
+      fieldsOf: orderFields,
+      conflict: (earlier) => ({ message: apiMessage('order.conflict'), first: { order_no: earlier.orderNo } }),
     });
     if (!repeat) this.metrics.ordersCreated.inc();
     return { order: toCreatedView(order), repeat };
@@ -137,11 +171,11 @@ export class OrdersService {
     // SPEC 5: a channel of the other mode is not there for this merchant, whatever links exist.
     // From this process's cache, which a change to the channel or the link empties (ChannelLinkCache).
     const linked = await this.channelLinks.find(merchant, params.paychannel_id);
-    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
+    if (!linked) throw await channelNotLinked(this.channels, merchant, params.paychannel_id, this.config.sandboxEnabled);
     const { channel } = linked;
     if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
     if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
-      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
+      throw DomainError.invalid('cny_amount', apiMessage('cny_amount.channelRange', { min: formatYuan(channel.minFen), max: formatYuan(channel.maxFen) }));
     }
 
     const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);
@@ -165,7 +199,7 @@ export class OrdersService {
         merchantOrderNo: params.merchant_order_no ?? null,
         notifyUrl: params.notify_url ?? null,
         customerName: params.customer_name ?? null,
-        subject: params.subject ?? `Order ${params.merchant_order_no ?? orderNo}`,
+        subject: params.subject ?? defaultSubject(params.merchant_order_no ?? null, orderNo),
         returnUrl: params.return_url ?? null,
         requestHash: hash,
         expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
@@ -173,7 +207,7 @@ export class OrdersService {
       },
       channel,
     );
-    if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, 'Payment channel failed; the order was cancelled', { order_no: order.orderNo });
+    if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, apiMessage('order.channelFailed'), { order_no: order.orderNo });
     return order;
   }
 
@@ -216,7 +250,7 @@ export class OrdersService {
     // Not pending any more: something else moved it meanwhile, or it is not an order one can close.
     const now = (await this.orders.findByOrderNo(merchantId, orderNo)) ?? order;
     if (now.status === 'cancelled') return { order: toView(now), closed: false };
-    if (now.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.StateConflict, 'A sell order cannot be closed: its payout is with the channel');
-    throw new DomainError(ErrorCode.StateConflict, `An order that is ${now.status} cannot be closed`);
+    if (now.orderType !== BUY_ORDER) throw new DomainError(ErrorCode.StateConflict, apiMessage('order.sellNotClosable'));
+    throw new DomainError(ErrorCode.StateConflict, apiMessage('order.notClosable', { status: now.status }));
   }
 }

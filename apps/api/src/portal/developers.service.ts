@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, DomainError, ErrorCode, isHttpUrl } from '@app/common';
 import { MerchantRepository } from '@app/db';
 import { MerchantAccountService, type RotatedCredentials } from '@app/operator';
@@ -83,9 +83,15 @@ void main();
   return { curl, php, typescript };
 }
 
+/** Told of every rotation made on the page, with the new credentials. */
+export type RotationListener = (credentials: RotatedCredentials) => void;
+
 /** The developers page: credentials, notify URL and secret rotation, through the operator's own methods. */
 @Injectable()
 export class DevelopersService {
+  private readonly logger = new Logger(DevelopersService.name);
+  private readonly rotationListeners: RotationListener[] = [];
+
   constructor(
     private readonly config: AppConfig,
     private readonly merchants: MerchantRepository,
@@ -109,7 +115,21 @@ export class DevelopersService {
   /** null when `grace` is not one of the page's choices. */
   async rotateSecret(merchantId: number, grace: string): Promise<RotatedCredentials | null> {
     if (!(PORTAL_GRACE_CHOICES as readonly string[]).includes(grace)) return null;
-    return this.merchantAccounts.rotateSecret(merchantId, grace);
+    const rotated = await this.merchantAccounts.rotateSecret(merchantId, grace);
+    for (const listener of this.rotationListeners) {
+      try {
+        listener(rotated);
+      } catch (err) {
+        // The rotation stands and its secret is on the page: a listener's trouble is for the log (never the secret).
+        this.logger.error({ merchant_id: merchantId, err: (err as Error)?.message ?? String(err) }, 'a rotation listener failed');
+      }
+    }
+    return rotated;
+  }
+
+  /** The embedded mode keeps its demo credentials file in step with rotations made here. */
+  onRotation(listener: RotationListener): void {
+    this.rotationListeners.push(listener);
   }
 
   /** callbackTest to the merchant's notify URL, as the API operation sends it (same allowance). */

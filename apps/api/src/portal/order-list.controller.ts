@@ -1,7 +1,7 @@
 import { type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards, createParamDecorator } from '@nestjs/common';
 import { ApiCookieAuth, ApiExtraModels, ApiOperation, ApiTags, ApiBody, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { DomainError, type Envelope, ErrorCode, ok } from '@app/common';
+import { DomainError, type Envelope, ErrorCode, ok, apiMessage } from '@app/common';
 import { ApiEnvelopeOk, ApiErrorAnswers, REQUEST_ERRORS } from '../http/api-docs';
 import { MerchantParams } from '../auth/merchant-auth.guard';
 import { mergeRequestParams } from '../http/request-params';
@@ -22,7 +22,7 @@ export class PortalApiSessionGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<PortalRequest & { merchantParams: Record<string, unknown> }>();
     const session = await this.sessions.resolve(request, context.switchToHttp().getResponse<FastifyReply>());
-    if (!session) throw new DomainError(ErrorCode.AuthMissing, 'Sign in to the merchant portal first: no session, or it expired');
+    if (!session) throw new DomainError(ErrorCode.AuthMissing, apiMessage('auth.portalSignIn'));
     if (session.merchantStatus !== 'active') throw new DomainError(ErrorCode.MerchantDisabled);
     request.portalSession = session;
     // The same parameter map and DTO validation as the signed operations (MerchantParams).

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BUY_ORDER, DomainError, ErrorCode, SELL_ORDER } from '@app/common';
+import { BUY_ORDER, type CsvCell, DomainError, ErrorCode, SELL_ORDER, csvHeader, csvIdentifier, csvNumber, csvRow, csvText, formatYuan } from '@app/common';
 import {
   CallbackDeliveryRepository,
   ChannelRepository,
@@ -15,24 +15,37 @@ import {
   type RefundStatus,
 } from '@app/db';
 import { merchantFacingError } from '@app/callbacks';
-import { RefundLifecycle } from '@app/orders';
+import { RefundLifecycle, type RefundView } from '@app/orders';
+import { RefundCreateDto } from '../refunds/dto/refund-create.dto';
+import { RefundsService } from '../refunds/refunds.service';
 import { OrderQueryListDto } from '../orders/dto/order-query-list.dto';
-import { type OrderView, OrdersService } from '../orders/orders.service';
+import { type OrderView, OrdersService, toView } from '../orders/orders.service';
 import { createValidationPipe } from '../http/validation';
 import type { MessageKey } from './i18n/en';
+import type { Translate } from './i18n/i18n';
 import { formatShanghai, shanghaiDayStart } from './shanghai-time';
 
 export const ORDERS_PAGE_SIZE = 20;
 
-/** The orders page's filter form as the person typed it. */
+/** The orders page's filter form as the person typed it; `q` an order_no or merchant_order_no to find. */
 export interface OrderFilterForm {
+  q: string;
   status: string;
   order_type: string;
   from: string;
   to: string;
 }
 
-export type FilterResult = { ok: true; form: OrderFilterForm; params: OrderQueryListDto } | { ok: false; form: OrderFilterForm; fields: MessageKey[] };
+/** The list's filters, validated: orderQueryList's, and the number searched for (null: none). */
+export interface OrderFilters {
+  params: OrderQueryListDto;
+  search: string | null;
+}
+
+export type FilterResult = ({ ok: true; form: OrderFilterForm } & OrderFilters) | { ok: false; form: OrderFilterForm; fields: MessageKey[] };
+
+/** An order_no (digits) or a merchant_order_no: what the search box takes. */
+const SEARCHABLE = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A refund as the order page shows it. */
 export interface PortalRefund {
@@ -108,26 +121,31 @@ const FIELD_LABELS: Record<string, MessageKey> = {
   end_time: 'orders.to',
 };
 
-const CSV_COLUMNS = [
-  'order_no',
-  'order_type',
-  'status',
-  'cny_amount',
-  'service_rate',
-  'service_amount',
-  'merchant_actual_amount',
-  'createtime',
-  'updatetime',
-] as const;
-
-function csvCell(value: string | number): string {
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+/** Whether an order the search found passes the list's other filters too (what the list's query would have said). */
+function passes(o: OrderView, params: OrderQueryListDto): boolean {
+  return (
+    (params.status === undefined || o.status === params.status) &&
+    (params.order_type === undefined || o.order_type === params.order_type) &&
+    (params.start_time === undefined || o.createtime >= params.start_time) &&
+    (params.end_time === undefined || o.createtime <= params.end_time)
+  );
 }
 
-/** A CSV line of orderQueryList's fields, plus the two times as Asia/Shanghai text for people reading it. */
-function csvLine(o: OrderView): string {
-  return [...CSV_COLUMNS.map((c) => csvCell(o[c])), formatShanghai(o.createtime), formatShanghai(o.updatetime)].join(',') + '\r\n';
+/** The orders CSV's columns (SPEC 6): headers in the page's language, amounts in yuan and saying so, numbers as text. */
+function csvColumns(t: Translate): { header: string; cell: (o: OrderView) => CsvCell }[] {
+  return [
+    { header: t('orders.csv.orderNo'), cell: (o) => csvIdentifier(o.order_no) },
+    { header: t('orders.csv.merchantOrderNo'), cell: (o) => csvIdentifier(o.merchant_order_no) },
+    { header: t('orders.csv.type'), cell: (o) => csvText(t(`type.${o.order_type}` as MessageKey)) },
+    { header: t('orders.csv.status'), cell: (o) => csvText(t(`status.${o.status}`)) },
+    { header: t('orders.csv.amount'), cell: (o) => csvNumber(o.cny_amount) },
+    { header: t('orders.csv.serviceRate'), cell: (o) => csvNumber(o.service_rate) },
+    { header: t('orders.csv.fee'), cell: (o) => csvNumber(formatYuan(o.service_amount)) },
+    // As the list shows it: what the order brings to the balance, a payout's amount and fee as a negative.
+    { header: t('orders.csv.net'), cell: (o) => csvNumber(formatYuan(o.order_type === SELL_ORDER ? -o.merchant_actual_amount : o.merchant_actual_amount)) },
+    { header: t('orders.csv.created'), cell: (o) => csvText(formatShanghai(o.createtime)) },
+    { header: t('orders.csv.updated'), cell: (o) => csvText(formatShanghai(o.updatetime)) },
+  ];
 }
 
 /** The orders pages: orderQueryList's filters, validation and data, read through the orders service and the repositories. */
@@ -144,13 +162,15 @@ export class PortalOrdersService {
     private readonly refunds: RefundRepository,
     private readonly payouts: PayoutRepository,
     private readonly refundLifecycle: RefundLifecycle,
+    private readonly refundsService: RefundsService,
   ) {}
 
   /** The query string into orderQueryList's parameters, validated by its own DTO; dates are Asia/Shanghai days. */
   async filters(query: Record<string, unknown>): Promise<FilterResult> {
     const text = (name: string): string => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
-    const form: OrderFilterForm = { status: text('status'), order_type: text('order_type'), from: text('from'), to: text('to') };
+    const form: OrderFilterForm = { q: text('q'), status: text('status'), order_type: text('order_type'), from: text('from'), to: text('to') };
     const bad = new Set<MessageKey>();
+    if (form.q && !SEARCHABLE.test(form.q)) bad.add('orders.search');
     const start = form.from ? shanghaiDayStart(form.from) : undefined;
     const end = form.to ? shanghaiDayStart(form.to) : undefined;
     if (start === null) bad.add('orders.from');
@@ -171,17 +191,49 @@ export class PortalOrdersService {
       if (!(err instanceof DomainError)) throw err;
       for (const e of (err.data?.errors ?? []) as { field: string }[]) bad.add(FIELD_LABELS[e.field] ?? 'orders.filters');
     }
-    return params && bad.size === 0 ? { ok: true, form, params } : { ok: false, form, fields: [...bad] };
+    return params && bad.size === 0 ? { ok: true, form, params, search: form.q || null } : { ok: false, form, fields: [...bad] };
   }
 
-  list(merchantId: number, params: OrderQueryListDto): ReturnType<OrdersService['list']> {
-    return this.ordersService.list(merchantId, params);
+  /** A page of the list; with a search, the order whose order_no or merchant_order_no it is (at most one of each), if it passes the filters. */
+  async list(merchantId: number, { params, search }: OrderFilters): ReturnType<OrdersService['list']> {
+    if (search === null) return this.ordersService.list(merchantId, params);
+    const list = await this.found(merchantId, search, params);
+    return { list, total: list.length, page: 1, limit: params.limit ?? ORDERS_PAGE_SIZE };
   }
 
-  /** The filtered list as CSV text, produced batch by batch. */
-  async *csv(merchantId: number, params: OrderQueryListDto): AsyncGenerator<string> {
-    yield `${[...CSV_COLUMNS, 'createtime_shanghai', 'updatetime_shanghai'].join(',')}\r\n`;
-    for await (const batch of this.ordersService.exportList(merchantId, params)) yield batch.map(csvLine).join('');
+  /** The filtered list as CSV for a spreadsheet (SPEC 6), produced batch by batch. */
+  async *csv(merchantId: number, { params, search }: OrderFilters, t: Translate): AsyncGenerator<string> {
+    const columns = csvColumns(t);
+    yield csvHeader(columns.map((c) => c.header));
+    const batches = search === null ? this.ordersService.exportList(merchantId, params) : [await this.found(merchantId, search, params)];
+    for await (const batch of batches) yield batch.map((o) => csvRow(columns.map((c) => c.cell(o)))).join('');
+  }
+
+  /** The orders a search names: by our number and by the merchant's own, newest first, each once. */
+  private async found(merchantId: number, search: string, params: OrderQueryListDto): Promise<OrderView[]> {
+    const [byOrderNo, byMerchantNo] = await Promise.all([
+      /^\d{1,32}$/.test(search) ? this.orders.findByOrderNo(merchantId, search) : null,
+      this.orders.findByMerchantOrderNo(merchantId, search),
+    ]);
+    const orders = [byOrderNo, byMerchantNo].filter((o): o is Order => o !== null);
+    const unique = orders.filter((o, i) => orders.findIndex((other) => other.id === o.id) === i);
+    return unique
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+      .map(toView)
+      .filter((o) => passes(o, params));
+  }
+
+  /**
+   * The order page's Refund: refundCreate's own rules and code (RefundsService), the amount and
+   * reason as typed, and the merchant_refund_no the form was rendered with, so a form sent twice
+   * makes one refund.
+   */
+  async refund(merchantId: number, orderNo: string, form: { amount: string; reason: string; merchantRefundNo: string }): Promise<RefundView> {
+    const params = (await this.validation.transform(
+      { order_no: orderNo, refund_amount: form.amount, merchant_refund_no: form.merchantRefundNo, reason: form.reason || undefined },
+      { type: 'body', metatype: RefundCreateDto },
+    )) as RefundCreateDto;
+    return (await this.refundsService.create(merchantId, params)).refund;
   }
 
   /** One order of this merchant; 40400 for an unknown or another merchant's. */

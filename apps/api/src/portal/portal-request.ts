@@ -39,6 +39,9 @@ export const CurrentSession = createParamDecorator(
 /** The translator of the request's language. */
 export const PortalT = createParamDecorator((_data: unknown, ctx: ExecutionContext): Translate => ctx.switchToHttp().getRequest<PortalRequest>().portalT);
 
+/** The request's language. */
+export const PortalLangOf = createParamDecorator((_data: unknown, ctx: ExecutionContext): Lang => ctx.switchToHttp().getRequest<PortalRequest>().portalLang);
+
 /** A text field of a form body; '' when absent or repeated. */
 export function formText(body: unknown, name: string): string {
   const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;

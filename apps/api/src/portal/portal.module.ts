@@ -6,6 +6,7 @@ import { OrdersModule } from '../orders/orders.module';
 import { AccountController } from './account.controller';
 import { DevelopersController } from './developers.controller';
 import { DevelopersService } from './developers.service';
+import { HelpController } from './help.controller';
 import { OrderListController, PortalApiSessionGuard } from './order-list.controller';
 import { OverviewController } from './overview.controller';
 import { OverviewService } from './overview.service';
@@ -19,6 +20,7 @@ import { PortalSessions } from './portal-sessions';
 import { SignInController } from './sign-in.controller';
 import { PortalStatementsController } from './statements.controller';
 import { StatementsModule } from '../statements/statements.module';
+import { RefundsModule } from '../refunds/refunds.module';
 
 /** The session store both the pages and orderList read. */
 @Module({ providers: [PortalSessions], exports: [PortalSessions] })
@@ -26,8 +28,16 @@ export class PortalSessionsModule {}
 
 /** The merchant portal's pages under /portal (SPEC 8a). */
 @Module({
-  imports: [PortalSessionsModule, OrdersModule, OrdersCoreModule, CallbacksModule, OperatorModule.forFeature(), StatementsModule],
-  controllers: [SignInController, OverviewController, PortalOrdersController, DevelopersController, AccountController, PortalStatementsController],
+  imports: [PortalSessionsModule, OrdersModule, OrdersCoreModule, CallbacksModule, OperatorModule.forFeature(), StatementsModule, RefundsModule],
+  controllers: [
+    SignInController,
+    OverviewController,
+    PortalOrdersController,
+    DevelopersController,
+    AccountController,
+    PortalStatementsController,
+    HelpController,
+  ],
   providers: [PortalPageGuard, PortalAuthService, OverviewService, PortalOrdersService, PortalChannelsService, PortalLedgerService, DevelopersService],
 })
 export class PortalModule {}

@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { DomainError, formatYuan } from '@app/common';
+import { DomainError, apiMessage, formatYuan } from '@app/common';
 import { shanghaiDate, shanghaiDayBounds } from '@app/recon';
 import type { Translate } from './i18n/i18n';
 import { StatementsService, type Statement } from '../statements/statements.service';
@@ -67,13 +67,15 @@ export class PortalStatementsController {
     const day = statementDate(date);
     if (!day) return void reply.status(400).view('statements', { statement: null, date: shanghaiDate(new Date()), error: 'statements.badDate' });
     const statement = await this.statements.statement(session.merchantId, day);
-    return void reply.view('statements', { statement, date: day, prev: nextDay(day, -1), next: nextDay(day, 1), error: null });
+    // SPEC 6: a day after today (Asia/Shanghai) is refused, so the link to the next day stops at today.
+    const next = nextDay(day, 1);
+    return void reply.view('statements', { statement, date: day, prev: nextDay(day, -1), next: next <= shanghaiDate(new Date()) ? next : null, error: null });
   }
 
   @Get('export.csv')
   async exportCsv(@CurrentSession() session: PortalSession, @Query('date') date: unknown, @PortalT() t: Translate, @Res() reply: FastifyReply): Promise<void> {
     const day = statementDate(date);
-    if (!day) throw DomainError.invalid('date', 'must be YYYY-MM-DD');
+    if (!day) throw DomainError.invalid('date', apiMessage('field.date', { field: 'date' }));
     const statement = await this.statements.statement(session.merchantId, day);
     return void reply
       .header('content-type', 'text/csv; charset=utf-8')

@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ErrorCode, ok } from '@app/common';
+import { type Envelope, ErrorCode, apiMessage, ok } from '@app/common';
 import type { Merchant } from '@app/db';
 import type { RefundView } from '@app/orders';
 import { MerchantOperation } from '../http/api-docs';
@@ -30,8 +30,8 @@ export class RefundsController {
   )
   @HttpCode(200)
   async refundCreate(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: RefundCreateDto): Promise<Envelope<RefundView>> {
-    const { refund, repeat } = await this.refunds.create(merchant, params);
-    return ok(refund, repeat ? 'Refund already created with this merchant_refund_no' : 'Refund created');
+    const { refund, repeat } = await this.refunds.create(merchant.id, params);
+    return ok(refund, apiMessage(repeat ? 'refund.repeat' : 'refund.created'));
   }
 
   @Post('refundQuery')

@@ -8,5 +8,6 @@ import { RefundsService } from './refunds.service';
   imports: [AuthModule, OrdersCoreModule],
   controllers: [RefundsController],
   providers: [RefundsService],
+  exports: [RefundsService],
 })
 export class RefundsModule {}

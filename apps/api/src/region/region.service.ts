@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, ok, unixSeconds } from '@app/common';
+import { DomainError, ErrorCode, ok, unixSeconds, apiMessage } from '@app/common';
 import { type City, type Province, REGION_PROVINCES } from '@app/region';
 import { PrecomputedResponse } from './precomputed-response';
 
@@ -48,16 +48,16 @@ export class RegionService {
 
   cityList(province: unknown): PrecomputedResponse {
     const answer = this.cityListAnswers.get(requiredName('province', province));
-    if (!answer) throw new DomainError(ErrorCode.RegionNotFound, 'province not found');
+    if (!answer) throw new DomainError(ErrorCode.RegionNotFound, apiMessage('region.provinceNotFound'));
     return answer;
   }
 
   districtList(province: unknown, city: unknown): PrecomputedResponse {
     const cities = this.districtListAnswers.get(requiredName('province', province));
     const cityName = requiredName('city', city);
-    if (!cities) throw new DomainError(ErrorCode.RegionNotFound, 'province not found');
+    if (!cities) throw new DomainError(ErrorCode.RegionNotFound, apiMessage('region.provinceNotFound'));
     const answer = cities.get(cityName);
-    if (!answer) throw new DomainError(ErrorCode.RegionNotFound, 'city not found in this province');
+    if (!answer) throw new DomainError(ErrorCode.RegionNotFound, apiMessage('region.cityNotFound'));
     return answer;
   }
 
@@ -68,8 +68,8 @@ export class RegionService {
 
 /** A query parameter the contract requires: one non-empty string, matched exactly (no trimming), else 40000. */
 function requiredName(field: string, value: unknown): string {
-  if (value === undefined || value === '') throw DomainError.invalid(field, 'is required');
-  if (typeof value !== 'string') throw DomainError.invalid(field, 'must be a single string');
+  if (value === undefined || value === '') throw DomainError.invalid(field, apiMessage('auth.required'));
+  if (typeof value !== 'string') throw DomainError.invalid(field, apiMessage('field.singleString'));
   return value;
 }
 

@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { type Envelope, ErrorCode, ok } from '@app/common';
+import { type Envelope, ErrorCode, apiMessage, ok } from '@app/common';
 import type { Merchant } from '@app/db';
 import { MerchantOperation } from '../http/api-docs';
 import { CurrentMerchant, MerchantAuthGuard, MerchantParams } from '../auth/merchant-auth.guard';
@@ -21,6 +21,6 @@ export class SellOrdersController {
   @HttpCode(200)
   async createSellOrder(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CreateSellOrderDto): Promise<Envelope<CreatedSellOrderView>> {
     const { order, repeat } = await this.sellOrders.create(merchant, params);
-    return ok(order, repeat ? 'Order already created with this merchant_order_no' : 'Sell order created');
+    return ok(order, apiMessage(repeat ? 'order.repeat' : 'sellOrder.created'));
   }
 }

@@ -10,11 +10,13 @@ import {
   formatYuan,
   parseYuan,
   storedRateE8,
+  apiMessage,
 } from '@app/common';
 import { ChannelAdapters, adaptersForMode } from '@app/channels';
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type Payout, PayoutRepository } from '@app/db';
 import { SELL_ORDER_EXPIRES_AT, SellOrderLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
-import { type CreatedOrderView, toCreatedView } from '../orders/orders.service';
+import { type CreatedOrderView, orderFields, toCreatedView } from '../orders/orders.service';
+import { channelNotLinked } from '../channels/channel-not-linked';
 import type { CreateSellOrderDto } from './dto/create-sell-order.dto';
 import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 
@@ -42,7 +44,7 @@ export class SellOrdersService {
   async create(merchant: Merchant, params: CreateSellOrderDto): Promise<{ order: CreatedSellOrderView; repeat: boolean }> {
     assertNotifyUrlAllowed(params.notify_url, this.config);
     const cnyFen = parseYuan(params.cny_amount) as number;
-    // The account is compared in clear on a repeat, never hashed: a card number's hash is easy to reverse.
+    // The account is left out: a card number's hash is easy to reverse (a repeat compares it in clear).
     const hash = requestHash({
       order_type: SELL_ORDER,
       cny_fen: cnyFen,
@@ -61,26 +63,36 @@ export class SellOrdersService {
       create: async () => created(await this.createNew(merchant, params, cnyFen, hash)),
       merchantNoConstraint: 'uq_orders_merchant_order_no',
       ourNoConstraint: 'uq_orders_order_no',
-      requestHash: hash,
-      requestHashOf: (earlier) => earlier.order.requestHash,
+      requestFields: {
+        order_type: SELL_ORDER,
+        cny_amount: cnyFen,
+        paychannel_id: params.paychannel_id,
+        payee_name: params.payee_name,
+        payee_bank: params.payee_bank,
+        payee_account: params.payee_account,
+        notify_url: params.notify_url ?? null,
+      },
+      // The account is compared in clear, never hashed: a card number's hash is easy to reverse.
+      fieldsOf: ({ order, payout }) => ({
+        ...orderFields(order),
+        payee_name: payout?.payeeName ?? null,
+        payee_bank: payout?.payeeBank ?? null,
+        payee_account: payout ? this.secrets.open(payout.payeeAccountEnc, payeeAccountContext(order.orderNo)) : null,
+      }),
+      conflict: ({ order }) => ({ message: apiMessage('order.conflict'), first: { order_no: order.orderNo } }),
     });
     const { order, payout } = value;
-    // A repeat must also name the same payee account, compared in clear.
-    if (repeat && (!payout || this.secrets.open(payout.payeeAccountEnc, payeeAccountContext(order.orderNo)) !== params.payee_account)) {
-      throw new DomainError(ErrorCode.IdempotencyConflict);
-    }
     if (!payout) throw new Error(`sell order ${order.orderNo} has no payout row`);
     return { order: { ...toCreatedView(order), payee_name: payout.payeeName, payee_bank: payout.payeeBank, payee_account: payout.payeeAccountMasked }, repeat };
   }
 
   private async createNew(merchant: Merchant, params: CreateSellOrderDto, cnyFen: number, hash: string): Promise<{ order: Order; payout: Payout }> {
     const linked = await this.channels.findLinkedEnabled(merchant.id, params.paychannel_id, adaptersForMode(merchant.mode, this.config.sandboxEnabled));
-    if (!linked) throw new DomainError(ErrorCode.ChannelUnavailable);
+    if (!linked) throw await channelNotLinked(this.channels, merchant, params.paychannel_id, this.config.sandboxEnabled);
     const { channel } = linked;
-    if (!this.adapters.forChannel(channel).payouts)
-      throw new DomainError(ErrorCode.PayMethodUnavailable, 'This payment channel does not pay out (no sell orders)');
+    if (!this.adapters.forChannel(channel).payouts) throw new DomainError(ErrorCode.PayMethodUnavailable, apiMessage('sellOrder.noPayouts'));
     if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
-      throw DomainError.invalid('cny_amount', `must be from ${formatYuan(channel.minFen)} to ${formatYuan(channel.maxFen)} on this channel`);
+      throw DomainError.invalid('cny_amount', apiMessage('cny_amount.channelRange', { min: formatYuan(channel.minFen), max: formatYuan(channel.maxFen) }));
     }
     const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);
     const amounts = computeSellOrderAmounts(cnyFen, serviceRateE8);

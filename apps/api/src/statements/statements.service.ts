@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '@app/common';
+import { DomainError, apiMessage } from '@app/common';
 import { type LedgerAccount, type StatementEntry, StatementRepository } from '@app/db';
 import { shanghaiDayBounds } from '@app/recon';
 
@@ -50,7 +50,7 @@ export class StatementsService {
 
   async statement(merchantId: number, date: string): Promise<Statement> {
     const day = shanghaiDayBounds(date);
-    if (!day) throw DomainError.invalid('date', 'must be a day that exists, YYYY-MM-DD');
+    if (!day) throw DomainError.invalid('date', apiMessage('field.existingDate'));
     const [opening, entries] = await Promise.all([
       this.statements.balancesBefore(merchantId, day.from),
       this.statements.entriesBetween(merchantId, day.from, day.to),

@@ -1,62 +1,69 @@
 import { Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { AppConfig, SecretBox } from '@app/common';
-import { CallbackAttemptError, type CallbackSender, INTERNAL_FAILURE_TEXT, type SendOutcome } from '@app/callbacks';
-import type { AttemptClaim, CallbackDeliveryRepository, DeliveryHead, FinishedAttempt, NonceStore, RecordedAttempt } from '@app/db';
+import { CallbackAttemptError, type CallbackSender, DestinationGate, INTERNAL_FAILURE_TEXT, type SendOutcome } from '@app/callbacks';
+import type {
+  CallbackAttemptRepository,
+  CallbackDeliveryRepository,
+  DeliveryHead,
+  FinishedAttempt,
+  LoadedDelivery,
+  NonceStore,
+  RecordedAttempt,
+} from '@app/db';
 import type { JobsAfterCommit } from '@app/orders';
-import type { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
 import { type CallbackJob, CallbackDeliveryProcessor } from './callback-delivery.processor';
-import { DestinationSlots } from './destination-slots';
 import type { WorkerMetrics } from './worker-metrics';
 
 const DESTINATION = 'https://shop.example:443';
+const KEY = { merchantId: 7, destination: DESTINATION };
 const SCHEDULE = [15_000, 30_000];
 const MAX_ATTEMPTS = SCHEDULE.length + 1;
+const FAILURES_TO_OPEN = 2;
 
 const ok: SendOutcome = { ok: true, httpStatus: 200, durationMs: 3, excerpt: 'success', error: null, retryAfterMs: null };
 const failed = (httpStatus: number): SendOutcome => ({ ok: false, httpStatus, durationMs: 3, excerpt: 'no', error: `HTTP ${httpStatus}`, retryAfterMs: null });
 
 /**
- * The processor against its collaborators' contracts (the repository, the sender, the nonce
- * store as fakes; the slots and the policy real): it applies the DeliveryPolicy's verdict and
- * stores it, and never decides again. The rows and the queue themselves are the e2e specs' part.
+ * The processor's stages against its collaborators' contracts (the repository, the sender, the
+ * nonce store as fakes; the gate, in its in-process form, and the policy real): it applies the
+ * DeliveryPolicy's verdict and the gate's answer and stores them, and never decides again. The
+ * rows and the queue themselves are the e2e specs' part.
  */
 describe('CallbackDeliveryProcessor', () => {
-  let claim: AttemptClaim;
+  let loaded: LoadedDelivery | null;
   let answer: SendOutcome;
   let nonceStoreDown: boolean;
-  let circuitOpen: boolean;
-  let earlierPending: boolean;
   let sealedBroken: boolean;
   let lines: { level: string; fields: Record<string, unknown>; message: string }[];
   let recordedAnswer: RecordedAttempt;
   let recorded: FinishedAttempt[];
   let sent: string[];
   let added: DeliveryHead[][];
-  let slots: DestinationSlots;
+  let promoted: string[][];
+  let gate: DestinationGate;
   let processor: CallbackDeliveryProcessor;
+  let prefix = 0;
 
-  const claimed = (number: number, notifyUrl: string | null = 'https://shop.example/notify'): AttemptClaim => ({
-    kind: 'claimed',
-    attempt: {
-      deliveryId: 'd1',
-      number,
-      eventId: 'e1',
-      eventType: 'order.paid',
-      payload: { order_no: 'X' },
-      notifyUrl,
-      merchantApiKey: 'mk_test',
-      merchantSecretEnc: 'sealed',
-      merchantPreviousSecretEnc: null,
-      probe: false,
-    },
+  const pending = (attemptsMade: number, notifyUrl: string | null = 'https://shop.example/notify'): LoadedDelivery => ({
+    deliveryId: 'd1',
+    status: 'pending',
+    attemptsMade,
+    eventId: 'e1',
+    eventType: 'order.paid',
+    payload: { order_no: 'X1' },
+    notifyUrl,
+    merchantApiKey: 'mk_test',
+    merchantSecretEnc: 'sealed',
+    merchantPreviousSecretEnc: null,
   });
 
   /** A job that remembers what was done to it, in order: parked until T, promoted. */
   function job(deliveryId = 'd1'): CallbackJob & { delayedUntil?: number; moves: string[] } {
     const j = {
       data: { deliveryId, merchantId: 7, destination: DESTINATION },
+      attemptsMade: 0,
       moves: [] as string[],
       moveToDelayed: async (until: number) => {
         j.delayedUntil = until;
@@ -71,9 +78,8 @@ describe('CallbackDeliveryProcessor', () => {
 
   beforeEach(() => {
     answer = ok;
+    loaded = pending(0);
     nonceStoreDown = false;
-    circuitOpen = true;
-    earlierPending = true;
     sealedBroken = false;
     lines = [];
     for (const level of ['log', 'warn'] as const) {
@@ -88,19 +94,17 @@ describe('CallbackDeliveryProcessor', () => {
     recorded = [];
     sent = [];
     added = [];
-    recordedAnswer = { ended: true, circuitClosed: false, circuitOpened: false, next: null };
-    slots = new DestinationSlots(1, null, 'test');
-    const config = { callbackRetryScheduleMs: SCHEDULE, callbackCircuitProbeSeconds: 60, callbackCircuitFailures: 20 } as unknown as AppConfig;
-    const deliveries = {
-      claim: async () => claim,
+    promoted = [];
+    recordedAnswer = { recorded: true, ended: true, next: null };
+    gate = new DestinationGate({ limit: 1, leaseMs: 60_000, failures: FAILURES_TO_OPEN, probeMs: 60_000 }, null, `processor-spec-${++prefix}`);
+    const config = { callbackRetryScheduleMs: SCHEDULE, callbackCircuitProbeSeconds: 60, callbackCircuitFailures: FAILURES_TO_OPEN } as unknown as AppConfig;
+    const attempts = {
+      load: async () => loaded,
       record: async (f: FinishedAttempt) => {
         recorded.push(f);
         return recordedAnswer;
       },
-      heldBy: async () => [],
-      circuitIsOpen: async () => circuitOpen,
-      hasEarlierPending: async () => earlierPending,
-    } as unknown as CallbackDeliveryRepository;
+    } as unknown as CallbackAttemptRepository;
     const sender = {
       timeoutMs: 10_000,
       send: async (url: string) => {
@@ -114,8 +118,10 @@ describe('CallbackDeliveryProcessor', () => {
         return true;
       },
     } as unknown as NonceStore;
-    const afterCommit = { addDeliveryJobs: async (heads: DeliveryHead[]) => void added.push(heads) } as unknown as JobsAfterCommit;
-    const jobs = { queue: () => ({ getJob: async () => undefined }) } as unknown as JobQueue;
+    const afterCommit = {
+      deliverHeads: async (heads: DeliveryHead[]) => void added.push(heads),
+      promoteDeliveries: async (_key: unknown, ids: string[]) => void (ids.length > 0 && promoted.push(ids)),
+    } as unknown as JobsAfterCommit;
     const metrics = {
       attemptSeconds: { observe: () => undefined },
       settled: () => undefined,
@@ -127,17 +133,28 @@ describe('CallbackDeliveryProcessor', () => {
         return 'secret';
       },
     } as unknown as SecretBox;
-    processor = new CallbackDeliveryProcessor(config, new WorkerTuning(), deliveries, secrets, sender, nonces, slots, afterCommit, jobs, metrics);
+    processor = new CallbackDeliveryProcessor(
+      config,
+      new WorkerTuning(),
+      attempts,
+      {} as CallbackDeliveryRepository,
+      secrets,
+      sender,
+      nonces,
+      gate,
+      afterCommit,
+      metrics,
+    );
   });
 
   it('a success is recorded as succeeded and closes nothing it should not: circuit told success', async () => {
-    claim = claimed(1);
     await expect(processor.deliver(job(), 'token')).resolves.toEqual({ deliveryId: 'd1', status: 'succeeded', attempt: 1 });
-    expect(recorded).toEqual([expect.objectContaining({ number: 1, status: 'succeeded', nextAttemptAt: null, circuit: 'success', destination: DESTINATION })]);
+    expect(recorded).toEqual([expect.objectContaining({ number: 1, status: 'succeeded', nextAttemptAt: null, circuit: null, destination: DESTINATION })]);
+    // Its slot is back.
+    expect((await gate.take(KEY, 'other')).kind).toBe('run');
   });
 
   it('a failure before the last attempt is recorded pending with the policy delay, and BullMQ gets the same delay', async () => {
-    claim = claimed(1);
     answer = failed(500);
     const before = Date.now();
     const thrown = await processor.deliver(job(), 'token').catch((e: unknown) => e);
@@ -145,31 +162,29 @@ describe('CallbackDeliveryProcessor', () => {
     const delay = (thrown as CallbackAttemptError).retryDelayMs;
     expect(delay).toBeGreaterThanOrEqual(15_000);
     expect(delay).toBeLessThanOrEqual(16_500);
-    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'failure', error: 'HTTP 500' });
+    expect(recorded[0]).toMatchObject({ number: 1, status: 'pending', circuit: null, error: 'HTTP 500' });
     expect(recorded[0].nextAttemptAt!.getTime() - before).toBeGreaterThanOrEqual(delay);
   });
 
   it('the last attempt failing ends the delivery: never one attempt too many', async () => {
-    claim = claimed(MAX_ATTEMPTS);
+    loaded = pending(MAX_ATTEMPTS - 1);
     answer = failed(500);
     await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(UnrecoverableError);
-    expect(recorded).toEqual([expect.objectContaining({ number: MAX_ATTEMPTS, status: 'failed', nextAttemptAt: null, circuit: 'failure' })]);
+    expect(recorded).toEqual([expect.objectContaining({ number: MAX_ATTEMPTS, status: 'failed', nextAttemptAt: null })]);
   });
 
   it('410 ends it at once', async () => {
-    claim = claimed(1);
     answer = failed(410);
     await expect(processor.deliver(job(), 'token')).rejects.toThrow(/410/);
     expect(recorded[0]).toMatchObject({ status: 'failed' });
   });
 
   it('the nonce store down: nothing is sent, the schedule goes on, and it never counts against the merchant circuit', async () => {
-    claim = claimed(1);
     nonceStoreDown = true;
     await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
     expect(sent).toEqual([]);
     // The merchant reads a fixed text; the log line keeps the store's own error.
-    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', httpStatus: null, error: INTERNAL_FAILURE_TEXT });
+    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: null, httpStatus: null, error: INTERNAL_FAILURE_TEXT });
     expect(lines).toEqual([
       expect.objectContaining({
         fields: expect.objectContaining({
@@ -182,14 +197,14 @@ describe('CallbackDeliveryProcessor', () => {
   });
 
   it('a secret that does not open: nothing sent, a retry on our side with the fixed text, the decryption error in the log only', async () => {
-    claim = claimed(1);
     sealedBroken = true;
     await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
     expect(sent).toEqual([]);
-    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: 'none', error: INTERNAL_FAILURE_TEXT });
+    expect(recorded[0]).toMatchObject({ status: 'pending', circuit: null, error: INTERNAL_FAILURE_TEXT });
     expect(lines[0].fields).toMatchObject({
       delivery_id: 'd1',
       event_id: 'e1',
+      order_no: 'X1',
       merchant_id: 7,
       destination: DESTINATION,
       attempt: 1,
@@ -199,13 +214,12 @@ describe('CallbackDeliveryProcessor', () => {
   });
 
   it('one log line per attempt, ids as fields: delivered, retry with its next time, ended', async () => {
-    claim = claimed(1);
     await processor.deliver(job(), 'token');
     answer = failed(500);
     await processor.deliver(job(), 'token').catch(() => undefined);
-    claim = claimed(MAX_ATTEMPTS);
+    loaded = pending(MAX_ATTEMPTS - 1);
     await processor.deliver(job(), 'token').catch(() => undefined);
-    expect(lines.map((l) => [l.level, l.fields.status, l.fields.attempt, l.fields.http_status])).toEqual([
+    expect(lines.filter((l) => l.fields.status).map((l) => [l.level, l.fields.status, l.fields.attempt, l.fields.http_status])).toEqual([
       ['log', 'succeeded', 1, 200],
       ['log', 'retry', 1, 500],
       ['warn', 'exhausted', MAX_ATTEMPTS, 500],
@@ -214,83 +228,88 @@ describe('CallbackDeliveryProcessor', () => {
     expect(lines[0].message).not.toContain('d1');
   });
 
-  it("'opened' is logged from the record's answer: only the failure that opened the circuit says so", async () => {
-    claim = claimed(1);
+  it("the circuit's transitions come from the gate, logged once and handed to the record as its mirror; our own failures never count", async () => {
     answer = failed(500);
-    recordedAnswer = { ended: false, circuitClosed: false, circuitOpened: false, next: null };
     await processor.deliver(job('d1'), 'token').catch(() => undefined);
-    recordedAnswer = { ended: false, circuitClosed: false, circuitOpened: true, next: null };
-    await processor.deliver(job('d1'), 'token').catch(() => undefined);
-    const opened = lines.filter((l) => l.fields.circuit === 'opened');
-    expect(opened).toEqual([
+    nonceStoreDown = true;
+    await processor.deliver(job('d2'), 'token').catch(() => undefined);
+    nonceStoreDown = false;
+    await processor.deliver(job('d3'), 'token').catch(() => undefined);
+    expect(recorded.map((r) => r.circuit?.transition ?? null)).toEqual([null, null, 'opened']);
+    expect(recorded[2].circuit).toMatchObject({ failures: FAILURES_TO_OPEN, nextProbeAt: expect.any(Date) });
+    expect(lines.filter((l) => l.fields.circuit === 'opened')).toEqual([
       {
         level: 'warn',
-        fields: { merchant_id: 7, destination: DESTINATION, circuit: 'opened', delivery_id: 'd1', attempt: 1, failures: 20 },
+        fields: { merchant_id: 7, destination: DESTINATION, circuit: 'opened', delivery_id: 'd3', order_no: 'X1', attempt: 1, failures: FAILURES_TO_OPEN },
         message: expect.stringMatching(/circuit opened/),
       },
     ]);
+    // Open: the next due delivery waits without an attempt, parked until the probe time as the key's waker.
+    const held = job('d4');
+    await expect(processor.deliver(held, 'token')).rejects.toBeInstanceOf(DelayedError);
+    expect(held.delayedUntil).toBe(recorded[2].circuit!.nextProbeAt!.getTime());
+    expect(held.moves).toEqual(['parked']);
+    expect(recorded).toHaveLength(3);
   });
 
-  it('no address: a failed attempt on our side, never against a circuit', async () => {
-    claim = claimed(1, null);
-    await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(CallbackAttemptError);
-    expect(sent).toEqual([]);
-    expect(recorded[0]).toMatchObject({ circuit: 'none', error: expect.stringMatching(/no callback address/) });
-  });
-
-  it('an open circuit parks the job until the probe time without an attempt, and frees its slot', async () => {
-    const probeAt = new Date(Date.now() + 60_000);
-    claim = { kind: 'held', until: probeAt };
-    const j = job();
+  it('no free slot: parked (no attempt, nothing read or sent) and lined up; the end of the one in flight promotes it', async () => {
+    expect((await gate.take(KEY, 'busy')).kind).toBe('run');
+    const j = job('d2');
     await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
-    expect(j.delayedUntil).toBe(probeAt.getTime());
+    expect(j.delayedUntil).toBeGreaterThan(Date.now() + 3_600_000);
     expect(j.moves).toEqual(['parked']);
+    expect(sent).toEqual([]);
     expect(recorded).toEqual([]);
-    expect(await slots.take({ merchantId: 7, destination: DESTINATION }, 'other', 1000)).toBe(true);
+    expect((await gate.give(KEY, 'busy', 'success', false)).admitted).toEqual(['d2']);
   });
 
-  it.each([
-    ['an open circuit', { kind: 'held', until: new Date(Date.now() + 3_600_000) }, () => (circuitOpen = false)],
-    ['an earlier event of its order pending', { kind: 'waiting' }, () => (earlierPending = false)],
-  ] as [string, AttemptClaim, () => void][])(
-    '%s parks the job; if that ended between the claim and the park (its other side found nothing parked yet), the parked job wakes itself',
-    async (_why, heldClaim, endIt) => {
-      claim = heldClaim;
-      const still = job();
-      await expect(processor.deliver(still, 'token')).rejects.toBeInstanceOf(DelayedError);
-      expect(still.delayedUntil).toBeGreaterThan(Date.now() + 30_000);
-      expect(still.moves).toEqual(['parked']);
+  it('a slot freed while the job was being parked is taken by its line-up: the job promotes itself', async () => {
+    expect((await gate.take(KEY, 'busy')).kind).toBe('run');
+    const j = job('d2');
+    const moveToDelayed = j.moveToDelayed.bind(j);
+    j.moveToDelayed = (async (until: number, token?: string) => {
+      await moveToDelayed(until, token);
+      await gate.give(KEY, 'busy', 'success', false);
+    }) as typeof j.moveToDelayed;
+    await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
+    expect(j.moves).toEqual(['parked', 'promoted']);
+  });
 
-      endIt();
-      const freed = job();
-      await expect(processor.deliver(freed, 'token')).rejects.toBeInstanceOf(DelayedError);
-      expect(freed.moves).toEqual(['parked', 'promoted']);
-      expect(sent).toEqual([]);
-    },
-  );
+  it('a delivery waiting out its retry delay is never sent early by a closing circuit: only the lined-up due ones are admitted', async () => {
+    answer = failed(500);
+    // d1 fails (retry in 15 s: BullMQ's delayed set, not the line); d2 fails and opens the circuit.
+    await processor.deliver(job('d1'), 'token').catch(() => undefined);
+    await processor.deliver(job('d2'), 'token').catch(() => undefined);
+    expect(recorded.map((r) => r.circuit?.transition ?? null)).toEqual([null, 'opened']);
+    // d3 comes due while open: parked and lined up.
+    await processor.deliver(job('d3'), 'token').catch(() => undefined);
+    // The circuit closes (an operator's reset here; a probe's success does the same): only d3 is admitted.
+    expect(await gate.close(KEY)).toEqual(['d3']);
+  });
 
-  it('no free slot: parked before anything is read or sent', async () => {
-    claim = claimed(1);
-    await slots.take({ merchantId: 7, destination: DESTINATION }, 'busy', 60_000);
+  it('PostgreSQL away before anything is sent: the slot back, the job comes back shortly, no attempt spent', async () => {
+    (processor as unknown as { attempts: { load: () => Promise<never> } }).attempts.load = async () => {
+      throw new Error('connection refused');
+    };
     const j = job();
     await expect(processor.deliver(j, 'token')).rejects.toBeInstanceOf(DelayedError);
-    expect(j.delayedUntil).toBeGreaterThan(Date.now());
+    expect(j.delayedUntil).toBeLessThan(Date.now() + 60_000);
     expect(sent).toEqual([]);
-    expect(recorded).toEqual([]);
+    expect((await gate.take(KEY, 'other')).kind).toBe('run');
   });
 
-  it("a settled delivery's job ends quietly; an exhausted one fails for good unsent", async () => {
-    claim = { kind: 'settled' };
+  it("a settled delivery's job ends quietly, unsent, and frees its slot", async () => {
+    loaded = { ...pending(1), status: 'succeeded' };
     await expect(processor.deliver(job(), 'token')).resolves.toEqual({ deliveryId: 'd1', status: 'settled' });
-    claim = { kind: 'exhausted' };
-    await expect(processor.deliver(job(), 'token')).rejects.toBeInstanceOf(UnrecoverableError);
+    loaded = null;
+    await expect(processor.deliver(job(), 'token')).resolves.toEqual({ deliveryId: 'd1', status: 'settled' });
     expect(sent).toEqual([]);
+    expect((await gate.take(KEY, 'other')).kind).toBe('run');
   });
 
   it("the end of a delivery adds its order's next one", async () => {
-    claim = claimed(1);
     const next = { id: 'd2', merchantId: 7, notifyUrl: 'https://shop.example/notify' };
-    recordedAnswer = { ended: true, circuitClosed: false, circuitOpened: false, next };
+    recordedAnswer = { recorded: true, ended: true, next };
     await processor.deliver(job(), 'token');
     expect(added).toEqual([[next]]);
   });

@@ -1,17 +1,22 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { QUEUE } from '@app/common';
-import { CallbackDeliveryRepository, type DeliveryHead } from '@app/db';
+import { QUEUE, parseNotifyUrl } from '@app/common';
+import { DestinationGate } from '@app/callbacks';
+import { CallbackSweepRepository, type DeliveryHead } from '@app/db';
 import { JobsAfterCommit, SWEEP_BATCH } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
 
-/** States in which a job still carries its delivery forward. */
-const LIVE_STATES = new Set(['active', 'waiting', 'waiting-children', 'delayed', 'prioritized']);
+/** States in which a job still carries its delivery forward on its own. */
+const RUNNING_STATES = new Set(['active', 'waiting', 'waiting-children', 'prioritized']);
 
 /**
- * Re-adds the job of any due delivery whose job is gone (SPEC 7 Durability): Redis emptied, the
- * add after commit failed, a job that ended while its row stayed pending. Part of the
- * maintenance sweep (one per interval across every worker), a batch of overdue rows at a time.
+ * The safety net that reconciles rows and jobs (SPEC 7 Durability), part of the maintenance
+ * sweep (one per interval across every worker), a batch of overdue rows at a time:
+ *  - a due delivery whose job is gone (Redis emptied, an add after commit that failed, a job that
+ *    ended while its row stayed pending) gets a new one;
+ *  - a due delivery whose job is parked is enlisted with its key again: admitted (promoted) when a
+ *    slot is free, made its open circuit's waker when the last one went away (a worker killed
+ *    before it promoted it), else lined up (a line lost with a Redis failover).
  */
 @Injectable()
 export class CallbackSweeper {
@@ -19,19 +24,25 @@ export class CallbackSweeper {
 
   constructor(
     private readonly tuning: WorkerTuning,
-    private readonly deliveries: CallbackDeliveryRepository,
+    private readonly deliveries: CallbackSweepRepository,
     private readonly jobs: JobQueue,
     private readonly afterCommit: JobsAfterCommit,
+    private readonly gate: DestinationGate,
   ) {}
 
   async sweep(): Promise<{ callbacksRequeued: number }> {
     const queue = this.jobs.queue(QUEUE.callbacks);
     const lost: DeliveryHead[] = [];
+    const parked: DeliveryHead[] = [];
     for (const due of await this.deliveries.takeOverdue(this.tuning.sweepGraceMs, SWEEP_BATCH)) {
       const job = await queue.getJob(due.id);
       if (job) {
         const state = await job.getState();
-        if (LIVE_STATES.has(state)) continue;
+        if (RUNNING_STATES.has(state)) continue;
+        if (state === 'delayed') {
+          parked.push(due);
+          continue;
+        }
         // A finished job keeps its id and would silently swallow the new add: clear it first.
         try {
           await job.remove();
@@ -46,9 +57,24 @@ export class CallbackSweeper {
       lost.push(due);
     }
     await this.afterCommit.addDeliveryJobs(lost);
+    await this.reenlist(parked);
     if (lost.length > 0) this.logger.log({ deliveries: lost.length }, 're-added the jobs of lost callback deliveries');
     // The deliveries-by-status gauge sums what was appended since this fold.
     await this.deliveries.foldStatusCounts();
     return { callbacksRequeued: lost.length };
+  }
+
+  /**
+   * Parked jobs of overdue deliveries: their key admits them now (promoted), makes one its open
+   * circuit's waker (promoted: its take parks it until the probe time), or keeps them in its line
+   * (joined in the same step, since they are parked).
+   */
+  private async reenlist(parked: DeliveryHead[]): Promise<void> {
+    for (const due of parked) {
+      const destination = parseNotifyUrl(due.notifyUrl)?.destination;
+      const key = destination ? { merchantId: due.merchantId, destination } : null;
+      const [answer] = key ? await this.gate.enlist(key, [due.id], { parked: true }) : [{ kind: 'run' as const }];
+      if (answer.kind === 'run' || (answer.kind === 'held' && answer.wakeAt !== null)) await this.afterCommit.promoteDeliveries(key, [due.id]);
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type { AppConfig } from '@app/common';
-import type { CallbackDeliveryRepository } from '@app/db';
+import type { CallbackFiguresRepository } from '@app/db';
 import type { DataSource } from 'typeorm';
 import { BoundedLabel, OTHER_LABEL, WorkerMetrics } from './worker-metrics';
 
@@ -12,7 +12,7 @@ describe('bounded merchant labels (issue 29)', () => {
 
   it('merchant_pay_callback_deliveries_by_merchant_total has at most METRICS_MERCHANT_LABELS merchant ids, whatever the number of merchants', async () => {
     const config = { metricsMerchantLabels: 3, workerMetricsPort: 0, metricsToken: null } as unknown as AppConfig;
-    const metrics = new WorkerMetrics(config, {} as DataSource, {} as CallbackDeliveryRepository);
+    const metrics = new WorkerMetrics(config, {} as DataSource, {} as CallbackFiguresRepository);
     for (let merchant = 1; merchant <= 500; merchant++) metrics.settled(merchant, merchant % 2 ? 'succeeded' : 'failed');
     const { values } = await metrics.merchantDeliveries.get();
     const ids = new Set(values.map((v) => v.labels.merchant_id));

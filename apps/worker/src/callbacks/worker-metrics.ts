@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppConfig } from '@app/common';
-import { CallbackDeliveryRepository, registerOperationalGauges } from '@app/db';
+import { CallbackFiguresRepository, registerOperationalGauges } from '@app/db';
 
 /**
  * The worker's own Prometheus figures, what happens in this process: settled callback deliveries
@@ -58,7 +58,7 @@ export class WorkerMetrics implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     private readonly config: AppConfig,
     dataSource: DataSource,
-    deliveries: CallbackDeliveryRepository,
+    deliveries: CallbackFiguresRepository,
     @Optional() redis?: Redis,
   ) {
     // Event-loop lag, memory, CPU and handles of this process, as the API serves its own.

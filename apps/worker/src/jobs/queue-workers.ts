@@ -94,6 +94,8 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
         connection: queue.opts.connection,
         prefix: queue.opts.prefix,
         lockDuration: this.tuning.lockDurationMs,
+        // A job whose worker died (its lock expired) goes back to the wait list within this: the lease of a callback attempt.
+        stalledInterval: this.tuning.lockDurationMs,
         // Run below, once every check passed: constructing a Worker must not take a job.
         autorun: false,
         ...perQueue[name],

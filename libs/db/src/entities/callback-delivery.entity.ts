@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+/** `no_address`: the event had no address to go to (SPEC 7 Address): no job, no attempt; a resend or recover writes a new delivery. */
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'no_address';
 /** `event`: the outbox row of a transition; `resend`: asked for by callbackResend (limited per order and hour). */
 export type DeliveryOrigin = 'event' | 'resend' | 'recover';
 

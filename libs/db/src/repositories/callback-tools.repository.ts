@@ -10,7 +10,7 @@ export interface OrderDelivery {
   event: string;
   /** The address of its last attempt, else the one resolved when it was written. */
   url: string | null;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: 'pending' | 'succeeded' | 'failed' | 'no_address';
   createdAt: Date;
   attempts: { number: number; attemptedAt: Date; httpStatus: number | null; durationMs: number; error: string | null; responseExcerpt: string | null }[];
 }
@@ -71,7 +71,8 @@ export class CallbackToolsRepository {
 
   /**
    * callbackRecover: within the allowance, a new delivery (origin 'recover', due now) for every
-   * event of the merchant whose delivery failed between `from` and `to` (when it failed), unless
+   * event of the merchant whose delivery failed, or had no address (`no_address`, once there is
+   * one), between `from` and `to` (when it failed or was written), unless
    * that event has a pending delivery already or one that succeeded. One transaction; the orders
    * are locked as callbackResend locks its one, so the two never both queue an event.
    */
@@ -83,19 +84,21 @@ export class CallbackToolsRepository {
       }
       await em.query(
         `SELECT id FROM orders WHERE id IN (
-           SELECT order_id FROM callback_deliveries WHERE merchant_id = $1 AND status = 'failed' AND updated_at BETWEEN $2 AND $3)
+           SELECT order_id FROM callback_deliveries WHERE merchant_id = $1 AND status IN ('failed', 'no_address') AND updated_at BETWEEN $2 AND $3)
          ORDER BY id FOR NO KEY UPDATE`,
         [merchantId, from, to],
       );
       const rows: { id: string }[] = await em.query(
         `WITH failed AS (
            SELECT DISTINCT event_id, order_id FROM callback_deliveries
-            WHERE merchant_id = $1 AND status = 'failed' AND updated_at BETWEEN $2 AND $3),
+            WHERE merchant_id = $1 AND status IN ('failed', 'no_address') AND updated_at BETWEEN $2 AND $3),
          inserted AS (
            INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin, notify_url, event_seq)
-           SELECT gen_random_uuid(), f.event_id, f.order_id, $1, 'pending', 0, now(), 'recover', ${deliveryAddressSql('e')}, e.seq
-             FROM failed f JOIN order_events e ON e.id = f.event_id
+           SELECT gen_random_uuid(), f.event_id, f.order_id, $1, 'pending', 0, now(), 'recover', a.url, e.seq
+             FROM failed f JOIN order_events e ON e.id = f.event_id CROSS JOIN LATERAL (SELECT ${deliveryAddressSql('e')} AS url) a
             WHERE NOT EXISTS (SELECT 1 FROM callback_deliveries o WHERE o.event_id = f.event_id AND o.status IN ('pending', 'succeeded'))
+              -- SPEC 7 Address: an event that never had an address is sent once there is one; until then nothing is queued for it.
+              AND a.url IS NOT NULL
            RETURNING id)
          SELECT id FROM inserted`,
         [merchantId, from, to],

@@ -81,30 +81,20 @@ export class OperationsRepository {
   }
 
   /**
-   * Closes the key's circuit as a successful probe would, and makes its held deliveries due now;
-   * null when the key has no circuit row. Answers the held deliveries whose jobs should be woken.
+   * The mirror of callback:circuit:reset (the circuit itself lives with the key's slots and line,
+   * DestinationGate): the key's row closed as a successful probe would close it. Null when the
+   * key has no circuit row.
    */
-  async closeCircuit(merchantId: number, destination: string): Promise<{ wasOpen: boolean; released: string[] } | null> {
-    return this.dataSource.transaction(async (em) => {
-      const [before]: { open_since: Date | null }[] = await em.query(
-        `SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2 FOR NO KEY UPDATE`,
-        [merchantId, destination],
-      );
-      if (!before) return null;
-      await em.query(
-        `UPDATE callback_circuits SET consecutive_failures = 0, open_since = NULL, next_probe_at = NULL, updated_at = now() WHERE merchant_id = $1 AND destination = $2`,
-        [merchantId, destination],
-      );
-      const released: { id: string }[] = await em.query(
-        `WITH released AS (
-           UPDATE callback_deliveries SET next_attempt_at = now()
-            WHERE merchant_id = $1 AND destination = $2 AND status = 'pending' AND next_attempt_at > now() AND lease_until IS NULL
-           RETURNING id)
-         SELECT id FROM released`,
-        [merchantId, destination],
-      );
-      return { wasOpen: before.open_since !== null, released: released.map((r) => r.id) };
-    });
+  async closeCircuit(merchantId: number, destination: string): Promise<{ wasOpen: boolean } | null> {
+    const [row]: { was_open: boolean }[] = await this.dataSource.query(
+      `WITH old AS (SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2 FOR NO KEY UPDATE),
+            closed AS (UPDATE callback_circuits c SET consecutive_failures = 0, open_since = NULL, next_probe_at = NULL, updated_at = now()
+                         FROM old WHERE c.merchant_id = $1 AND c.destination = $2
+                       RETURNING old.open_since IS NOT NULL AS was_open)
+       SELECT was_open FROM closed`,
+      [merchantId, destination],
+    );
+    return row ? { wasOpen: row.was_open } : null;
   }
 
   async orderDetail(orderNo: string): Promise<OrderDetail | null> {

@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CallbackEventType, Order, OrderEventType } from '../entities';
-import type { DeliveryHead } from './callback-delivery.repository';
+import type { DeliveryHead } from './callback-attempt.repository';
+import { orderHeadSql } from '../sql/callback-functions';
 import { deliveryAddressSql } from './delivery-address';
 
 export interface RecordedEvent {
@@ -15,6 +16,8 @@ export interface RecordedEvent {
    * same transaction aside), so its job can be added without reading it back.
    */
   head?: DeliveryHead | null;
+  /** Written `no_address` (SPEC 7 Address): no job now or later, nothing to read back after the commit. */
+  noAddress?: boolean;
 }
 
 /** An event as the portal's timeline shows it. */
@@ -54,11 +57,16 @@ export class OrderEventRepository {
          RETURNING "id", "order_id", "refund_id", "seq")
        INSERT INTO "callback_deliveries" AS "d" ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at", "notify_url", "event_seq")
        SELECT $7, "event"."id", $2, $3, 'pending', 0, now(), ${deliveryAddressSql('"event"')}, "event"."seq" FROM "event"
-       RETURNING "d"."merchant_id", "d"."notify_url", NOT EXISTS (SELECT 1 FROM "callback_deliveries" "e" WHERE "e"."order_id" = "d"."order_id" AND "e"."status" = 'pending' AND "e"."event_seq" < "d"."event_seq") AS "head"`,
+       RETURNING "d"."merchant_id", "d"."notify_url", ${orderHeadSql('"d"')} AS "head"`,
       [eventId, order.id, order.merchantId, type, JSON.stringify(payload(eventId)), refundId, deliveryId],
     );
     const row = rows[0];
-    return { eventId, deliveryId, head: row?.head === true ? { id: deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null };
+    return {
+      eventId,
+      deliveryId,
+      head: row?.head === true ? { id: deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null,
+      noAddress: row !== undefined && row.notify_url === null,
+    };
   }
 
   /**

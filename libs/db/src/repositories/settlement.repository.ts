@@ -62,7 +62,11 @@ export class SettlementRepository {
       latePayment: rows[0].late_payment,
       events: ids.map((i) => {
         const row = byDelivery.get(i.deliveryId);
-        return { ...i, head: row?.head ? { id: i.deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null };
+        return {
+          ...i,
+          head: row?.head ? { id: i.deliveryId, merchantId: row.merchant_id, notifyUrl: row.notify_url } : null,
+          noAddress: row !== undefined && row.notify_url === null,
+        };
       }),
     };
   }

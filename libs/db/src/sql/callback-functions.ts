@@ -1,142 +1,92 @@
 /**
- * The SQL functions behind a callback job, in one source file: migrations load these texts
- * (CREATE OR REPLACE), so a change is written here once and shipped by a new migration that
- * loads them again. What follows an attempt is decided in TypeScript (DeliveryPolicy); these
- * only store it, touching rows by key: the delivery, its order's pending rows, its circuit.
+ * The SQL behind a callback attempt, in one source file. A migration holds the text it ran as
+ * literal text (never an import of this file): a change here ships with a new migration carrying
+ * the new text. What follows an attempt is decided in TypeScript (DeliveryPolicy, Circuit); this
+ * only stores it, touching rows by key: the delivery, its order's pending rows, one circuit row.
  */
 
 /**
- * claim_callback_attempt(delivery, destination, lease_ms, probe_ms, max_attempts, interrupted):
- * the next attempt of one delivery, or why not:
- *  - settled: not pending any more (sent, ended, or never there): nothing to do;
- *  - leased: another worker holds an attempt until wait_until;
- *  - waiting: an earlier event of its order is still pending (SPEC 7 Order): that one's end adds it;
- *  - exhausted: every attempt was used (a worker died during the last one): now failed, unsent;
- *  - held: its (merchant, destination) circuit is open: no attempt spent until wait_until;
- *  - claimed: attempt counted, leased and logged as interrupted until its outcome is recorded,
- *    with what signing and sending need. probe: sent through an open circuit.
- * The row lock serialises two workers on one delivery: one attempt is never sent twice.
+ * SPEC 7 Order, the one place it is written: delivery `d` is the first pending delivery of its
+ * order (no earlier event of the order has a pending delivery). Only such a delivery has a job;
+ * the end of one names the next (record_callback_attempt), and the sweep looks only at these.
  */
-export const CLAIM_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "claim_callback_attempt"(p_delivery uuid, p_destination text, p_lease_ms integer, p_probe_ms integer, p_max_attempts integer, p_interrupted text)
-  RETURNS TABLE (kind text, wait_until timestamptz, attempt integer, probe boolean, event_id uuid, event_type text, payload jsonb,
-                 notify_url text, api_key text, api_secret_enc text, api_secret_previous_enc text)
-  VOLATILE LANGUAGE plpgsql AS $$
-  #variable_conflict use_column
-  DECLARE d record; c record; v_probe boolean := false;
-  BEGIN
-    SELECT x."status", x."lease_until", x."order_id", x."event_seq", x."attempts_made", x."merchant_id", x."event_id", x."notify_url"
-      INTO d FROM "callback_deliveries" x WHERE x."id" = p_delivery FOR NO KEY UPDATE;
-    IF NOT FOUND OR d."status" <> 'pending' THEN
-      RETURN QUERY SELECT 'settled', NULL::timestamptz, NULL::int, false, NULL::uuid, NULL, NULL::jsonb, NULL, NULL, NULL, NULL; RETURN;
-    END IF;
-    IF d."lease_until" > now() THEN
-      RETURN QUERY SELECT 'leased', d."lease_until", NULL::int, false, NULL::uuid, NULL, NULL::jsonb, NULL, NULL, NULL, NULL; RETURN;
-    END IF;
-    IF EXISTS (SELECT 1 FROM "callback_deliveries" e
-                WHERE e."order_id" = d."order_id" AND e."status" = 'pending' AND e."event_seq" < d."event_seq") THEN
-      RETURN QUERY SELECT 'waiting', NULL::timestamptz, NULL::int, false, NULL::uuid, NULL, NULL::jsonb, NULL, NULL, NULL, NULL; RETURN;
-    END IF;
-    IF d."attempts_made" >= p_max_attempts THEN
-      UPDATE "callback_deliveries" SET "status" = 'failed', "last_error" = COALESCE("last_error", 'no attempts left'), "lease_until" = NULL, "updated_at" = now()
-       WHERE "id" = p_delivery;
-      RETURN QUERY SELECT 'exhausted', NULL::timestamptz, NULL::int, false, NULL::uuid, NULL, NULL::jsonb, NULL, NULL, NULL, NULL; RETURN;
-    END IF;
-    IF p_destination <> '' THEN
-      SELECT k."open_since", k."next_probe_at" INTO c FROM "callback_circuits" k WHERE k."merchant_id" = d."merchant_id" AND k."destination" = p_destination;
-      IF FOUND AND c."open_since" IS NOT NULL THEN
-        UPDATE "callback_circuits" SET "next_probe_at" = now() + p_probe_ms * interval '1 millisecond', "updated_at" = now()
-         WHERE "merchant_id" = d."merchant_id" AND "destination" = p_destination AND "next_probe_at" <= now();
-        IF FOUND THEN
-          v_probe := true;
-        ELSE
-          -- Keeps the sweep off it until the probe time: its job is parked until then.
-          UPDATE "callback_deliveries" SET "next_attempt_at" = c."next_probe_at", "destination" = p_destination WHERE "id" = p_delivery;
-          RETURN QUERY SELECT 'held', c."next_probe_at", NULL::int, false, NULL::uuid, NULL, NULL::jsonb, NULL, NULL, NULL, NULL; RETURN;
-        END IF;
-      END IF;
-    END IF;
-    UPDATE "callback_deliveries"
-       SET "attempts_made" = d."attempts_made" + 1, "lease_until" = now() + p_lease_ms * interval '1 millisecond',
-           "next_attempt_at" = now() + p_lease_ms * interval '1 millisecond', "destination" = p_destination, "updated_at" = now()
-     WHERE "id" = p_delivery;
-    INSERT INTO "callback_attempts" ("delivery_id", "number", "attempted_at", "duration_ms", "error")
-    VALUES (p_delivery, d."attempts_made" + 1, now(), 0, p_interrupted);
-    RETURN QUERY
-    SELECT 'claimed', NULL::timestamptz, d."attempts_made" + 1, v_probe, e."id", e."type"::text, e."payload", d."notify_url"::text,
-           m."api_key"::text, m."api_secret_enc"::text,
-           -- During a rotation's grace the previous secret signs too (SPEC 3: both v1, entries).
-           CASE WHEN m."api_secret_previous_until" > now() THEN m."api_secret_previous_enc" END::text
-      FROM "order_events" e JOIN "merchants" m ON m."id" = d."merchant_id"
-     WHERE e."id" = d."event_id";
-  END
-$$`;
+export function orderHeadSql(d: string): string {
+  return `${d}."status" = 'pending' AND NOT EXISTS (SELECT 1 FROM "callback_deliveries" e WHERE e."order_id" = ${d}."order_id" AND e."status" = 'pending' AND e."event_seq" < ${d}."event_seq")`;
+}
 
 /**
- * record_callback_attempt(...): one attempt's outcome as the policy judged it. The attempt's log
- * row; the delivery's new state with its lease cleared (a failure only when no later attempt was
- * claimed meanwhile; a success always settles it); the (merchant, destination) circuit: a
- * success closes it, a failure counts and opens it at p_failures consecutive ones, 'none' (our
- * own failure) leaves it alone. Answers whether the delivery ended, whether this closed an open
- * circuit (its held jobs may go) or opened it (one failure of many at once), and the order's next
- * pending delivery once this one ended. Its result changed: a migration DROPs it before loading it.
+ * record_callback_attempt(...): one attempt, once it was sent, as the policy judged it, in one
+ * call: the delivery's new state (guarded by its attempt count, so a duplicate run of one attempt
+ * records once; a success always settles a pending delivery), its attempt's log row, the key's
+ * circuit mirror when the gate reported a transition (p_circuit: opened, probe_failed, closed;
+ * '' for none), and, when the delivery ended, its order's next delivery (which then gets its job).
  */
-export const RECORD_CALLBACK_ATTEMPT = `CREATE OR REPLACE FUNCTION "record_callback_attempt"(p_delivery uuid, p_number integer, p_url text, p_http_status integer, p_duration_ms integer,
-    p_excerpt text, p_error text, p_status text, p_next_attempt_at timestamptz, p_circuit text, p_destination text, p_failures integer, p_probe_ms integer)
-  RETURNS TABLE (ended boolean, circuit_closed boolean, circuit_opened boolean, next_delivery uuid, next_merchant_id integer, next_notify_url text)
+export const CALLBACK_RECORD_FUNCTION = `CREATE OR REPLACE FUNCTION "record_callback_attempt"(p_delivery uuid, p_number integer, p_url text, p_http_status integer, p_duration_ms integer,
+    p_excerpt text, p_error text, p_status text, p_next_attempt_at timestamptz, p_destination text, p_circuit text, p_failures integer, p_next_probe_at timestamptz)
+  RETURNS TABLE (recorded boolean, ended boolean, next_delivery uuid, next_merchant_id integer, next_notify_url text)
   VOLATILE LANGUAGE plpgsql AS $$
   #variable_conflict use_column
-  DECLARE v_order bigint; v_merchant integer; v_ended boolean := false; v_open timestamptz; v_closed boolean := false; v_opened boolean := false;
+  DECLARE v_order bigint; v_merchant integer; v_recorded boolean; v_ended boolean;
   BEGIN
-    UPDATE "callback_attempts"
-       SET "url" = left(p_url, 512), "http_status" = p_http_status, "duration_ms" = p_duration_ms, "response_excerpt" = p_excerpt, "error" = p_error
-     WHERE "delivery_id" = p_delivery AND "number" = p_number;
     UPDATE "callback_deliveries"
-       SET "status" = p_status, "last_error" = p_error, "next_attempt_at" = COALESCE(p_next_attempt_at, "next_attempt_at"), "lease_until" = NULL, "updated_at" = now()
-     WHERE "id" = p_delivery AND "status" = 'pending' AND ("attempts_made" = p_number OR p_status = 'succeeded')
+       SET "status" = p_status, "attempts_made" = p_number, "last_error" = p_error, "next_attempt_at" = COALESCE(p_next_attempt_at, "next_attempt_at"),
+           "destination" = p_destination, "updated_at" = now()
+     WHERE "id" = p_delivery AND "status" = 'pending' AND ("attempts_made" = p_number - 1 OR (p_status = 'succeeded' AND "attempts_made" < p_number))
     RETURNING "order_id", "merchant_id" INTO v_order, v_merchant;
+    v_recorded := FOUND;
     v_ended := FOUND AND p_status <> 'pending';
-    IF v_merchant IS NULL THEN
-      SELECT "merchant_id" INTO v_merchant FROM "callback_deliveries" WHERE "id" = p_delivery;
+    IF v_recorded THEN
+      INSERT INTO "callback_attempts" ("delivery_id", "number", "attempted_at", "url", "http_status", "duration_ms", "response_excerpt", "error")
+      VALUES (p_delivery, p_number, now() - p_duration_ms * interval '1 millisecond', left(p_url, 512), p_http_status, p_duration_ms, p_excerpt, p_error);
     END IF;
-
-    IF p_destination <> '' AND p_circuit = 'success' THEN
-      -- A healthy key has no row to write: only a failing or open one is touched.
-      UPDATE "callback_circuits" k SET "consecutive_failures" = 0, "open_since" = NULL, "next_probe_at" = NULL, "last_success_at" = now(), "updated_at" = now()
-        FROM (SELECT "open_since" FROM "callback_circuits" WHERE "merchant_id" = v_merchant AND "destination" = p_destination FOR NO KEY UPDATE) old
-       WHERE k."merchant_id" = v_merchant AND k."destination" = p_destination AND (k."consecutive_failures" > 0 OR k."open_since" IS NOT NULL)
-      RETURNING old."open_since" INTO v_open;
-      v_closed := v_open IS NOT NULL;
-    ELSIF p_destination <> '' AND p_circuit = 'failure' THEN
-      -- Read under its lock, so of several failures at once exactly one sees it move from closed to open.
-      LOOP
-        SELECT "open_since" INTO v_open FROM "callback_circuits" WHERE "merchant_id" = v_merchant AND "destination" = p_destination FOR NO KEY UPDATE;
-        IF FOUND THEN
-          UPDATE "callback_circuits" k SET
-            "consecutive_failures" = k."consecutive_failures" + 1,
-            "open_since" = COALESCE(k."open_since", CASE WHEN k."consecutive_failures" + 1 >= p_failures THEN now() END),
-            "next_probe_at" = CASE WHEN k."open_since" IS NOT NULL THEN k."next_probe_at"
-                                   WHEN k."consecutive_failures" + 1 >= p_failures THEN now() + p_probe_ms * interval '1 millisecond' END,
-            "last_failure_at" = now(), "updated_at" = now()
-           WHERE k."merchant_id" = v_merchant AND k."destination" = p_destination
-          RETURNING v_open IS NULL AND k."open_since" IS NOT NULL INTO v_opened;
-          EXIT;
-        END IF;
-        INSERT INTO "callback_circuits" ("merchant_id", "destination", "consecutive_failures", "open_since", "next_probe_at", "last_failure_at", "updated_at")
-        VALUES (v_merchant, p_destination, 1, CASE WHEN 1 >= p_failures THEN now() END, CASE WHEN 1 >= p_failures THEN now() + p_probe_ms * interval '1 millisecond' END, now(), now())
-        ON CONFLICT ("merchant_id", "destination") DO NOTHING
-        RETURNING "open_since" IS NOT NULL INTO v_opened;
-        EXIT WHEN FOUND;
-        -- Another first failure of this key inserted it meanwhile: this one counts on that row.
-      END LOOP;
+    IF p_circuit <> '' AND p_destination <> '' THEN
+      IF v_merchant IS NULL THEN SELECT "merchant_id" INTO v_merchant FROM "callback_deliveries" WHERE "id" = p_delivery; END IF;
+      INSERT INTO "callback_circuits" AS k ("merchant_id", "destination", "consecutive_failures", "open_since", "next_probe_at", "last_success_at", "last_failure_at", "updated_at")
+      VALUES (v_merchant, p_destination, p_failures, CASE WHEN p_circuit = 'closed' THEN NULL ELSE now() END, CASE WHEN p_circuit = 'closed' THEN NULL ELSE p_next_probe_at END,
+              CASE WHEN p_circuit = 'closed' THEN now() END, CASE WHEN p_circuit = 'closed' THEN NULL ELSE now() END, now())
+      ON CONFLICT ("merchant_id", "destination") DO UPDATE SET
+        "consecutive_failures" = EXCLUDED."consecutive_failures",
+        "open_since" = CASE WHEN p_circuit = 'closed' THEN NULL WHEN p_circuit = 'opened' THEN now() ELSE COALESCE(k."open_since", now()) END,
+        "next_probe_at" = EXCLUDED."next_probe_at",
+        "last_success_at" = COALESCE(EXCLUDED."last_success_at", k."last_success_at"),
+        "last_failure_at" = COALESCE(EXCLUDED."last_failure_at", k."last_failure_at"),
+        "updated_at" = now();
     END IF;
-
     IF v_ended THEN
-      RETURN QUERY SELECT true, v_closed, v_opened, n."id", n."merchant_id", n."notify_url"::text FROM "callback_deliveries" n
-        WHERE n."order_id" = v_order AND n."status" = 'pending' ORDER BY n."event_seq", n."created_at" LIMIT 1;
+      RETURN QUERY SELECT true, true, n."id", n."merchant_id", n."notify_url"::text FROM "callback_deliveries" n
+        WHERE n."order_id" = v_order AND ${orderHeadSql('n')} ORDER BY n."event_seq", n."created_at" LIMIT 1;
       IF FOUND THEN RETURN; END IF;
     END IF;
-    RETURN QUERY SELECT v_ended, v_closed, v_opened, NULL::uuid, NULL::int, NULL::text;
+    RETURN QUERY SELECT v_recorded, v_ended, NULL::uuid, NULL::int, NULL::text;
   END
 $$`;
 
-export const CALLBACK_FUNCTIONS = [CLAIM_CALLBACK_ATTEMPT, RECORD_CALLBACK_ATTEMPT];
+/**
+ * SPEC 7 Fairness's destination (scheme://host:port, the default port written out) of a stored
+ * notify URL. Every stored URL passed the one parser (WHATWG URL) and is kept in its canonical
+ * form (no userinfo, lower-case host, IPv6 in brackets, default port left out, a path), so this
+ * split agrees with parseNotifyUrl's destination (test/callback-record-rules.e2e-spec.ts); the
+ * worker writes the parser's own at each record anyway.
+ */
+export const CALLBACK_DESTINATION_OF = `CREATE OR REPLACE FUNCTION "callback_destination_of"(p_url text) RETURNS text IMMUTABLE LANGUAGE sql AS $$
+  SELECT CASE WHEN m IS NULL THEN '' ELSE m[1] || '://' || m[2] || ':' || COALESCE(m[3], CASE m[1] WHEN 'https' THEN '443' ELSE '80' END) END
+    FROM (SELECT regexp_match(p_url, '^(https?)://(\\[[^]/]*\\]|[^/:?#]*)(?::([0-9]+))?([/?#]|$)') AS m) x
+$$`;
+
+/**
+ * A delivery as it is written, whoever writes it (the outbox in each lifecycle, settle_order,
+ * callbackResend, callbackRecover): SPEC 7 Address, an event whose order and merchant have no
+ * address is recorded as `no_address` (no job, no attempt; callbackResend or callbackRecover
+ * write a new one once there is an address); else its key's destination, so the pages and tools
+ * count what a circuit holds before its first attempt.
+ */
+export const CALLBACK_DELIVERY_WRITTEN = `CREATE OR REPLACE FUNCTION "callback_delivery_written"() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NEW."notify_url" IS NULL THEN
+      IF NEW."status" = 'pending' THEN NEW."status" := 'no_address'; END IF;
+    ELSIF NEW."destination" = '' THEN
+      NEW."destination" := "callback_destination_of"(NEW."notify_url");
+    END IF;
+    RETURN NEW;
+  END
+$$`;

@@ -1,4 +1,5 @@
 import { deliveryAddressSql } from '../repositories/delivery-address';
+import { orderHeadSql } from './callback-functions';
 
 /**
  * The SQL functions that settle a top-up: their current bodies, in one source file. A migration
@@ -78,7 +79,7 @@ export const SETTLE_ORDER = `CREATE OR REPLACE FUNCTION "settle_order"(p_order b
           RETURNING "id", "order_id", "refund_id", "seq")
         INSERT INTO "callback_deliveries" AS d ("id", "event_id", "order_id", "merchant_id", "status", "attempts_made", "next_attempt_at", "notify_url", "event_seq")
         SELECT p_delivery_ids[i], "event"."id", o."id", o."merchant_id", 'pending', 0, now(), ${deliveryAddressSql('"event"')}, "event"."seq" FROM "event"
-        RETURNING d."id", NOT EXISTS (SELECT 1 FROM "callback_deliveries" e WHERE e."order_id" = d."order_id" AND e."status" = 'pending' AND e."event_seq" < d."event_seq"),
+        RETURNING d."id", ${orderHeadSql('d')},
                   d."merchant_id", d."notify_url"::text, o."late_payment";
     END LOOP;
     PERFORM "credit_order"(o."merchant_id", o."id", o."merchant_actual_fen", o."deposit_fen");

@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { ruleMessage } from '../../http/rule-message';
 
 export class CallbackResendDto {
   @ApiProperty({ example: '2025112112000012345678' })
-  @IsString({ message: 'order_no must be a string' })
-  @IsNotEmpty({ message: 'order_no is required' })
-  @MaxLength(64, { message: 'order_no must be at most 64 characters' })
+  @IsString(ruleMessage('field.string', { field: 'order_no' }))
+  @IsNotEmpty(ruleMessage('field.required', { field: 'order_no' }))
+  @MaxLength(64, ruleMessage('field.maxLength', { field: 'order_no', max: 64 }))
   order_no: string;
 }

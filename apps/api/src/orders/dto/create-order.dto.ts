@@ -4,39 +4,40 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 
 import { PAY_METHODS, type PayMethod } from '@app/db';
 import { IsHttpUrl, IsYuanAmount } from './param-validators';
 import { emptyToUndefined, toInteger, toNotifyUrl } from './param-transforms';
+import { ruleMessage } from '../../http/rule-message';
 
 export class CreateOrderDto {
   @ApiProperty({ enum: [1], example: 1, description: '1 = buy (top-up)' })
   @Transform(toInteger)
-  @IsIn([1], { message: 'order_type must be 1 (buy); createOrder makes buy orders only' })
+  @IsIn([1], ruleMessage('order_type.buyOnly'))
   order_type: number;
 
   @ApiProperty({ type: String, example: '100.00', description: 'Yuan, > 0, at most 2 decimals, within the channel limits; send as a string' })
-  @IsYuanAmount({ message: 'cny_amount must be a yuan amount greater than 0 with at most 2 decimals, like "100.00"' })
+  @IsYuanAmount(ruleMessage('field.yuan', { field: 'cny_amount', example: '100.00' }))
   cny_amount: string | number;
 
   @ApiProperty({ example: 3, description: 'A channel id from getPayChannels' })
   @Transform(toInteger)
-  @IsInt({ message: 'paychannel_id must be an integer' })
-  @Min(1, { message: 'paychannel_id must be at least 1' })
-  @Max(2147483647, { message: 'paychannel_id is out of range' })
+  @IsInt(ruleMessage('field.integer', { field: 'paychannel_id' }))
+  @Min(1, ruleMessage('field.atLeast', { field: 'paychannel_id', min: 1 }))
+  @Max(2147483647, ruleMessage('field.outOfRange', { field: 'paychannel_id' }))
   paychannel_id: number;
 
   @ApiProperty({ enum: PAY_METHODS, example: 'alipay' })
-  @IsIn(PAY_METHODS, { message: `paychannel_paymethod must be one of ${PAY_METHODS.join(', ')}` })
+  @IsIn(PAY_METHODS, ruleMessage('field.oneOf', { field: 'paychannel_paymethod', values: PAY_METHODS.join(', ') }))
   paychannel_paymethod: PayMethod;
 
   @ApiPropertyOptional({ maxLength: 64, example: '张三' })
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsString({ message: 'customer_name must be a string' })
-  @MaxLength(64, { message: 'customer_name must be at most 64 characters' })
+  @IsString(ruleMessage('field.string', { field: 'customer_name' }))
+  @MaxLength(64, ruleMessage('field.maxLength', { field: 'customer_name', max: 64 }))
   customer_name?: string;
 
   @ApiPropertyOptional({ maxLength: 512, example: 'https://shop.example/notify', description: "Overrides the merchant's callback address for this order" })
   @Transform(toNotifyUrl)
   @IsOptional()
-  @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
+  @IsHttpUrl(ruleMessage('field.httpUrl', { field: 'notify_url' }))
   notify_url?: string;
 
   @ApiPropertyOptional({
@@ -47,8 +48,8 @@ export class CreateOrderDto {
   })
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsString({ message: 'subject must be a string' })
-  @Matches(/^[^\p{Cc}]{1,128}$/u, { message: 'subject must be at most 128 characters, none of them a control character' })
+  @IsString(ruleMessage('field.string', { field: 'subject' }))
+  @Matches(/^[^\p{Cc}]{1,128}$/u, ruleMessage('field.plainText', { field: 'subject', max: 128 }))
   subject?: string;
 
   @ApiPropertyOptional({
@@ -59,7 +60,7 @@ export class CreateOrderDto {
   })
   @Transform(toNotifyUrl)
   @IsOptional()
-  @IsHttpUrl({ message: 'return_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
+  @IsHttpUrl(ruleMessage('field.httpUrl', { field: 'return_url' }))
   return_url?: string;
 
   @ApiPropertyOptional({
@@ -69,7 +70,7 @@ export class CreateOrderDto {
   })
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
-  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  @IsString(ruleMessage('field.ownNumber', { field: 'merchant_order_no' }))
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, ruleMessage('field.ownNumber', { field: 'merchant_order_no' }))
   merchant_order_no?: string;
 }

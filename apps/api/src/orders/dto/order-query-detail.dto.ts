@@ -1,8 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { DomainError } from '@app/common';
+import { DomainError, apiMessage } from '@app/common';
 import { emptyToUndefined } from './param-transforms';
+import { ruleMessage } from '../../http/rule-message';
 
 /** One order by exactly one of its two numbers (SPEC 5): the service's order_no or the merchant's own merchant_order_no. */
 export class OrderQueryDetailDto {
@@ -12,8 +13,8 @@ export class OrderQueryDetailDto {
   })
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsString({ message: 'order_no must be a string' })
-  @MaxLength(64, { message: 'order_no must be at most 64 characters' })
+  @IsString(ruleMessage('field.string', { field: 'order_no' }))
+  @MaxLength(64, ruleMessage('field.maxLength', { field: 'order_no', max: 64 }))
   order_no?: string;
 
   @ApiPropertyOptional({
@@ -23,8 +24,8 @@ export class OrderQueryDetailDto {
   })
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsString({ message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
-  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'merchant_order_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  @IsString(ruleMessage('field.ownNumber', { field: 'merchant_order_no' }))
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, ruleMessage('field.ownNumber', { field: 'merchant_order_no' }))
   merchant_order_no?: string;
 }
 
@@ -33,9 +34,9 @@ export type OrderKey = { orderNo: string } | { merchantOrderNo: string };
 
 export function orderKey(params: OrderQueryDetailDto): OrderKey {
   if (params.order_no !== undefined && params.merchant_order_no !== undefined) {
-    throw DomainError.invalid('order_no', 'send order_no or merchant_order_no, not both');
+    throw DomainError.invalid('order_no', apiMessage('orderKey.both'));
   }
   if (params.order_no !== undefined) return { orderNo: params.order_no };
   if (params.merchant_order_no !== undefined) return { merchantOrderNo: params.merchant_order_no };
-  throw DomainError.invalid('order_no', 'order_no or merchant_order_no is required');
+  throw DomainError.invalid('order_no', apiMessage('orderKey.none'));
 }

@@ -145,7 +145,7 @@ export const en = {
   'mode.testHelp': 'Sandbox channels only: no real money moves.',
 
   'refunds.title': 'Refunds',
-  'refunds.none': 'No refund. A completed order can be refunded, in full or in parts, through the refundCreate API.',
+  'refunds.none': 'No refund. A completed order can be refunded, in full or in parts, here or through the refundCreate API.',
   'refunds.succeeded': 'Refunded',
   'refunds.processing': 'Being refunded',
   'refunds.refundable': 'Still refundable',
@@ -208,6 +208,7 @@ export const en = {
   'delivery.pending': 'Pending',
   'delivery.succeeded': 'Delivered',
   'delivery.failed': 'Failed',
+  'delivery.no_address': 'No callback address',
   'delivery.noAttempts': 'No attempt yet.',
   'attempt.number': 'Attempt',
   'attempt.at': 'Time',
@@ -251,7 +252,7 @@ export const en = {
   'developers.rotateConfirm': 'I understand that a new secret replaces the current one, which keeps working only for the period chosen above.',
   'developers.rotateNeedsConfirm': 'Tick the box to confirm the rotation.',
   'developers.rotateCallbacks':
-    "Callbacks are signed with the new secret at once. During the grace their webhook-signature header carries both signatures, but the body's signature only the new one: a receiver that checks the body signature must accept either secret until the grace ends (see the README's Secret rotation).",
+    "During the grace a callback's webhook-signature header carries both signatures and its body is signed with one of the two secrets: your receiver must accept either secret until the grace ends.",
   'developers.notifyUrl': 'Notify URL',
   'developers.notifyUrlHelp': 'Callbacks go here unless an order names its own notify_url. An http or https URL of at most 512 characters.',
   'developers.egress': 'Callbacks come from:',
@@ -315,6 +316,114 @@ export const en = {
   'error.unavailableBody': 'The service cannot reach its database right now. Try again in a moment.',
   'error.internalTitle': 'Something went wrong',
   'error.internalBody': 'Try again in a moment. If it keeps happening, tell your operator the time it happened.',
+
+  // Issue 38 (merchant): the orders search and CSV, the Refund form, the statements' day links, the help page.
+  'nav.help': 'Help',
+  'orders.search': 'Order no. or merchant order no.',
+  'orders.searchHelp': 'The whole number: finds the order with this order_no or merchant_order_no.',
+  'orders.merchantOrderNo': 'Merchant order no.',
+  'orders.csv.orderNo': 'Order no.',
+  'orders.csv.merchantOrderNo': 'Merchant order no.',
+  'orders.csv.type': 'Type',
+  'orders.csv.status': 'Status',
+  'orders.csv.amount': 'Amount (yuan)',
+  'orders.csv.serviceRate': 'Service rate',
+  'orders.csv.fee': 'Service fee (yuan)',
+  'orders.csv.net': 'Net amount (yuan)',
+  'orders.csv.created': 'Created (Asia/Shanghai)',
+  'orders.csv.updated': 'Updated (Asia/Shanghai)',
+
+  'refundForm.title': 'Refund this order',
+  'refundForm.intro':
+    'At most {amount}, what is still refundable. The amount leaves your available balance at once; the service fee is not returned. The customer gets the money back through the payment channel.',
+  'refundForm.amount': 'Amount to refund (yuan)',
+  'refundForm.reason': 'Reason (optional, at most 128 characters)',
+  'refundForm.submit': 'Refund',
+  'refundForm.notYet': 'A paid order can be refunded once it is completed (its amount credited to your balance), usually within a minute.',
+  'refundForm.nothingLeft': 'Nothing is left to refund on this order.',
+  'refundForm.done': 'The refund of {amount} was accepted (refund no. {refundNo}) and is processing; its result appears below.',
+  'refundForm.badAmount': 'Enter an amount greater than 0 with at most 2 decimals, like 30.00.',
+  'refundForm.tooMuch': 'That is more than what is left to refund ({amount}). Nothing was changed.',
+  'refundForm.badReason': 'The reason must be at most 128 characters.',
+  'refundForm.balance': 'Your available balance is too low for this refund. Nothing was changed.',
+  'refundForm.processing': 'A refund of this order is still processing: wait for its result, then refund the rest.',
+  'refundForm.state': 'This order cannot be refunded in its current state.',
+  'refundForm.channel': "This order's payment channel does not offer refunds.",
+  'refundForm.resubmitted': 'This form was used for a refund already: reload the page to make another one.',
+
+  'help.title': 'Help for developers',
+  'help.intro':
+    'What your developers need to connect your systems: signing a request, receiving callbacks and their retries, rotating the secret, and every error with what to do about it. Your api_key and signing examples in curl, PHP and TypeScript are on the Developers page.',
+  'help.toDevelopers': 'Open the Developers page',
+  'help.contents': 'On this page',
+  'help.signing.title': 'Signing a request',
+  'help.signing.intro':
+    'Every merchant operation is a POST to {baseUrl}/merchant/ followed by its name (createOrder, orderQueryList, refundCreate...), with a JSON body holding its parameters and four more: api_key, timestamp (Unix seconds), nonce (8 to 64 of A-Z a-z 0-9 _ -, a new one for every request) and signature.',
+  'help.signing.step1': 'Take every parameter except signature, leaving out those whose value is null or empty.',
+  'help.signing.step2': 'Sort them by name (byte order) and join them as name=value with &, without URL-encoding: this is the canonical string.',
+  'help.signing.step3': 'signature = the lowercase hex HMAC-SHA256 of the canonical string, with your api_secret as the key.',
+  'help.signing.amounts': 'Send amounts as text ("100.00"): a number is signed as JavaScript writes it, so 100.50 would be signed as 100.5.',
+  'help.signing.clock':
+    "The timestamp must be within {tolerance} seconds of the server's clock (the time field of every answer). With a test key (mk_test_), a 40102 answer carries data.canonical, the string the service signed: compare it with yours.",
+  'help.signing.example': 'A worked example, with the api_secret {secret}:',
+  'help.signing.exampleParams': 'Parameters',
+  'help.signing.exampleCanonical': 'Canonical string',
+  'help.signing.exampleSignature': 'Signature',
+  'help.callbacks.title': 'Callbacks and retries',
+  'help.callbacks.what':
+    "When an order is paid, completed or cancelled, and when a refund succeeds or fails, the service POSTs a JSON callback to your notify URL: the order's notify_url, else the one on the Developers page. Its event field says which (order.paid, order.completed, order.cancelled, refund.succeeded, refund.failed; webhook.test from Send test event).",
+  'help.callbacks.verify':
+    'Check it before you act on it, in either or both ways: the body carries api_key, timestamp, nonce and signature, signed exactly like a request; and the headers webhook-id, webhook-timestamp and webhook-signature follow Standard Webhooks (v1, then the base64 HMAC-SHA256 of id.timestamp.body, the body as received; secret whsec_ followed by base64 of your api_secret for their libraries).',
+  'help.callbacks.answer':
+    'Answer HTTP 2xx with the body success (or an empty body) once you have stored the event. Anything else, no answer within 10 seconds, or a refused connection is a failed attempt.',
+  'help.callbacks.retries':
+    'A failed attempt is tried again after {schedule}; after the last one the delivery is marked failed and kept. An answer 410 stops the retries at once; a Retry-After header on 429 or 503 is honoured.',
+  'help.callbacks.dedupe':
+    "The same event can arrive more than once: deduplicate by event_id. One order's events arrive in the order they happened (order.completed never before order.paid has been delivered).",
+  'help.callbacks.tools':
+    "Each order's page lists its callbacks with every attempt (time, HTTP status, your answer) and resends the latest event with the same event_id. The API has the same tools: callbackQueryList, callbackResend, callbackRecover (everything that failed in a window) and callbackTest.",
+  'help.rotation.title': 'Rotating the secret',
+  'help.rotation.how':
+    "Rotate the api_secret on the Developers page; your password is asked again. The new secret is shown once: put it in your servers' configuration at once.",
+  'help.rotation.grace':
+    "A routine rotation keeps the current secret working for 24 hours beside the new one, both for the requests you sign and for the callbacks you check. During those 24 hours a callback's webhook-signature header carries two v1 entries, one per secret, and the body's signature is made with one of the two: accept a callback when either secret verifies it.",
+  'help.rotation.steps':
+    '1. Rotate. 2. Deploy the new secret, keeping the old one as a second secret your callback receiver also accepts. 3. After 24 hours, remove the old one.',
+  'help.rotation.leak':
+    'If the secret may have leaked, choose "Stops working at once": from that moment requests signed with the old secret are refused (40102) and callbacks are signed with the new one only.',
+  'help.errors.title': 'Errors and what to do',
+  'help.errors.intro':
+    "Every answer is JSON with code, msg, time and data; code 1 is success. msg is in English, or in Chinese when the request's Accept-Language header prefers Chinese; code and data never change with the language, so program against code and show msg to people. Every answer also carries an X-Request-Id header: quote it when you ask for help.",
+  'help.errors.code': 'Code',
+  'help.errors.http': 'HTTP',
+  'help.errors.means': 'Means',
+  'help.errors.do': 'What to do',
+  'help.do.40000':
+    'A parameter is missing, of the wrong type or out of range; data.errors names each one. Fix the request: sent again unchanged it fails again.',
+  'help.do.40100': 'api_key, timestamp, nonce or signature is missing or malformed (data.errors names it). Make sure every request carries all four.',
+  'help.do.40101': 'Check the api_key against the Developers page; test keys (mk_test_) and live keys differ.',
+  'help.do.40102':
+    'Check the secret (after a rotation, the new one), the canonical string (sorted names, no empty values, amounts as text) and that you sign exactly the parameters you send. With a test key, data.canonical shows the string the service signed.',
+  'help.do.40103': "Send Unix seconds, not milliseconds, and keep your server's clock synchronised (NTP).",
+  'help.do.40104': 'Make a new random nonce for every request, retries included.',
+  'help.do.40300': 'Your merchant account is disabled: contact your operator.',
+  'help.do.40301': 'Use a channel enabled for you: data.linked lists them, as does the Channels page.',
+  'help.do.40302': 'Pick a pay method the channel offers (the Channels page lists them).',
+  'help.do.40400': 'No such order or refund for your merchant: check the number.',
+  'help.do.40401': 'Province and city names must match the region data exactly; take them from provinceList and cityList.',
+  'help.do.40402': 'No such operation: check the path and its spelling.',
+  'help.do.40500': 'Merchant operations are POST.',
+  'help.do.40900':
+    'The merchant_order_no (or merchant_refund_no) was used before with other parameters; data.differs names them and data.order_no (or refund_no) is the first one. Sending the same request again answers the first one; a new order needs a new number.',
+  'help.do.40901':
+    "The order's or refund's state does not allow it: only a completed order can be refunded, one refund at a time; only a pending order can be closed. Read the order again.",
+  'help.do.40902': 'Your available balance is too low for this refund or payout.',
+  'help.do.41300': 'Keep the body under 64 KiB.',
+  'help.do.41500': 'Send JSON with Content-Type: application/json, or a form.',
+  'help.do.42900': 'Wait the seconds in the Retry-After header. Many failed signatures from one address block it for a while: fix the signing first.',
+  'help.do.50000': 'Something failed on our side: try again later, and if it keeps happening tell your operator the X-Request-Id.',
+  'help.do.50200': 'The payment channel failed. For createOrder the order was cancelled (data.order_no): create a new order, with a new merchant_order_no.',
+  'help.do.50300': 'Try again shortly; repeating a create with the same merchant_order_no or merchant_refund_no is safe.',
 } as const;
 
 export type MessageKey = keyof typeof en;

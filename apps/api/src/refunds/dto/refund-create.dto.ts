@@ -3,12 +3,13 @@ import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { IsHttpUrl, IsYuanAmount } from '../../orders/dto/param-validators';
 import { emptyToUndefined, toNotifyUrl } from '../../orders/dto/param-transforms';
+import { ruleMessage } from '../../http/rule-message';
 
 export class RefundCreateDto {
   @ApiProperty({ example: '2025112112000012345678', description: 'A completed buy order of this merchant' })
-  @IsString({ message: 'order_no must be a string' })
-  @IsNotEmpty({ message: 'order_no is required' })
-  @MaxLength(64, { message: 'order_no must be at most 64 characters' })
+  @IsString(ruleMessage('field.string', { field: 'order_no' }))
+  @IsNotEmpty(ruleMessage('field.required', { field: 'order_no' }))
+  @MaxLength(64, ruleMessage('field.maxLength', { field: 'order_no', max: 64 }))
   order_no: string;
 
   @ApiProperty({
@@ -17,7 +18,7 @@ export class RefundCreateDto {
     description:
       "Yuan, > 0, at most 2 decimals; with the order's other refunds that have not failed, at most its cny_amount. Debited from the available balance at once (the service fee is not returned)",
   })
-  @IsYuanAmount({ message: 'refund_amount must be a yuan amount greater than 0 with at most 2 decimals, like "30.00"' })
+  @IsYuanAmount(ruleMessage('field.yuan', { field: 'refund_amount', example: '30.00' }))
   refund_amount: string | number;
 
   @ApiProperty({
@@ -25,15 +26,15 @@ export class RefundCreateDto {
     example: 'R-10001',
     description: 'Idempotency key: a repeat with the same parameters returns the first refund, with others 40900',
   })
-  @IsString({ message: 'merchant_refund_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
-  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'merchant_refund_no must be 1 to 64 of A-Z a-z 0-9 _ -' })
+  @IsString(ruleMessage('field.ownNumber', { field: 'merchant_refund_no' }))
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, ruleMessage('field.ownNumber', { field: 'merchant_refund_no' }))
   merchant_refund_no: string;
 
   @ApiPropertyOptional({ maxLength: 128, example: 'Customer returned the goods' })
   @Transform(emptyToUndefined)
   @IsOptional()
-  @IsString({ message: 'reason must be a string' })
-  @MaxLength(128, { message: 'reason must be at most 128 characters' })
+  @IsString(ruleMessage('field.string', { field: 'reason' }))
+  @MaxLength(128, ruleMessage('field.maxLength', { field: 'reason', max: 128 }))
   reason?: string;
 
   @ApiPropertyOptional({
@@ -43,6 +44,6 @@ export class RefundCreateDto {
   })
   @Transform(toNotifyUrl)
   @IsOptional()
-  @IsHttpUrl({ message: 'notify_url must be an absolute http or https URL without userinfo or backslash, of at most 512 characters' })
+  @IsHttpUrl(ruleMessage('field.httpUrl', { field: 'notify_url' }))
   notify_url?: string;
 }

@@ -1,0 +1,2 @@
+/** balanceQuery takes nothing but the common authentication parameters. */
+export class BalanceQueryDto {}
