@@ -78,8 +78,12 @@ export class ChannelAdapters implements OnApplicationShutdown {
   }
 
   /** The cashier of an order (SPEC 6): `{PUBLIC_BASE_URL}/pay/{order_no}?token=...`, the token sealed to that order. */
-  readonly cashierUrl = (orderNo: string): string =>
-    `${this.config.publicBaseUrl}/pay/${orderNo}?token=${encodeURIComponent(this.secrets.seal('', cashierContext(orderNo)))}`;
+  readonly cashierUrl = (orderNo: string): string => `${this.config.publicBaseUrl}${this.cashierPath(orderNo)}`;
+
+  /** The cashier's path with a fresh token, for a redirect within the service. */
+  cashierPath(orderNo: string): string {
+    return `/pay/${orderNo}?token=${encodeURIComponent(this.secrets.seal('', cashierContext(orderNo)))}`;
+  }
 
   /** Whether `token` is one this service sealed for the cashier of `orderNo`. */
   openCashierToken(orderNo: string, token: unknown): boolean {

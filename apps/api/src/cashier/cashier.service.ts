@@ -206,7 +206,7 @@ export class CashierService {
       const validUntil = new Date(Math.min(order.createdAt.getTime() + 2 * 3600_000, order.expiresAt.getTime()));
       await this.prepays.record(order.id, 'native', null, codeUrl, validUntil);
     }
-    return { status: 303, location: withLang(this.adapters.cashierUrl(orderNo).slice(this.config.publicBaseUrl.length), lang) };
+    return { status: 303, location: withLang(this.adapters.cashierPath(orderNo), lang) };
   }
 
   /** A buy order on a cashier channel whose token is this order's. */
