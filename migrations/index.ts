@@ -27,6 +27,7 @@ import { StuckOrdersIndex1764620100000 } from './1764620100000-stuck-orders-inde
 import { LedgerDayBalances1764620200000 } from './1764620200000-ledger-day-balances';
 import { OperatorActions1764620300000 } from './1764620300000-operator-actions';
 import { CallbackRecord1764640000000 } from './1764640000000-callback-record';
+import { Cashier1764660000000 } from './1764660000000-cashier';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -58,4 +59,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   LedgerDayBalances1764620200000,
   OperatorActions1764620300000,
   CallbackRecord1764640000000,
+  Cashier1764660000000,
 ];

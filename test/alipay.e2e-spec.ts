@@ -8,6 +8,7 @@ import { FakeAlipayGateway, rsaKeyPair } from './fakes/alipay-gateway';
 import { type TestApi, post, signed, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
+import { openCashier, payLink } from './helpers/cashier';
 import { createSellOrder, entriesOf, orderClose, refundCreate, refundRow } from './helpers/money-out';
 import { createOrder, eventsOf, orderRow, sql } from './helpers/orders';
 
@@ -57,13 +58,22 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
   const notifyUrl = (): string => `${api.config.publicBaseUrl}/api/channel/notify/${channel}`;
   const lifecycle = (): OrderLifecycle => api.app.get(OrderLifecycle);
 
-  /** createOrder, then the payer opens pay_url: the fake verifies our signature and opens the trade. */
-  async function openedOrder(amount: string): Promise<{ orderNo: string; id: string; payUrl: string; page: string }> {
+  /**
+   * createOrder, then the payer opens pay_url on a computer: the cashier's link to page pay, which
+   * the fake verifies (our signature) and opens the trade for.
+   */
+  async function openedOrder(amount: string): Promise<{ orderNo: string; id: string; payUrl: string; gatewayUrl: string; page: string }> {
     const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channel, paychannel_paymethod: 'alipay' });
     expect(res.body.code).toBe(1);
     const payUrl = res.body.data.pay_url!;
-    const page = await (await fetch(payUrl)).text();
-    return { orderNo: res.body.data.order_no, id: (await orderRow(api.app, res.body.data.order_no)).id as string, payUrl, page };
+    const { cashier, provider } = await openCashier(payUrl);
+    return {
+      orderNo: res.body.data.order_no,
+      id: (await orderRow(api.app, res.body.data.order_no)).id as string,
+      payUrl,
+      gatewayUrl: payLink(cashier)!,
+      page: provider!,
+    };
   }
 
   async function completed(amount: string): Promise<{ orderNo: string; id: string }> {
@@ -77,11 +87,20 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
   it('create -> the payer presses Pay -> signed notification -> paid -> completed in its transaction, credited once, callbacks queued', async () => {
     const before = await api.operator.ledger.balance(merchant.id);
     const order = await openedOrder('10.00');
-    const url = new URL(order.payUrl);
+    // pay_url is the cashier's; on a computer its pay link is page pay, signed.
+    expect(order.payUrl).toMatch(new RegExp(`^${api.config.publicBaseUrl}/pay/${order.orderNo}\\?token=`));
+    const url = new URL(order.gatewayUrl);
     expect(`${url.origin}${url.pathname}`).toBe(alipay.gateway);
     const params = Object.fromEntries(url.searchParams);
     expect(params).toMatchObject({ app_id: APP_ID, method: 'alipay.trade.page.pay', sign_type: 'RSA2', charset: 'utf-8', notify_url: notifyUrl() });
-    expect(JSON.parse(params.biz_content)).toMatchObject({ out_trade_no: order.orderNo, total_amount: '10.00', product_code: 'FAST_INSTANT_TRADE_PAY' });
+    expect(JSON.parse(params.biz_content)).toMatchObject({
+      out_trade_no: order.orderNo,
+      total_amount: '10.00',
+      subject: `Order ${order.orderNo}`,
+      product_code: 'FAST_INSTANT_TRADE_PAY',
+    });
+    // No return_url given: Alipay sends the payer back to the cashier's waiting screen.
+    expect(params.return_url).toBe(`${order.payUrl}&step=wait&lang=en`);
     // time_expire is the order's expiry in Beijing time.
     const expiresAt = (await orderRow(api.app, order.orderNo)).expires_at as Date;
     expect(JSON.parse(params.biz_content).time_expire).toBe(new Date(expiresAt.getTime() + 8 * 3600_000).toISOString().slice(0, 19).replace('T', ' '));
@@ -316,6 +335,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     const other = rsaKeyPair();
     const adapter = new AlipayAdapter(
       { app_id: APP_ID, private_key: other.privateKey, alipay_public_key: alipay.platform.publicKey, gateway: alipay.gateway },
+      (orderNo) => `https://pay.example/pay/${orderNo}`,
       undefined,
       true,
     );
@@ -341,7 +361,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     await expect(api.operator.channels.link(tester.id, channel)).rejects.toThrow(/moves live money/);
     const res = await createOrder(api.app, tester, { cny_amount: '1.00', paychannel_id: id });
     expect(res.body.code).toBe(1);
-    expect(new URL(res.body.data.pay_url!).origin).toBe(alipay.url);
+    expect(new URL(payLink((await openCashier(res.body.data.pay_url!)).cashier)!).origin).toBe(alipay.url);
     const listed = await post<{ list: { id: number }[] }>(api.app, '/api/merchant/getPayChannels', signed(tester, { category: 'processor' }));
     expect(listed.body.data.list.map((c) => c.id)).toEqual([id]);
     await expect(api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'sandbox', mode: 'live' })).rejects.toThrow(
@@ -356,8 +376,12 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     const attempt = (config: Record<string, string>) =>
       api.operator.channels.create({ category: 'processor', name: 'x', payMethod: 'alipay', adapter: 'alipay', config: JSON.stringify(config) });
     const good = JSON.parse(configText) as Record<string, string>;
-    await expect(attempt({ app_id: APP_ID, private_key: good.private_key })).rejects.toThrow(/missing alipay_public_key/);
+    await expect(attempt({ app_id: APP_ID, private_key: good.private_key })).rejects.toThrow(
+      /needs alipay_public_key \(public-key mode\) or app_cert, alipay_cert, alipay_root_cert \(public-key certificate mode\)/,
+    );
     await expect(attempt({ ...good, private_key: 'not a key' })).rejects.toThrow(/config.private_key must be a private key in PEM/);
+    await expect(attempt({ ...good, app_cert: 'x' })).rejects.toThrow(/config.app_cert must be a certificate/);
+    await expect(attempt({ ...good, modes: 'page,qr' } as Record<string, string>)).rejects.toThrow(/config.modes must be a list of distinct page, wap/);
     await expect(attempt({ ...good, secret_key: 'k' })).rejects.toThrow(/"secret_key" is not allowed/);
     await expect(attempt({ ...good, gateway: 'ftp://x' })).rejects.toThrow(/config.gateway must be http or https/);
     await attempt({ ...good, alipay_public_key: 'garbage-public-key-value' }).catch((err: Error) => expect(err.message).not.toContain('garbage'));
@@ -379,8 +403,7 @@ describe('alipay adapter against a fake Alipay gateway (real PostgreSQL and Redi
     for (const secret of [config.private_key, config.alipay_public_key]) {
       for (const line of secret.split('\n').filter((l) => l.length > 20)) expect(everything).not.toContain(line);
     }
-    // The gateway is where pay_url leads; nothing else of the config is shown.
-    expect(JSON.stringify([channels.body, sell.body])).not.toContain(alipay.gateway);
+    expect(JSON.stringify([channels.body, created.body, sell.body])).not.toContain(alipay.gateway);
   });
 
   it('no key or config value in any log line of everything above', () => {

@@ -12,6 +12,7 @@ import { FakeWechatpayGateway } from './fakes/wechatpay-gateway';
 import { type TestApi, startTestApi } from './helpers/api';
 import { TEST_REDIS_URL } from './helpers/config';
 import { waitFor } from './helpers/callbacks';
+import { openCashier } from './helpers/cashier';
 import { freePort } from './helpers/free-port';
 import { createOrder, orderRow, sql } from './helpers/orders';
 import { startRecon } from './helpers/recon';
@@ -126,7 +127,7 @@ describe('bill downloads: pinned hosts, streaming inflate under the cap (real Po
     });
     await api.operator.channels.link(merchant.id, channel);
     const res = await createOrder(api.app, merchant, { cny_amount: '6.40', paychannel_id: channel });
-    await fetch(res.body.data.pay_url!);
+    await openCashier(res.body.data.pay_url!);
     const delivery = alipay.pay(res.body.data.order_no);
     await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
     // Alipay's own bill host, over plain http, as its answers name it.
@@ -156,6 +157,7 @@ describe('bill downloads: pinned hosts, streaming inflate under the cap (real Po
     });
     await api.operator.channels.link(merchant.id, channel);
     const res = await createOrder(api.app, merchant, { cny_amount: '6.50', paychannel_id: channel, paychannel_paymethod: 'wxpay' });
+    await openCashier(res.body.data.pay_url!);
     const delivery = wechat.pay(res.body.data.order_no)!;
     await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
     return { wechat, channel };

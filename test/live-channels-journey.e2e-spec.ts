@@ -7,6 +7,7 @@ import { FakeAlipayGateway, rsaKeyPair } from './fakes/alipay-gateway';
 import { FakeWechatpayGateway } from './fakes/wechatpay-gateway';
 import { type TestApi, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
+import { openCashier } from './helpers/cashier';
 import { freePort } from './helpers/free-port';
 import { PortalClient, inviteAndAccept } from './helpers/portal';
 
@@ -119,7 +120,7 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
     const channels = await client.call<{ paychannel_id: number }[]>('getPayChannels');
     expect(channels.code).toBe(1);
 
-    // Alipay: the payer follows pay_url to the gateway's cashier and presses Pay.
+    // Alipay: the payer follows pay_url, the service's cashier, to Alipay's page and presses Pay.
     const viaAlipay = await client.call<{ order_no: string; pay_url: string }>('createOrder', {
       order_type: 1,
       cny_amount: '12.34',
@@ -127,12 +128,12 @@ describe('a live merchant takes payments through Alipay and WeChat Pay with the 
       paychannel_paymethod: 'alipay',
     });
     expect(viaAlipay.code).toBe(1);
-    expect(await (await fetch(viaAlipay.data.pay_url)).text()).toContain('<button>Pay</button>');
+    expect((await openCashier(viaAlipay.data.pay_url)).provider).toContain('<button>Pay</button>');
     expect((await fetch(`${alipay.url}/cashier/pay`, { method: 'POST', body: new URLSearchParams({ out_trade_no: viaAlipay.data.order_no }) })).status).toBe(
       200,
     );
 
-    // WeChat Pay: the payer opens the service's QR page for code_url and scans it.
+    // WeChat Pay: the payer opens the cashier on a computer, which shows the Native trade's code_url, and scans it.
     const viaWechat = await client.call<{ order_no: string; pay_url: string }>('createOrder', {
       order_type: 1,
       cny_amount: '5.60',

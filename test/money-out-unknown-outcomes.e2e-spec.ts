@@ -9,6 +9,7 @@ import { FakeAlipayGateway, rsaKeyPair } from './fakes/alipay-gateway';
 import { FakeWechatpayGateway } from './fakes/wechatpay-gateway';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
+import { openCashier } from './helpers/cashier';
 import { freePort } from './helpers/free-port';
 import { books, completedOrder, createSellOrder, entriesOf, orderClose, refundCreate, refundRow } from './helpers/money-out';
 import { createOrder, eventsOf, orderRow } from './helpers/orders';
@@ -100,8 +101,8 @@ describe('money out when the channel does not state the outcome (real PostgreSQL
     const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channel, paychannel_paymethod: method(channel) });
     expect(res.body.code).toBe(1);
     const orderNo = res.body.data.order_no;
+    await openCashier(res.body.data.pay_url!);
     if (channel === alipayChannel) {
-      await fetch(res.body.data.pay_url!);
       const delivery = alipay.pay(orderNo);
       await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
     } else {
@@ -207,7 +208,7 @@ describe('money out when the channel does not state the outcome (real PostgreSQL
   it('a close answered ACQ.SYSTEM_ERROR while the payer had paid: the order.close job queries, and the payment is credited once', async () => {
     const res = await createOrder(api.app, merchant, { cny_amount: '2.30', paychannel_id: alipayChannel });
     const orderNo = res.body.data.order_no;
-    await fetch(res.body.data.pay_url!);
+    await openCashier(res.body.data.pay_url!);
     alipay.pay(orderNo, { notify: 'never' });
     alipay.failNext('alipay.trade.close', 'system-error');
     const before = await books(api.app, merchant.id);
@@ -226,6 +227,7 @@ describe('money out when the channel does not state the outcome (real PostgreSQL
   it('a WeChat close refused as paid (a documented refusal) lets the query decide too; an unpaid one closed again ends the job', async () => {
     const res = await createOrder(api.app, merchant, { cny_amount: '2.40', paychannel_id: wechatChannel, paychannel_paymethod: 'wxpay' });
     const orderNo = res.body.data.order_no;
+    await openCashier(res.body.data.pay_url!);
     wechat.pay(orderNo, { notify: 'never' });
     expect((await orderClose(api.app, merchant, orderNo)).body.code).toBe(1);
     const id = (await orderRow(api.app, orderNo)).id as string;
@@ -233,6 +235,7 @@ describe('money out when the channel does not state the outcome (real PostgreSQL
     expect(await orderRow(api.app, orderNo)).toMatchObject({ status: 'completed', late_payment: true });
 
     const unpaid = await createOrder(api.app, merchant, { cny_amount: '2.50', paychannel_id: wechatChannel, paychannel_paymethod: 'wxpay' });
+    await openCashier(unpaid.body.data.pay_url!);
     wechat.failNext('close', 'rate-limited');
     expect((await orderClose(api.app, merchant, unpaid.body.data.order_no)).body.code).toBe(1);
     const unpaidId = (await orderRow(api.app, unpaid.body.data.order_no)).id as string;

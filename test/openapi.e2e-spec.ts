@@ -26,7 +26,7 @@ type ErrorCode<P extends keyof paths, S extends number> = paths[P] extends { pos
 
 const auth = { api_key: 'mk_example0000000000000001', timestamp: 1763700000, nonce: 'n0nce12345', signature: 'ab'.repeat(32) };
 
-export const createOrder: Body<'/api/merchant/createOrder'> = { ...auth, order_type: 1, cny_amount: '100.00', paychannel_id: 3, paychannel_paymethod: 'alipay', merchant_order_no: 'M-1' };
+export const createOrder: Body<'/api/merchant/createOrder'> = { ...auth, order_type: 1, cny_amount: '100.00', paychannel_id: 3, paychannel_paymethod: 'alipay', merchant_order_no: 'M-1', subject: '100 credits', return_url: 'https://shop.example/orders/M-1' };
 export const orderQueryList: Body<'/api/merchant/orderQueryList'> = { ...auth, page: 2, limit: 50, status: 'paid', start_time: 1763700000 };
 
 // @ts-expect-error cny_amount is required
@@ -38,6 +38,7 @@ export const badStatus: Body<'/api/merchant/orderQueryList'> = { ...auth, status
 
 type Data<P extends keyof paths> = paths[P] extends { post: { responses: { 200: { content: { 'application/json': { data: infer D } } } } } } ? D : never;
 export const payUrl = (answer: Data<'/api/merchant/createOrder'>): string | null => answer.pay_url;
+export const expiresAt = (answer: Data<'/api/merchant/createOrder'>): number | null => answer.expires_at;
 export const amounts = (page: Data<'/api/merchant/orderQueryList'>): string[] => page.list.map((order) => order.cny_amount);
 export const credited = (page: Data<'/api/merchant/orderQueryList'>): number => page.list.reduce((fen, order) => fen + order.merchant_actual_amount, page.total * 0);
 // @ts-expect-error merchant_actual_amount is integer fen, not yuan text

@@ -7,6 +7,7 @@ const CREATED_FIELDS = [
   'cny_amount',
   'createtime',
   'deposit_amount',
+  'expires_at',
   'merchant_actual_amount',
   'merchant_amount',
   'merchant_order_no',
@@ -64,6 +65,9 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expect(o.order_no).toMatch(/^\d{22}$/);
       expect(o.pay_url).toMatch(new RegExp(`^${api.config.publicBaseUrl}/sandbox/checkout/${o.order_no}\\?token=[0-9a-f]{64}$`));
       expect(Math.abs(o.createtime - Date.now() / 1000)).toBeLessThan(5);
+      // SPEC 5: expires_at is Unix seconds, ORDER_EXPIRE_SECONDS (1800 by default) after creation.
+      expect(o.expires_at! - o.createtime).toBeGreaterThanOrEqual(1799);
+      expect(o.expires_at! - o.createtime).toBeLessThanOrEqual(1800);
       const row = await orderRow(api.app, o.order_no);
       expect(row).toMatchObject({ service_rate: '0.00600000', cny_fen: '10000', service_fen: '60', merchant_actual_fen: '9940', customer_name: 'Li Lei' });
     });
@@ -139,6 +143,14 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       ['notify_url', { notify_url: `https://shop.example/${'a'.repeat(500)}` }],
       ['merchant_order_no', { merchant_order_no: 'has space' }],
       ['merchant_order_no', { merchant_order_no: 'x'.repeat(65) }],
+      ['subject', { subject: '商'.repeat(129) }],
+      ['subject', { subject: 'line\nbreak' }],
+      ['subject', { subject: 'tab\there' }],
+      ['subject', { subject: 12 }],
+      ['return_url', { return_url: 'shop.example/back' }],
+      ['return_url', { return_url: 'javascript:alert(1)' }],
+      ['return_url', { return_url: 'https://user:pw@shop.example/back' }],
+      ['return_url', { return_url: `https://shop.example/${'a'.repeat(500)}` }],
     ])('answers 40000 naming %s for %p', async (field, change) => {
       const params: Record<string, unknown> = { cny_amount: '10.00', paychannel_id: channel, order_type: 1, paychannel_paymethod: 'alipay', ...change };
       for (const key of Object.keys(params)) if (params[key] === undefined) delete params[key];
@@ -276,6 +288,45 @@ describe('createOrder, orderQueryList, orderQueryDetail (real PostgreSQL and Red
       expectInternalError(await orderDetail(api.app, m, orderNo), `order ${orderNo}`);
       logged.mockClear();
       expectInternalError(await post(api.app, '/api/merchant/orderQueryList', signed(m, {})), `order ${orderNo}`);
+    });
+  });
+
+  describe('subject and return_url (SPEC 5)', () => {
+    it('are kept on the order, return_url in its canonical form; the subject defaults to "Order {merchant_order_no or order_no}"', async () => {
+      const subject = '会员 30 天 · 1 month "premium" <b>';
+      const given = await createOrder(api.app, merchant, {
+        cny_amount: '3.00',
+        paychannel_id: channel,
+        subject: '商'.repeat(128),
+        return_url: 'HTTPS://Shop.Example/orders/1?x=1#top',
+      });
+      expect(given.body.code).toBe(1);
+      expect(await orderRow(api.app, given.body.data.order_no)).toMatchObject({
+        subject: '商'.repeat(128),
+        return_url: 'https://shop.example/orders/1?x=1#top',
+      });
+      const quoted = await createOrder(api.app, merchant, { cny_amount: '3.00', paychannel_id: channel, subject });
+      expect((await orderRow(api.app, quoted.body.data.order_no)).subject).toBe(subject);
+      const plain = await createOrder(api.app, merchant, { cny_amount: '3.00', paychannel_id: channel });
+      expect(await orderRow(api.app, plain.body.data.order_no)).toMatchObject({ subject: `Order ${plain.body.data.order_no}`, return_url: null });
+      const named = await createOrder(api.app, merchant, { cny_amount: '3.00', paychannel_id: channel, merchant_order_no: 'shop-subject-1' });
+      expect((await orderRow(api.app, named.body.data.order_no)).subject).toBe('Order shop-subject-1');
+    });
+
+    it('take part in what a repeat must match: the same again is the first order, another subject or return_url 40900', async () => {
+      const params = { cny_amount: '4.00', paychannel_id: channel, merchant_order_no: 'shop-subject-2', subject: 'A', return_url: 'https://shop.example/a' };
+      const first = await createOrder(api.app, merchant, params);
+      expect((await createOrder(api.app, merchant, params)).body.data).toEqual(first.body.data);
+      for (const change of [{ subject: 'B' }, { return_url: 'https://shop.example/b' }, { subject: undefined }, { return_url: undefined }]) {
+        const res = await createOrder(api.app, merchant, { ...params, ...change });
+        expect([res.status, res.body.code, res.body.data]).toEqual([409, 40900, { order_no: first.body.data.order_no, differs: Object.keys(change) }]);
+      }
+      // Left out, the subject is its default, which a repeat that leaves it out again matches.
+      const plain = { cny_amount: '4.00', paychannel_id: channel, merchant_order_no: 'shop-subject-3' };
+      const firstPlain = await createOrder(api.app, merchant, plain);
+      expect((await createOrder(api.app, merchant, plain)).body.data).toEqual(firstPlain.body.data);
+      const named = await createOrder(api.app, merchant, { ...plain, subject: 'Order shop-subject-3' });
+      expect(named.body.data).toEqual(firstPlain.body.data);
     });
   });
 

@@ -7,6 +7,7 @@ import { rsaKeyPair } from './fakes/alipay-gateway';
 import { FakeWechatpayGateway } from './fakes/wechatpay-gateway';
 import { type TestApi, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
+import { openCashier } from './helpers/cashier';
 import { freePort } from './helpers/free-port';
 import { createOrder, orderRow } from './helpers/orders';
 import { creditsOf, processedRefund, startRecon } from './helpers/recon';
@@ -71,6 +72,8 @@ describe('reconciliation of a wechatpay channel: the tradebill downloaded from t
   async function pendingOrder(channel: number, amount: string): Promise<string> {
     const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channel, paychannel_paymethod: 'wxpay' });
     expect(res.body.code).toBe(1);
+    // The payer opens pay_url on a computer: the cashier opens the Native trade.
+    await openCashier(res.body.data.pay_url!);
     return res.body.data.order_no;
   }
 

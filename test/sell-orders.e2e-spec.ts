@@ -12,6 +12,7 @@ const CREATED_FIELDS = [
   'cny_amount',
   'createtime',
   'deposit_amount',
+  'expires_at',
   'merchant_actual_amount',
   'merchant_amount',
   'merchant_order_no',
@@ -65,6 +66,8 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
       order_type: 2,
       status: 'pending',
       pay_url: null,
+      // A payout does not expire.
+      expires_at: null,
       payment_method: 'bank',
       cny_amount: '100.00',
       service_amount: 60,

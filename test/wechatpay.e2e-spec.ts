@@ -10,6 +10,7 @@ import { FakeWechatpayGateway, type WechatNotification } from './fakes/wechatpay
 import { type TestApi, post, signed, startTestApi } from './helpers/api';
 import { waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
+import { openCashier } from './helpers/cashier';
 import { createSellOrder, entriesOf, orderClose, refundCreate, refundRow } from './helpers/money-out';
 import { createOrder, eventsOf, orderRow, sql } from './helpers/orders';
 
@@ -86,10 +87,12 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
   const notifyUrl = (id = channel): string => `${api.config.publicBaseUrl}/api/channel/notify/${id}`;
   const lifecycle = (): OrderLifecycle => api.app.get(OrderLifecycle);
 
-  async function newOrder(amount: string, channelId = channel): Promise<{ orderNo: string; id: string; payUrl: string }> {
+  /** createOrder, then the payer opens pay_url on a computer: the cashier asks WeChat for the Native trade and shows its QR code. */
+  async function newOrder(amount: string, channelId = channel): Promise<{ orderNo: string; id: string; payUrl: string; cashier: string }> {
     const res = await createOrder(api.app, merchant, { cny_amount: amount, paychannel_id: channelId, paychannel_paymethod: 'wxpay' });
     expect(res.body.code).toBe(1);
-    return { orderNo: res.body.data.order_no, id: (await orderRow(api.app, res.body.data.order_no)).id as string, payUrl: res.body.data.pay_url! };
+    const { cashier } = await openCashier(res.body.data.pay_url!);
+    return { orderNo: res.body.data.order_no, id: (await orderRow(api.app, res.body.data.order_no)).id as string, payUrl: res.body.data.pay_url!, cashier };
   }
 
   const page = (payUrl: string, headers: Record<string, string> = {}) => {
@@ -113,22 +116,23 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     expect(native.body).toEqual({
       appid: APPID,
       mchid: MCHID,
-      description: `Top-up ${order.orderNo}`,
+      description: `Order ${order.orderNo}`,
       out_trade_no: order.orderNo,
       time_expire: `${new Date(expiresAt.getTime() + 8 * 3600_000).toISOString().slice(0, 19)}+08:00`,
       notify_url: notifyUrl(),
       amount: { total: 1234, currency: 'CNY' },
     });
-    expect(order.payUrl).toMatch(new RegExp(`^${api.config.publicBaseUrl}/pay/wechat/${order.orderNo}\\?token=`));
+    expect(order.payUrl).toMatch(new RegExp(`^${api.config.publicBaseUrl}/pay/${order.orderNo}\\?token=`));
 
     const shown = await page(order.payUrl, { 'accept-language': 'zh-CN,zh;q=0.9' });
     expect(shown.statusCode).toBe(200);
     expect(shown.headers['x-frame-options']).toBe('DENY');
     expect(shown.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(shown.body).toContain('<svg');
-    expect(shown.body).toContain('待支付');
+    expect(shown.body).toContain('扫一扫');
     expect(shown.body).toContain('http-equiv="refresh"');
-    // The code_url travels sealed in the token, never in clear on the URL.
+    // The page shown again uses the same Native trade: WeChat was asked once.
+    expect(wechat.calls.filter((c) => c.path === '/v3/pay/transactions/native' && c.body?.out_trade_no === order.orderNo)).toHaveLength(1);
     const trade = wechat.trades.get(order.orderNo)!;
     expect(order.payUrl).not.toContain(encodeURIComponent(trade.codeUrl));
 
@@ -156,14 +160,14 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     const a = await newOrder('1.00');
     const b = await newOrder('1.00');
     const token = new URL(a.payUrl).searchParams.get('token')!;
-    expect((await page(`${api.config.publicBaseUrl}/pay/wechat/${a.orderNo}`)).statusCode).toBe(404);
-    const foreign = await page(`${api.config.publicBaseUrl}/pay/wechat/${b.orderNo}?token=${encodeURIComponent(token)}`);
+    expect((await page(`${api.config.publicBaseUrl}/pay/${a.orderNo}`)).statusCode).toBe(404);
+    const foreign = await page(`${api.config.publicBaseUrl}/pay/${b.orderNo}?token=${encodeURIComponent(token)}`);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.headers['x-frame-options']).toBe('DENY');
     const en = await page(`${a.payUrl}&lang=en`);
-    expect(en.body).toContain('Scan the QR code with WeChat');
-    const zh = await page(a.payUrl);
-    expect(zh.body).toContain('请使用微信扫一扫');
+    expect(en.body).toContain('and scan this code');
+    const zh = await page(a.payUrl, { 'accept-language': 'zh-CN,zh;q=0.9' });
+    expect(zh.body).toContain('请打开手机微信');
     for (const body of [en.body, zh.body]) {
       for (const value of [apiV3Key, MCHID, SERIAL, wechat.url, ...merchantKey.privateKey.split('\n').filter((l) => l.length > 20)])
         expect(body).not.toContain(value);
@@ -229,7 +233,8 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
 
     // Configured with the public key only: an answer or a notification signed by the certificate is not trusted.
     const refused = await createOrder(api.app, merchant, { cny_amount: '3.00', paychannel_id: keyOnlyChannel, paychannel_paymethod: 'wxpay' });
-    expect([refused.status, refused.body.code]).toEqual([502, 50200]);
+    const cashier = await page(refused.body.data.pay_url!);
+    expect([cashier.statusCode, cashier.body.includes('did not answer')]).toEqual([502, true]);
     wechat.signWith = 'public-key';
     const keyOnly = await newOrder('3.00', keyOnlyChannel);
     wechat.signWith = 'certificate';
@@ -255,16 +260,25 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     expect(event.type).toBe('payment.amount_mismatch');
   });
 
-  it('the gateway answering 5xx, unsigned, wrongly signed or not at all at createOrder: 50200, the order cancelled, nothing paid', async () => {
+  it('the gateway answering 5xx, unsigned, wrongly signed or not at all when the cashier asks for the trade: the payer is told, the order stays payable', async () => {
     api.app.get(ChannelAdapters).timeoutMs = 500;
+    const res = await createOrder(api.app, merchant, { cny_amount: '9.00', paychannel_id: channel, paychannel_paymethod: 'wxpay' });
+    expect(res.body.code).toBe(1);
     for (const behaviour of ['http-500', 'unsigned', 'bad-signature', 'hang'] as const) {
       wechat.api = behaviour;
-      const res = await createOrder(api.app, merchant, { cny_amount: '9.00', paychannel_id: channel, paychannel_paymethod: 'wxpay' });
-      expect([behaviour, res.status, res.body.code]).toEqual([behaviour, 502, 50200]);
-      const orderNo = (res.body.data as unknown as { order_no: string }).order_no;
-      expect(await orderRow(api.app, orderNo)).toMatchObject({ status: 'cancelled', pay_url: null });
-      expect(JSON.stringify(res.body)).not.toContain(apiV3Key);
+      const shown = await page(res.body.data.pay_url!);
+      expect([behaviour, shown.statusCode, shown.body.includes('WeChat Pay did not answer'), shown.body.includes('<svg')]).toEqual([
+        behaviour,
+        502,
+        true,
+        false,
+      ]);
+      expect(shown.body).not.toContain(apiV3Key);
     }
+    wechat.api = 'normal';
+    expect((await orderRow(api.app, res.body.data.order_no)).status).toBe('pending');
+    const shown = await page(res.body.data.pay_url!);
+    expect([shown.statusCode, shown.body.includes('<svg')]).toEqual([200, true]);
   });
 
   it('a payment whose notification never came is found by the lost-notification query (1 min), once', async () => {
@@ -327,7 +341,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     );
     wechat.api = 'normal';
     // A request WeChat cannot verify is answered 401 SIGN_ERROR, unsigned: reported as such, not as our signature check failing.
-    const other = new WechatpayAdapter({ ...(config as object), private_key: rsaKeyPair().privateKey }, () => '', notifyUrl(), undefined, true);
+    const other = new WechatpayAdapter({ ...(config as object), private_key: rsaKeyPair().privateKey }, () => '', notifyUrl(), null, undefined, true);
     await expect(other.queryPayment({ orderNo: order.orderNo, amountFen: 400, channelTradeNo: null, paidAt: null }, AbortSignal.timeout(5000))).rejects.toThrow(
       /wechatpay HTTP 401 SIGN_ERROR 签名错误 SIGN_ERROR \(unsigned answer, outcome unknown\)/,
     );

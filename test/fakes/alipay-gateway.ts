@@ -2,7 +2,8 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AlipayBillOptions, type AlipayBillRow, alipayTradeBill } from './alipay-bill';
-import { AlipayOracle } from './provider-sdks';
+import { type AlipayTestCertificates, alipayCertificates } from './alipay-certificates';
+import { type AlipayCertificateSns, AlipayOracle } from './provider-sdks';
 
 /** An RSA-2048 key pair as PEM, the way Alipay's key tool makes one. */
 export function rsaKeyPair(): { privateKey: string; publicKey: string } {
@@ -30,6 +31,9 @@ export interface AlipayTrade {
   timeExpire: string;
   status: 'WAIT_BUYER_PAY' | 'TRADE_SUCCESS' | 'TRADE_FINISHED' | 'TRADE_CLOSED';
   tradeNo: string;
+  /** The website pay the payer last opened it through (alipay.trade.page.pay or .wap.pay), and where it then sends the payer. */
+  method: string;
+  returnUrl: string;
   /** When the payer pressed Pay: the day whose bill carries the payment. */
   paidAt: Date | null;
   refunds: Map<string, { amount: string }>;
@@ -60,9 +64,15 @@ export type ApiFault = 'system-error' | 'system-error-after-doing' | 'hang-after
  * unsigned 40002. Bills are GBK-named zips behind http links that expire. Switches make it
  * misbehave; test/fakes/README.md says which document each behaviour follows.
  */
+/** The two website pays: computer (page) and phone (wap), each with its product code. */
+const WEBSITE_PAYS: Record<string, string> = { 'alipay.trade.page.pay': 'FAST_INSTANT_TRADE_PAY', 'alipay.trade.wap.pay': 'QUICK_WAP_WAY' };
+
 export class FakeAlipayGateway {
   readonly platform = rsaKeyPair();
   private readonly oracle: AlipayOracle;
+  /** Public-key-certificate mode: the certificates the app holds, and their SNs as alipay-sdk computes them. */
+  readonly certificates: AlipayTestCertificates | null = null;
+  readonly sns: AlipayCertificateSns | null = null;
   /** One-shot faults by method, taken in order. */
   private readonly faults = new Map<string, ApiFault[]>();
   /** Refund notifications go out as Alipay sends them after a refund (partial: TRADE_SUCCESS, full: TRADE_CLOSED). */
@@ -87,6 +97,8 @@ export class FakeAlipayGateway {
   private readonly bills = new Map<string, { bytes: Buffer; expiresAt: number }>();
   /** When each refund was given (by out_trade_no/out_request_no): the day whose bill carries it. */
   private readonly refundedAt = new Map<string, Date>();
+  /** Certificate mode: the alipay_cert_sn answers name, when a test makes Alipay's certificate another one (renewed). */
+  alipayCertSnAnswered: string | null = null;
   /** The retry gaps of undelivered notifications; Alipay's are 4m,10m,10m,1h,2h,6h,15h (scaled down for tests). */
   retryGapsMs = [50, 100, 200, 400];
   private server: Server;
@@ -97,8 +109,14 @@ export class FakeAlipayGateway {
     readonly appId: string,
     /** The app's public key, uploaded by the merchant in the open platform. */
     appPublicKey: string,
+    /** Public-key-certificate mode: the app's private key, for the CSR its certificate is issued from. */
+    certificateMode?: { appPrivateKey: string },
   ) {
     this.oracle = new AlipayOracle(appId, appPublicKey, this.platform);
+    if (certificateMode) {
+      this.certificates = alipayCertificates({ appPrivateKey: certificateMode.appPrivateKey, alipayPrivateKey: this.platform.privateKey });
+      this.sns = AlipayOracle.certificateSns(this.certificates, this.platform.privateKey);
+    }
   }
 
   /** The next answer of `method` goes wrong this way (once per call; queued in order). */
@@ -148,34 +166,61 @@ export class FakeAlipayGateway {
       const trade = this.trades.get(new URLSearchParams(body).get('out_trade_no') ?? '');
       if (!trade) return void res.writeHead(404).end('no such trade');
       this.pay(trade.outTradeNo);
+      // Alipay sends the payer to return_url with the trade's signed summary (同步返回); without one, its own success page.
+      if (trade.returnUrl) return void res.writeHead(302, { location: this.returnLocation(trade) }).end();
       return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<h1>支付成功</h1>');
     }
     res.writeHead(404).end();
   }
 
-  /** The common checks of every request: app_id, sign_type RSA2, the signature (as alipay-sdk verifies it) over every parameter but sign. */
+  /**
+   * The common checks of every request: app_id, sign_type RSA2, in certificate mode the SNs of the
+   * app's certificate and of Alipay's root (as alipay-sdk computes them), the signature (as
+   * alipay-sdk verifies it) over every parameter but sign.
+   */
   private verifyRequest(params: Record<string, string>): string | null {
     if (params.app_id !== this.appId) return 'isv.invalid-app-id';
     if (params.sign_type !== 'RSA2') return 'isv.invalid-signature-type';
+    if (this.sns && params.app_cert_sn !== this.sns.appCertSn) return 'isv.app-cert-sn-not-match';
+    if (this.sns && params.alipay_root_cert_sn !== this.sns.alipayRootCertSn) return 'isv.alipay-root-cert-sn-not-match';
     if (!this.oracle.requestVerifies(params)) return 'isv.invalid-signature';
     if (params.charset !== 'utf-8' || params.version !== '1.0' || !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(params.timestamp ?? ''))
       return 'isv.missing-or-invalid-common-param';
     return null;
   }
 
+  /**
+   * Computer website pay (alipay.trade.page.pay, FAST_INSTANT_TRADE_PAY) and phone website pay
+   * (alipay.trade.wap.pay, QUICK_WAP_WAY, quit_url), GETs of the signed gateway URL: the cashier
+   * page, with Pay (and, on a phone, the way back to quit_url). One trade per out_trade_no
+   * whichever pay opens it: the same request again is the same trade, and one whose amount,
+   * subject or time_expire differ is TRADE_DATA_MATCH_ERROR (交易信息被篡改).
+   */
   private pagePay(params: Record<string, string>, res: ServerResponse): void {
-    const why = this.verifyRequest(params) ?? (params.method === 'alipay.trade.page.pay' ? null : 'isv.invalid-method');
+    const why = this.verifyRequest(params) ?? (WEBSITE_PAYS[params.method] ? null : 'isv.invalid-method');
     if (why) {
       this.rejected.push({ method: params.method ?? '', why });
       return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<h1>错误代码 ${why}</h1>`);
     }
     const biz = JSON.parse(params.biz_content) as Record<string, string>;
-    if (biz.product_code !== 'FAST_INSTANT_TRADE_PAY' || !/^\d+\.\d{2}$/.test(biz.total_amount) || !biz.subject || !biz.out_trade_no) {
+    const wap = params.method === 'alipay.trade.wap.pay';
+    if (
+      biz.product_code !== WEBSITE_PAYS[params.method] ||
+      !/^\d+\.\d{2}$/.test(biz.total_amount) ||
+      !biz.subject ||
+      !biz.out_trade_no ||
+      (wap && !/^https?:\/\//.test(biz.quit_url ?? ''))
+    ) {
       this.rejected.push({ method: params.method, why: 'isv.invalid-biz-content' });
       return void res.writeHead(200).end('invalid biz_content');
     }
-    if (!this.trades.has(biz.out_trade_no)) {
-      this.trades.set(biz.out_trade_no, {
+    let trade = this.trades.get(biz.out_trade_no);
+    if (trade && (trade.totalAmount !== biz.total_amount || trade.subject !== biz.subject || trade.timeExpire !== biz.time_expire)) {
+      this.rejected.push({ method: params.method, why: 'TRADE_DATA_MATCH_ERROR' });
+      return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<h1>错误代码 TRADE_DATA_MATCH_ERROR 交易信息被篡改</h1>');
+    }
+    if (!trade) {
+      trade = {
         outTradeNo: biz.out_trade_no,
         totalAmount: biz.total_amount,
         subject: biz.subject,
@@ -183,15 +228,41 @@ export class FakeAlipayGateway {
         timeExpire: biz.time_expire,
         status: 'WAIT_BUYER_PAY',
         tradeNo: `2026${randomBytes(12).toString('hex').replace(/\D/g, '').padEnd(24, '7').slice(0, 24)}`,
+        method: params.method,
+        returnUrl: params.return_url ?? '',
         paidAt: null,
         refunds: new Map(),
-      });
+      };
+      this.trades.set(biz.out_trade_no, trade);
     }
+    trade.method = params.method;
+    trade.returnUrl = params.return_url ?? '';
+    const quit = wap ? `<p><a id="quit" href="${biz.quit_url.replace(/"/g, '&quot;')}">返回商家</a></p>` : '';
     res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
       .end(
-        `<h1>支付宝 收银台</h1><p>${biz.subject} ¥${biz.total_amount}</p><form method="post" action="/cashier/pay"><input type="hidden" name="out_trade_no" value="${biz.out_trade_no}"><button>Pay</button></form>`,
+        `<h1>支付宝 ${wap ? '手机网站支付' : '收银台'}</h1><p>${biz.subject} ¥${biz.total_amount}</p><form method="post" action="/cashier/pay"><input type="hidden" name="out_trade_no" value="${biz.out_trade_no}"><button>Pay</button></form>${quit}`,
       );
+  }
+
+  /** return_url with the synchronous return's parameters, signed like a notification (page pay's and wap pay's 同步返回参数). */
+  private returnLocation(trade: AlipayTrade): string {
+    const params = this.oracle.signNotification({
+      charset: 'utf-8',
+      out_trade_no: trade.outTradeNo,
+      method: `${trade.method}.return`,
+      total_amount: trade.totalAmount,
+      trade_no: trade.tradeNo,
+      auth_app_id: this.appId,
+      version: '1.0',
+      app_id: this.appId,
+      sign_type: 'RSA2',
+      seller_id: '2088102177649450',
+      timestamp: beijing(new Date()),
+    });
+    const url = new URL(trade.returnUrl);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    return url.toString();
   }
 
   /** The payer pays: the trade succeeds and its notification goes out (unless told otherwise). */
@@ -455,10 +526,12 @@ export class FakeAlipayGateway {
    */
   private answer(res: ServerResponse, key: string, response: Record<string, unknown>, signed = true): void {
     const member = alipayJson(response);
+    // Certificate mode: the answer names the certificate Alipay signed it with, beside the sign.
+    const certSn = this.sns ? (this.alipayCertSnAnswered ?? this.sns.alipayCertSn) : undefined;
     let body: string;
     if (this.api === 'unsigned' || !signed) body = `{"${key}":${member}}`;
-    else if (this.api === 'bad-signature') body = this.oracle.signedAnswer(key, member, rsaKeyPair().privateKey);
-    else body = this.oracle.signedAnswer(key, member);
+    else if (this.api === 'bad-signature') body = this.oracle.signedAnswer(key, member, rsaKeyPair().privateKey, certSn);
+    else body = this.oracle.signedAnswer(key, member, undefined, certSn);
     res.writeHead(200, { 'content-type': 'text/html;charset=utf-8' }).end(body);
   }
 

@@ -9,8 +9,30 @@ import { Aes, Formatter, Rsa } from 'wechatpay-axios-plugin';
  * passing both. Issue 35's cashier modes sign and verify through the same two classes.
  */
 
-/** Alipay through alipay-sdk 4.14 (its checkNotifySign, notifyRSACheck and getSignStr rules). */
+/** The serial numbers alipay-sdk computes for a certificate-mode app (its antcertutil.getSN, read back from its config). */
+export interface AlipayCertificateSns {
+  appCertSn: string;
+  alipayCertSn: string;
+  alipayRootCertSn: string;
+}
+
+/** Alipay through alipay-sdk 4.14 (its checkNotifySign, notifyRSACheck and getSignStr rules; its certificate SNs). */
 export class AlipayOracle {
+  /** What alipay-sdk makes of an app's three certificates: the SNs its requests carry and its answers name. */
+  static certificateSns(certificates: { appCert: string; alipayCert: string; rootCert: string }, anyPrivateKey: string): AlipayCertificateSns {
+    const sdk = new AlipaySdk({
+      appId: 'oracle',
+      privateKey: anyPrivateKey.trim(),
+      keyType: 'PKCS8',
+      appCertContent: certificates.appCert,
+      alipayPublicCertContent: certificates.alipayCert,
+      alipayRootCertContent: certificates.rootCert,
+    });
+    const { appCertSn, alipayCertSn, alipayRootCertSn } = sdk.config as { appCertSn?: string; alipayCertSn?: string; alipayRootCertSn?: string };
+    if (!appCertSn || !alipayCertSn || !alipayRootCertSn) throw new Error('fake alipay: alipay-sdk computed no certificate SN');
+    return { appCertSn, alipayCertSn, alipayRootCertSn };
+  }
+
   /** Holds the app's public key: verifies what the service signs. */
   private readonly app: AlipaySdk;
   /** Holds Alipay's key pair: builds and checks what Alipay signs. */
@@ -53,12 +75,14 @@ export class AlipayOracle {
    * An answer body `{"<key>":<member>,"sign":"..."}` signed over what alipay-sdk's getSignStr cuts
    * out of it, then checked back with checkResponseSign (which throws when they disagree).
    */
-  signedAnswer(key: string, member: string, signer = this.platformKeys.privateKey): string {
+  signedAnswer(key: string, member: string, signer = this.platformKeys.privateKey, alipayCertSn?: string): string {
+    // Certificate mode: the SN of Alipay's certificate between the member and the sign, as Alipay writes it.
+    const named = alipayCertSn === undefined ? '' : `"alipay_cert_sn":"${alipayCertSn}",`;
     // getSignStr cuts at an offset taken from the whole body: the draft carries a signature's length.
     const placeholder = 'A'.repeat(createSign('RSA-SHA256').update('').sign(signer, 'base64').length);
-    const draft = `{"${key}":${member},"sign":"${placeholder}"}`;
+    const draft = `{"${key}":${member},${named}"sign":"${placeholder}"}`;
     const sign = createSign('RSA-SHA256').update(this.platform.getSignStr(draft, key), 'utf8').sign(signer, 'base64');
-    const body = `{"${key}":${member},"sign":"${sign}"}`;
+    const body = `{"${key}":${member},${named}"sign":"${sign}"}`;
     if (signer === this.platformKeys.privateKey) this.platform.checkResponseSign(body, key, sign, 'fake');
     return body;
   }
@@ -114,6 +138,25 @@ export class WechatpayOracle {
       'wechatpay-signature': Rsa.sign(Formatter.response(timestamp, nonce, body), key.privateKey),
       'wechatpay-serial': key.serial,
     };
+  }
+
+  /**
+   * A JSAPI getBrandWCPayRequest argument as WeChat checks it: paySign is Rsa.verify (the merchant's
+   * key) of Formatter.joinedByLineFeed(appId, timeStamp, nonceStr, package), signType RSA. Null when
+   * it verifies, else why not.
+   */
+  static jsapiRefusal(request: Record<string, unknown>, merchantPublicKey: string): string | null {
+    const field = (key: string): string => (typeof request[key] === 'string' ? (request[key] as string) : '');
+    const [appId, timeStamp, nonceStr, pkg, paySign] = ['appId', 'timeStamp', 'nonceStr', 'package', 'paySign'].map(field);
+    if ([appId, timeStamp, nonceStr, pkg, paySign].includes('')) return 'a field is missing';
+    const { signType } = request;
+    if (signType !== 'RSA') return 'signType';
+    if (Math.abs(Formatter.timestamp() - Number(timeStamp)) > 300) return 'timeStamp';
+    try {
+      return Rsa.verify(Formatter.joinedByLineFeed(appId, timeStamp, nonceStr, pkg), paySign, merchantPublicKey) ? null : 'paySign';
+    } catch {
+      return 'paySign';
+    }
   }
 
   /** A resource as WeChat Pay encrypts it: Aes.AesGcm (AEAD_AES_256_GCM, the tag appended), base64. */

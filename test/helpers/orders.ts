@@ -16,6 +16,7 @@ export interface CreatedOrder {
   merchant_actual_amount: number;
   createtime: number;
   pay_url: string | null;
+  expires_at: number | null;
 }
 
 export function createOrder(app: NestFastifyApplication, merchant: Credentials, params: Record<string, unknown>): Promise<Answer<CreatedOrder>> {

@@ -13,7 +13,7 @@ import { PortalApiModule, PortalModule } from './portal/portal.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { RegionModule } from './region/region.module';
 import { SandboxModule } from './sandbox/sandbox.module';
-import { WechatPayModule } from './wechat-pay/wechat-pay.module';
+import { CashierModule } from './cashier/cashier.module';
 import { SellOrdersModule } from './sell-orders/sell-orders.module';
 import { StatementsModule } from './statements/statements.module';
 
@@ -35,7 +35,7 @@ export class AppModule {
         MetricsModule,
         RegionModule,
         SandboxModule,
-        WechatPayModule,
+        CashierModule,
         PortalModule,
         ...PREFIXED_MODULES,
         RouterModule.register(PREFIXED_MODULES.map((module) => ({ path: config.apiPrefix, module }))),

@@ -1,14 +1,16 @@
+import type { PayMode } from './pay-modes';
+
 /** What the service asks a channel to do for one order. */
 export interface PaymentRequest {
   orderNo: string;
   amountFen: number;
   payMethod: string;
-  /** Shown to the payer by the channel. */
+  /** Shown to the payer by the channel (SPEC 5 subject). */
   subject: string;
   /** Where the channel posts its notification: {PUBLIC_BASE_URL}{API_PREFIX}/channel/notify/{channelId}. */
   notifyUrl: string;
-  /** Where the channel sends the payer back. */
-  returnUrl: string;
+  /** The order's return_url (SPEC 5): where the payer's browser goes after paying or giving up; null when the shop gave none. */
+  returnUrl: string | null;
   /** The order's expiry: channels that take one stop accepting the payment then. */
   expiresAt: Date;
 }
@@ -198,14 +200,75 @@ export interface BillOperations {
   fetchBill(request: BillRequest, signal: AbortSignal): Promise<FetchedBill>;
 }
 
+/** The service's own pay page of an order (SPEC 6): the pay_url of an alipay or wechatpay order, with its token. */
+export type CashierUrl = (orderNo: string) => string;
+
+/** What the cashier knows of the payer, for the modes that need it. */
+export interface CashierPayer {
+  /** The client address as the service trusts it (TRUST_PROXY): WeChat H5's payer_client_ip. */
+  ip: string;
+  /** JSAPI: the payer's openid under the channel's appid (WeChat OAuth snsapi_base). */
+  openid?: string;
+}
+
+/** Where the provider's own pages send the payer (SPEC 5 return_url). */
+export interface CashierReturn {
+  /** After paying, or giving up, at the provider: the order's return_url, else the cashier's own waiting page. */
+  returnUrl: string;
+  /** Where giving up midway leads (Alipay wap's quit_url): the order's return_url, else the cashier page. */
+  quitUrl: string;
+}
+
+/** A trade a provider opened for one mode before the payer is sent to it (WeChat's code_url, h5_url, prepay_id): kept, and used again while valid. */
+export interface Prepay {
+  value: string;
+  validUntil: Date;
+}
+
+/** What the cashier page offers the payer in one mode. */
+export type CashierStep =
+  /** A link to the provider's page: Alipay's signed gateway URL; WeChat's h5_url, which checks the Referer against the registered H5 domain. */
+  | { kind: 'link'; url: string; sendsReferrer: boolean }
+  /** A QR code to scan with another device: WeChat's code_url. */
+  | { kind: 'qr'; codeUrl: string }
+  /** WeixinJSBridge.invoke('getBrandWCPayRequest', request): WeChat's JSAPI, signed for this page. */
+  | { kind: 'jsapi'; request: Record<string, string> };
+
+/** The payer's identity for JSAPI: WeChat's web OAuth, scope snsapi_base (silent, no prompt). */
+export interface PayerIdentity {
+  /** WeChat's authorize URL that comes back to `redirectUri` with `code` and `state`. */
+  authorizeUrl(redirectUri: string, state: string): string;
+  /**
+   * The openid a code stands for; `snapshot`: WeChat's snapshot-page visitor (a virtual account
+   * that cannot pay). Null when the code was used already (a reload of the page it came back to):
+   * the payer is sent for a new one. A ChannelError when WeChat refuses otherwise.
+   */
+  openid(code: string, signal: AbortSignal): Promise<{ openid: string; snapshot: boolean } | null>;
+}
+
+/**
+ * The cashier's side of a provider (SPEC 6, Pay modes and the cashier): which modes the channel
+ * may use, the prepay of the modes that need one (made at the provider, stored and reused while
+ * valid), and what the page does in each mode.
+ */
+export interface CashierOperations {
+  /** The modes the channel's config allows, in the provider's order. */
+  readonly modes: readonly PayMode[];
+  /** Present when the provider opens its trade before the payer is sent (WeChat): one trade type per order number. */
+  prepay?(mode: PayMode, request: PaymentRequest, payer: CashierPayer, signal: AbortSignal): Promise<Prepay>;
+  /** The page's step in `mode`, from its prepay where it has one, else made now (Alipay's URL is signed as the page is shown). */
+  step(mode: PayMode, request: PaymentRequest, prepay: Prepay | null, back: CashierReturn): CashierStep;
+  readonly payerIdentity?: PayerIdentity;
+}
+
 /**
  * One payment channel protocol (SPEC 6): create a payment, verify its notification, query a
  * payment; and, where the protocol has them, close an unpaid payment, refunds and payouts.
  */
 export interface ChannelAdapter {
   createPayment(request: PaymentRequest, signal: AbortSignal): Promise<PaymentCreated>;
-  /** null when the notification is not authentic or not understood. */
-  verifyNotification(params: Record<string, unknown>, context?: NotificationContext): ChannelNotification | null;
+  /** null when the notification is not authentic or not understood; a promise where checking needs a fetch (WeChat's platform certificates). */
+  verifyNotification(params: Record<string, unknown>, context?: NotificationContext): ChannelNotification | null | Promise<ChannelNotification | null>;
   /** The body is JSON with objects inside (wechatpay): it does not fit the flat parameter map, so `params` is empty. */
   readonly notificationIsJsonDocument?: boolean;
   /** Set when the protocol answers notifications its own way (alipay: `fail`; wechatpay: 204 or a JSON FAIL). */
@@ -226,6 +289,8 @@ export interface ChannelAdapter {
   readonly payouts?: PayoutOperations;
   /** The daily bill reconciliation reads; absent when the adapter cannot fetch one yet. */
   readonly bills?: BillOperations;
+  /** The providers the cashier page serves (alipay, wechatpay): pay_url is the cashier's. */
+  readonly cashier?: CashierOperations;
 }
 
 /**

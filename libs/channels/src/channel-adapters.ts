@@ -7,11 +7,17 @@ import { type ChannelConfig, channelConfigContext } from './channel-config';
 import { AlipayAdapter } from './alipay/alipay.adapter';
 import { EpayAdapter } from './epay.adapter';
 import { SandboxAdapter } from './sandbox.adapter';
+import { PlatformCertificates } from './wechatpay/wechatpay-certificates';
 import { WechatpayAdapter } from './wechatpay/wechatpay.adapter';
 
-/** The AAD of a WeChat pay page's token: it opens for that order only. */
+/** The AAD of a WeChat pay page's token (before the cashier): it opens for that order only. */
 function wechatPageContext(orderNo: string): string {
   return `wechatpay-page:${orderNo}`;
+}
+
+/** The AAD of a cashier token: it opens for that order only. */
+function cashierContext(orderNo: string): string {
+  return `cashier:${orderNo}`;
 }
 
 /** SPEC 5: a channel call gets 8 seconds. */
@@ -25,6 +31,8 @@ export class ChannelAdapters implements OnApplicationShutdown {
   private readonly proxies = new Map<string, ProxyAgent>();
   /** Opened configs by channel id, kept with the sealed text they came from: a changed config is opened again. */
   private readonly opened = new Map<number, { sealed: string; config: Readonly<ChannelConfig> }>();
+  /** WeChat platform certificates fetched per channel (platform-certificate mode), kept with the APIv3 key that opens them. */
+  private readonly wechatCertificates = new Map<number, { apiV3Key: string; store: PlatformCertificates }>();
 
   constructor(
     private readonly config: AppConfig,
@@ -52,15 +60,15 @@ export class ChannelAdapters implements OnApplicationShutdown {
       case 'sandbox':
         return new SandboxAdapter(config.secret_key, this.config.publicBaseUrl, { channelId: channel.id, lines: this.sandboxBook });
       case 'epay':
-        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
+        return new EpayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp, this.config.publicBaseUrl);
       case 'alipay':
-        return new AlipayAdapter(config, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
+        return new AlipayAdapter(config, this.cashierUrl, config.proxy_url ? this.proxy(config.proxy_url) : undefined, this.config.channelAllowHttp);
       case 'wechatpay':
         return new WechatpayAdapter(
           config,
-          (orderNo, codeUrl) =>
-            `${this.config.publicBaseUrl}/pay/wechat/${orderNo}?token=${encodeURIComponent(this.secrets.seal(codeUrl, wechatPageContext(orderNo)))}`,
+          this.cashierUrl,
           this.notifyUrl(channel.id),
+          config.platform_public_key ? null : this.platformCertificates(channel.id, config.apiv3_key ?? ''),
           config.proxy_url ? this.proxy(config.proxy_url) : undefined,
           this.config.channelAllowHttp,
         );
@@ -69,7 +77,34 @@ export class ChannelAdapters implements OnApplicationShutdown {
     }
   }
 
-  /** The code_url a WeChat pay page's token carries, or null when the token is not that order's. */
+  /** The cashier of an order (SPEC 6): `{PUBLIC_BASE_URL}/pay/{order_no}?token=...`, the token sealed to that order. */
+  readonly cashierUrl = (orderNo: string): string => `${this.config.publicBaseUrl}${this.cashierPath(orderNo)}`;
+
+  /** The cashier's path with a fresh token, for a redirect within the service. */
+  cashierPath(orderNo: string): string {
+    return `/pay/${orderNo}?token=${encodeURIComponent(this.secrets.seal('', cashierContext(orderNo)))}`;
+  }
+
+  /** Whether `token` is one this service sealed for the cashier of `orderNo`. */
+  openCashierToken(orderNo: string, token: unknown): boolean {
+    if (typeof token !== 'string' || token.length > 256) return false;
+    try {
+      return this.secrets.open(token, cashierContext(orderNo)) === '';
+    } catch {
+      return false;
+    }
+  }
+
+  private platformCertificates(channelId: number, apiV3Key: string): PlatformCertificates {
+    let held = this.wechatCertificates.get(channelId);
+    if (held?.apiV3Key !== apiV3Key) {
+      held = { apiV3Key, store: new PlatformCertificates(apiV3Key) };
+      this.wechatCertificates.set(channelId, held);
+    }
+    return held.store;
+  }
+
+  /** The code_url a WeChat pay page's token carries (pay_url before the cashier), or null when the token is not that order's. */
   openWechatPageToken(orderNo: string, token: unknown): string | null {
     if (typeof token !== 'string' || token.length > 1024) return null;
     try {

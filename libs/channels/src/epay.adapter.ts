@@ -99,6 +99,8 @@ export class EpayAdapter implements ChannelAdapter {
     private readonly dispatcher: Dispatcher | undefined,
     /** CHANNEL_ALLOW_HTTP: a channel stored with an http gateway_url is still refused at run time without it. */
     private readonly allowHttpGateway = false,
+    /** Where the gateway sends the payer when the order has no return_url of its own (the protocol requires one). */
+    private readonly defaultReturnUrl = '',
   ) {}
 
   private settings(): { pid: string; key: string; gateway: URL } {
@@ -121,7 +123,7 @@ export class EpayAdapter implements ChannelAdapter {
       type: request.payMethod,
       out_trade_no: request.orderNo,
       notify_url: request.notifyUrl,
-      return_url: request.returnUrl,
+      return_url: request.returnUrl ?? this.defaultReturnUrl,
       name: request.subject,
       money: formatYuan(request.amountFen),
     };

@@ -9,3 +9,6 @@ export * from './sandbox-bill';
 export * from './sandbox.adapter';
 export { WECHATPAY_CLOCK_SKEW_SECONDS, WECHATPAY_GATEWAY, decryptResource, rfc3339Beijing, wechatpayAuthorization } from './wechatpay/wechatpay-wire';
 export * from './wechatpay/wechatpay.adapter';
+export * from './pay-modes';
+export { alipayCertSn, alipayRootCertSn } from './alipay/alipay-certificates';
+export { PlatformCertificates } from './wechatpay/wechatpay-certificates';

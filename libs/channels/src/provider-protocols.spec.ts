@@ -1,4 +1,4 @@
-import { createCipheriv, generateKeyPairSync } from 'node:crypto';
+import { createCipheriv, createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { AlipaySdk } from 'alipay-sdk';
 import { Aes, Formatter, Rsa } from 'wechatpay-axios-plugin';
 import { alipaySignContent, beijingTime, rawJsonMember, rsa2Sign, rsa2Verify, verifiedAnswer } from './alipay/alipay-wire';
@@ -127,6 +127,47 @@ describe('provider channel configs (checked at channel:create)', () => {
     expect(() => parseChannelConfig({ ...wechat, platform_certificates: { AB12: keys.publicKey } }, { adapter: 'wechatpay' })).toThrow(/certificate in PEM/);
     expect(() => parseChannelConfig({ ...wechat, platform_certificates: ['x'] }, { adapter: 'wechatpay' })).toThrow(/serial number -> PEM/);
   });
+  /** A PEM's bare base64, as Alipay's key tool and WeChat Pay's console show a key. */
+  const bare = (pem: string): string => pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
+
+  it('takes keys as PEM or as the bare base64 consoles show (PKCS#8 or PKCS#1 private keys, SPKI public keys), stored as PEM', () => {
+    const pkcs1 = createPrivateKey(keys.privateKey).export({ format: 'pem', type: 'pkcs1' }).toString();
+    for (const privateKey of [bare(keys.privateKey), bare(pkcs1)]) {
+      const parsed = parseChannelConfig({ ...wechat, private_key: privateKey, platform_public_key: bare(keys.publicKey) }, { adapter: 'wechatpay' });
+      expect(parsed.private_key).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+      // wechatpay-axios-plugin's own reading of the bare forms (Rsa.fromPkcs8 / fromPkcs1 / fromSpki) is the same key.
+      const oracle = privateKey === bare(pkcs1) ? Rsa.fromPkcs1(privateKey, Rsa.KEY_TYPE_PRIVATE) : Rsa.fromPkcs8(privateKey);
+      expect(createPrivateKey(parsed.private_key!).export({ format: 'der', type: 'pkcs8' })).toEqual(
+        (oracle as ReturnType<typeof createPrivateKey>).export({ format: 'der', type: 'pkcs8' }),
+      );
+      expect(createPublicKey(parsed.platform_public_key!).export({ format: 'der', type: 'spki' })).toEqual(
+        (Rsa.fromSpki(bare(keys.publicKey)) as ReturnType<typeof createPublicKey>).export({ format: 'der', type: 'spki' }),
+      );
+    }
+    expect(() => parseChannelConfig({ ...wechat, private_key: bare(keys.publicKey) }, { adapter: 'wechatpay' })).toThrow(
+      /config.private_key must be a private key in PEM or the bare base64 the console shows/,
+    );
+  });
+
+  it('wechatpay key modes: the public key with its id, or neither (platform certificates fetched); never half of one', () => {
+    const { platform_public_key: _key, platform_public_key_id: _id, ...certificateMode } = wechat;
+    expect(parseChannelConfig(certificateMode, { adapter: 'wechatpay' })).toEqual(certificateMode);
+    expect(() => parseChannelConfig({ ...certificateMode, platform_public_key: keys.publicKey }, { adapter: 'wechatpay' })).toThrow(
+      /config is missing platform_public_key_id \(public-key mode\)/,
+    );
+  });
+
+  it("modes: a list of the provider's own, jsapi only with app_secret", () => {
+    expect(parseChannelConfig({ ...wechat, modes: 'native, h5' }, { adapter: 'wechatpay' }).modes).toEqual(['native', 'h5']);
+    expect(parseChannelConfig({ ...wechat, modes: ['jsapi'], app_secret: 'a'.repeat(32) }, { adapter: 'wechatpay' }).modes).toEqual(['jsapi']);
+    expect(() => parseChannelConfig({ ...wechat, modes: ['jsapi'] }, { adapter: 'wechatpay' })).toThrow(/jsapi, which needs app_secret/);
+    for (const bad of [[], ['page'], ['native', 'native'], 'qr', 7])
+      expect(() => parseChannelConfig({ ...wechat, modes: bad }, { adapter: 'wechatpay' })).toThrow(
+        /config.modes must be a list of distinct native, h5, jsapi/,
+      );
+    expect(() => parseChannelConfig({ modes: ['page'] }, { adapter: 'epay' })).toThrow(/"modes" is not allowed/);
+  });
+
   it('never shows a value in its messages', () => {
     const messages: string[] = [];
     for (const bad of [

@@ -17,6 +17,7 @@ import { MerchantUserRepository } from './repositories/merchant-user.repository'
 import { MerchantRepository } from './repositories/merchant.repository';
 import { OrderEventRepository } from './repositories/order-event.repository';
 import { OrderRepository } from './repositories/order.repository';
+import { OrderPrepayRepository } from './repositories/order-prepay.repository';
 import { PayoutRepository } from './repositories/payout.repository';
 import { PortalSessionRepository } from './repositories/portal-session.repository';
 import { RefundRepository } from './repositories/refund.repository';
@@ -36,6 +37,7 @@ const REPOSITORIES = [
   MerchantRepository,
   ChannelRepository,
   OrderRepository,
+  OrderPrepayRepository,
   OrderEventRepository,
   LedgerRepository,
   CallbackAttemptRepository,

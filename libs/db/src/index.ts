@@ -17,6 +17,7 @@ export * from './repositories/merchant-user.repository';
 export * from './repositories/merchant.repository';
 export * from './repositories/order-event.repository';
 export * from './repositories/order.repository';
+export * from './repositories/order-prepay.repository';
 export * from './repositories/payout.repository';
 export * from './repositories/portal-session.repository';
 export * from './repositories/recon.repository';

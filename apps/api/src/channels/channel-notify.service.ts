@@ -54,7 +54,7 @@ export class ChannelNotifyService {
 
   private async apply(channel: Channel, adapter: ChannelAdapter, { request, context }: NotificationArrival): Promise<void> {
     const params = adapter.notificationIsJsonDocument ? {} : mergeRequestParams(request);
-    const notification = adapter.verifyNotification(params, context);
+    const notification = await adapter.verifyNotification(params, context);
     if (!notification) {
       this.logger.warn({ channel_id: channel.id }, 'channel notification refused, it does not verify');
       throw new DomainError(ErrorCode.AuthBadSignature, apiMessage('notify.badSignature'));

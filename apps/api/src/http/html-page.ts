@@ -33,8 +33,11 @@ export async function registerHtmlPageHeaders(app: NestFastifyApplication): Prom
  * Security headers (SPEC 6, 8a: CSP with frame-ancestors 'none', X-Frame-Options DENY,
  * X-Content-Type-Options, Referrer-Policy no-referrer) on every answer of this route, errors
  * included. `csp` adds or replaces directives for a page that needs more, e.g.
- * `@HtmlPage({ scriptSrc: ["'self'"] })`. It sets the route's Fastify config.
+ * `@HtmlPage({ scriptSrc: ["'self'"] })`. `nonces`: each answer gets its own script and style
+ * nonces (`reply.cspNonce`), added to script-src and style-src, for a page that runs a script of
+ * its own (the cashier's JSAPI call); its `<style>` then carries the style nonce. It sets the
+ * route's Fastify config.
  */
-export function HtmlPage(csp: CspDirectives = {}): MethodDecorator {
-  return RouteConfig({ helmet: { contentSecurityPolicy: { useDefaults: false, directives: { ...PAGE_CSP, ...csp } } } });
+export function HtmlPage(csp: CspDirectives = {}, { nonces = false }: { nonces?: boolean } = {}): MethodDecorator {
+  return RouteConfig({ helmet: { enableCSPNonces: nonces, contentSecurityPolicy: { useDefaults: false, directives: { ...PAGE_CSP, ...csp } } } });
 }

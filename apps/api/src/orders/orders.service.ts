@@ -37,6 +37,8 @@ export interface CreatedOrderView {
   merchant_actual_amount: number;
   createtime: number;
   pay_url: string | null;
+  /** Unix seconds after which the order cannot be paid (SPEC 5); null for a sell order, which does not expire. */
+  expires_at: number | null;
 }
 
 /** An order as orderQueryList and orderQueryDetail show it: the interface's fields, plus merchant_order_no (SPEC 5, additive). */
@@ -67,6 +69,7 @@ export function toCreatedView(o: Order): CreatedOrderView {
     merchant_actual_amount: o.merchantActualFen,
     createtime: unixSeconds(o.createdAt),
     pay_url: o.payUrl,
+    expires_at: o.orderType === BUY_ORDER ? unixSeconds(o.expiresAt) : null,
   };
 }
 
@@ -94,7 +97,15 @@ export function orderFields(o: Order): Record<string, unknown> {
     paychannel_paymethod: o.paymentMethod,
     customer_name: o.customerName,
     notify_url: o.notifyUrl,
+    // What the order was made with, as effective: a subject left out is its default (orders made before subjects existed too).
+    subject: o.subject ?? defaultSubject(o.merchantOrderNo, o.orderNo),
+    return_url: o.returnUrl,
   };
+}
+
+/** SPEC 5: a subject left out is "Order {merchant_order_no or order_no}". */
+export function defaultSubject(merchantOrderNo: string | null, orderNo: string): string {
+  return `Order ${merchantOrderNo ?? orderNo}`;
 }
 
 /** orderQueryList's filters as the repository takes them (SPEC 5). */
@@ -127,6 +138,9 @@ export class OrdersService {
       paychannel_paymethod: params.paychannel_paymethod,
       customer_name: params.customer_name ?? null,
       notify_url: params.notify_url ?? null,
+      // Only when given: a repeat of an order made before these existed hashes as it did then.
+      ...(params.subject === undefined ? {} : { subject: params.subject }),
+      ...(params.return_url === undefined ? {} : { return_url: params.return_url }),
     });
     const merchantOrderNo = params.merchant_order_no ?? null;
     const { value: order, repeat } = await createIdempotently({
@@ -142,6 +156,9 @@ export class OrdersService {
         paychannel_paymethod: params.paychannel_paymethod,
         customer_name: params.customer_name ?? null,
         notify_url: params.notify_url ?? null,
+        // A repeat always names merchant_order_no, which the default subject is made of.
+        subject: params.subject ?? defaultSubject(merchantOrderNo, ''),
+        return_url: params.return_url ?? null,
       },
       fieldsOf: orderFields,
       conflict: (earlier) => ({ message: apiMessage('order.conflict'), first: { order_no: earlier.orderNo } }),
@@ -165,9 +182,10 @@ export class OrdersService {
     const depositRateE8 = storedRateE8(merchant.depositRate, `merchant ${merchant.id}`);
     const amounts = computeOrderAmounts(cnyFen, serviceRateE8, depositRateE8);
     const now = new Date();
+    const orderNo = newOrderNo(now);
     const { order, channelFailed } = await this.lifecycle.create(
       {
-        orderNo: newOrderNo(now),
+        orderNo,
         merchantId: merchant.id,
         channelId: channel.id,
         orderType: BUY_ORDER,
@@ -181,6 +199,8 @@ export class OrdersService {
         merchantOrderNo: params.merchant_order_no ?? null,
         notifyUrl: params.notify_url ?? null,
         customerName: params.customer_name ?? null,
+        subject: params.subject ?? defaultSubject(params.merchant_order_no ?? null, orderNo),
+        returnUrl: params.return_url ?? null,
         requestHash: hash,
         expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
         createdAt: now,

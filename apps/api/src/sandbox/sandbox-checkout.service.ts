@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
 import { type Order, OrderRepository, SandboxBillRepository } from '@app/db';
-import type { Lang } from '../portal/i18n/i18n';
+import type { Lang } from '../pay-pages/pay-page';
 import { checkoutPage, resultPage } from './checkout-page';
 
 export interface HtmlAnswer {
@@ -46,6 +46,8 @@ export class SandboxCheckoutService {
           payMethod: found.order.paymentMethod,
           status: found.order.status,
           token: token as string,
+          subject: found.order.subject,
+          merchantOrderNo: found.order.merchantOrderNo,
         },
         lang,
       ),
@@ -57,8 +59,9 @@ export class SandboxCheckoutService {
     if (!found) return notFound(lang);
     const { order, secretKey } = found;
     const back = `/sandbox/checkout/${order.orderNo}?token=${token as string}`;
+    const shop = { returnUrl: order.returnUrl, merchantName: found.merchantName };
     if (order.status !== 'pending') {
-      return { status: 409, html: resultPage({ kind: 'alreadyDone', status: order.status }, lang, back) };
+      return { status: 409, html: resultPage({ kind: 'alreadyDone', status: order.status }, lang, back, shop) };
     }
     const notification = signSandboxNotification(secretKey, order.orderNo, order.cnyFen, outcome);
     // The sandbox took the money once Pay is pressed, whatever becomes of its notification: its own books say so.
@@ -79,13 +82,13 @@ export class SandboxCheckoutService {
     });
     if (res.statusCode !== 200 || res.body.trim() !== 'success') {
       this.logger.warn({ order_no: order.orderNo, status: res.statusCode }, 'sandbox notification answered an error');
-      return { status: 502, html: resultPage({ kind: 'refused', http: res.statusCode }, lang, back) };
+      return { status: 502, html: resultPage({ kind: 'refused', http: res.statusCode }, lang, back, shop) };
     }
     const result =
       outcome === 'paid'
         ? { kind: 'paid' as const, amount: formatYuan(order.cnyFen), orderNo: order.orderNo }
         : { kind: 'failed' as const, orderNo: order.orderNo };
-    return { status: 200, html: resultPage(result, lang, back) };
+    return { status: 200, html: resultPage(result, lang, back, shop) };
   }
 
   /**

@@ -113,6 +113,8 @@ export class SellOrdersService {
         merchantOrderNo: params.merchant_order_no ?? null,
         notifyUrl: params.notify_url ?? null,
         customerName: null,
+        subject: null,
+        returnUrl: null,
         requestHash: hash,
         expiresAt: SELL_ORDER_EXPIRES_AT,
         createdAt: now,

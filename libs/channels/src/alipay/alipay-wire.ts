@@ -82,12 +82,22 @@ export function alipayWords(answer: AlipayAnswer): string {
   return `alipay ${text.replace(/\p{Cc}/gu, ' ').slice(0, 200)}`;
 }
 
+/** What verifies Alipay's answers: its public key, and in certificate mode the SN of the certificate it is in. */
+export interface AlipayVerifier {
+  publicKey: string;
+  /** Certificate mode: the `alipay_cert_sn` an answer must name (Alipay names the certificate it signed with). */
+  certSn: string | null;
+}
+
 /**
  * The verified answer object of one call. A gateway error Alipay did not sign (`40002
  * isv.invalid-signature`, `20000` under load) is reported as its code and message, and like any
  * answer that is not 200, not JSON or does not verify, it is a ChannelError: an outcome not stated.
+ * In certificate mode an answer naming another certificate (`alipay_cert_sn`: Alipay renewed its
+ * certificate) is one too, saying which: the operator downloads it (alipay.open.app.alipaycert.download).
  */
-export function verifiedAnswer(method: string, http: { status: number; body: string }, alipayPublicKey: string): AlipayAnswer {
+export function verifiedAnswer(method: string, http: { status: number; body: string }, verifier: string | AlipayVerifier): AlipayAnswer {
+  const { publicKey: alipayPublicKey, certSn } = typeof verifier === 'string' ? { publicKey: verifier, certSn: null } : verifier;
   if (http.status !== 200) throw new ChannelError(`alipay ${method} answered HTTP ${http.status}`);
   let parsed: Record<string, unknown>;
   try {
@@ -102,6 +112,11 @@ export function verifiedAnswer(method: string, http: { status: number; body: str
   const answer = parsed[key] as AlipayAnswer;
   if (parsed.sign === undefined || parsed.sign === null || parsed.sign === '') {
     throw new ChannelError(`alipay ${method}: ${alipayWords(answer)} (unsigned answer, outcome unknown)`);
+  }
+  if (certSn !== null && parsed.alipay_cert_sn !== undefined && parsed.alipay_cert_sn !== certSn) {
+    throw new ChannelError(
+      `alipay ${method} answered signed with certificate ${String(parsed.alipay_cert_sn).slice(0, 40)}, not config.alipay_cert (${certSn}): download Alipay's current certificate`,
+    );
   }
   const text = rawJsonMember(http.body, key);
   if (text === null || !rsa2Verify(text, parsed.sign, alipayPublicKey)) throw new ChannelError(`alipay ${method} answer signature does not verify`);

@@ -2,6 +2,8 @@ import type { Dispatcher } from 'undici';
 import { formatYuan, parseYuan } from '@app/common';
 import {
   type BillOperations,
+  type CashierOperations,
+  type CashierUrl,
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
@@ -17,10 +19,13 @@ import {
 } from '../channel-adapter';
 import { type ChannelConfig, assertGatewayProtocol } from '../channel-config';
 import { channelDownload, channelFetch } from '../channel-http';
+import { type AlipayMode, channelPayModes } from '../pay-modes';
+import { alipayCertPublicKey, alipayCertSn, alipayRootCertSn } from './alipay-certificates';
 import { ALIPAY_BILL_HOSTS, ALIPAY_BILL_LINK_LIFETIME_MS, CLOSE_REFUSALS, REFUND_REFUSALS, TRADE_NOT_EXIST, classify } from './alipay-answers';
 import {
   ALIPAY_GATEWAY,
   type AlipayAnswer,
+  type AlipayVerifier,
   alipaySignContent,
   alipayWords,
   beijingTime,
@@ -34,11 +39,32 @@ import {
 const PAID_STATES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 
 /**
- * Alipay open platform (SPEC 6), RSA2 over node:crypto: page pay (`pay_url` is the signed
- * gateway URL), form notifications verified with the Alipay public key, and the gateway's
- * JSON answers verified over their exact text for query, close, refund, refund query and the
- * bill. This file is the flow: which calls, in what order, what an answer means for money; the
- * wire is alipay-wire.ts, the refusal codes alipay-answers.ts.
+ * The two website pays and their product codes: computer website pay
+ * (https://opendocs.alipay.com/open/270/105898, alipay.trade.page.pay) and phone website pay
+ * (https://opendocs.alipay.com/open/203/105288, alipay.trade.wap.pay).
+ */
+const WEBSITE_PAYS: Record<AlipayMode, { method: string; productCode: string }> = {
+  page: { method: 'alipay.trade.page.pay', productCode: 'FAST_INSTANT_TRADE_PAY' },
+  wap: { method: 'alipay.trade.wap.pay', productCode: 'QUICK_WAP_WAY' },
+};
+
+/** The signing material of one key mode (SPEC 6 Key modes). */
+interface AlipayKeys {
+  appId: string;
+  privateKey: string;
+  verifier: AlipayVerifier;
+  /** Certificate mode: app_cert_sn and alipay_root_cert_sn, carried by every request. */
+  certParams: Record<string, string>;
+}
+
+/**
+ * Alipay open platform (SPEC 6), RSA2 over node:crypto, in public-key or public-key-certificate
+ * mode: `pay_url` is the service's cashier, which sends a desktop payer to page pay and a phone
+ * (or the Alipay app) to wap pay, both as the signed gateway URL; form notifications verified
+ * with Alipay's public key (or its certificate's); the gateway's JSON answers verified over their
+ * exact text for query, close, refund, refund query and the bill. This file is the flow: which
+ * calls, in what order, what an answer means for money; the wire is alipay-wire.ts, the
+ * refusal codes alipay-answers.ts, the certificate SNs alipay-certificates.ts.
  */
 export class AlipayAdapter implements ChannelAdapter {
   readonly acknowledgement = 'success';
@@ -51,25 +77,48 @@ export class AlipayAdapter implements ChannelAdapter {
 
   constructor(
     private readonly config: ChannelConfig,
+    private readonly cashierUrl: CashierUrl,
     private readonly dispatcher: Dispatcher | undefined,
     private readonly allowHttpGateway = false,
-  ) {}
+  ) {
+    this.cashier = this.cashierOperations();
+  }
 
-  private settings(): { appId: string; privateKey: string; alipayPublicKey: string; gateway: URL } {
-    const { app_id: appId, private_key: privateKey, alipay_public_key: alipayPublicKey } = this.config;
-    if (!appId || !privateKey || !alipayPublicKey) throw new ChannelError('alipay channel needs app_id, private_key and alipay_public_key');
+  readonly cashier: CashierOperations;
+
+  /** The keys of the config's key mode: Alipay's public key as given, or read from its certificate with the SNs requests carry. */
+  private keys(): AlipayKeys {
+    const { app_id: appId, private_key: privateKey, alipay_public_key: publicKey, app_cert: appCert, alipay_cert: alipayCert } = this.config;
+    const rootCert = this.config.alipay_root_cert;
+    if (!appId || !privateKey || !(publicKey || (appCert && alipayCert && rootCert)))
+      throw new ChannelError('alipay channel needs app_id, private_key and alipay_public_key, or app_cert, alipay_cert and alipay_root_cert');
+    if (publicKey) return { appId, privateKey, verifier: { publicKey, certSn: null }, certParams: {} };
+    try {
+      return {
+        appId,
+        privateKey,
+        verifier: { publicKey: alipayCertPublicKey(alipayCert!), certSn: alipayCertSn(alipayCert!) },
+        certParams: { app_cert_sn: alipayCertSn(appCert!), alipay_root_cert_sn: alipayRootCertSn(rootCert!) },
+      };
+    } catch (err) {
+      throw new ChannelError(`alipay certificates cannot be read: ${(err as Error).message}`);
+    }
+  }
+
+  private settings(): AlipayKeys & { gateway: URL } {
+    const keys = this.keys();
     const gateway = new URL(this.config.gateway ?? ALIPAY_GATEWAY);
     try {
       assertGatewayProtocol(gateway, this.allowHttpGateway);
     } catch (err) {
       throw new ChannelError(`alipay ${(err as Error).message}`);
     }
-    return { appId, privateKey, alipayPublicKey, gateway };
+    return { ...keys, gateway };
   }
 
-  /** The common request parameters of one method, signed. */
+  /** The common request parameters of one method, signed (the certificate SNs included, in certificate mode). */
   private signed(method: string, bizContent: Record<string, unknown>, extra: Record<string, string> = {}): Record<string, string> {
-    const { appId, privateKey } = this.settings();
+    const { appId, privateKey, certParams } = this.settings();
     const params: Record<string, string> = {
       app_id: appId,
       method,
@@ -79,36 +128,67 @@ export class AlipayAdapter implements ChannelAdapter {
       timestamp: beijingTime(new Date()),
       version: '1.0',
       biz_content: JSON.stringify(bizContent),
+      ...certParams,
       ...extra,
     };
     return { ...params, sign: rsa2Sign(alipaySignContent(params), privateKey) };
   }
 
+  /**
+   * pay_url is the cashier's (SPEC 6): the trade opens when the payer reaches Alipay through it.
+   * The keys are read now, so a channel that cannot sign fails the order at creation (50200).
+   */
   async createPayment(request: PaymentRequest): Promise<PaymentCreated> {
-    const { gateway } = this.settings();
-    const params = this.signed(
-      'alipay.trade.page.pay',
-      {
-        out_trade_no: request.orderNo,
-        total_amount: formatYuan(request.amountFen),
-        subject: request.subject,
-        product_code: 'FAST_INSTANT_TRADE_PAY',
-        time_expire: beijingTime(request.expiresAt),
+    this.settings();
+    return { payUrl: this.cashierUrl(request.orderNo), channelTradeNo: null };
+  }
+
+  /**
+   * Page pay on a computer, wap pay on a phone or in the Alipay app: the payer follows the gateway
+   * URL signed as the page is shown. Both are one trade at Alipay, named by out_trade_no
+   * (https://opendocs.alipay.com/open/203/105288: the trade is created when the payer pays, and a
+   * second request for the same out_trade_no is the same trade only while amount, subject and
+   * time_expire are the ones of the first, else TRADE_DATA_MATCH_ERROR 交易信息被篡改): the
+   * business fields are the order's own, so a payer who switches devices pays the one trade.
+   */
+  private cashierOperations(): CashierOperations {
+    return {
+      modes: channelPayModes('alipay', this.config),
+      step: (mode, request, _prepay, back) => {
+        const pay = WEBSITE_PAYS[mode as AlipayMode];
+        if (!pay) throw new ChannelError(`alipay has no ${mode} pay`);
+        const { gateway } = this.settings();
+        const params = this.signed(
+          pay.method,
+          {
+            out_trade_no: request.orderNo,
+            total_amount: formatYuan(request.amountFen),
+            subject: request.subject,
+            product_code: pay.productCode,
+            time_expire: beijingTime(request.expiresAt),
+            ...(mode === 'wap' ? { quit_url: back.quitUrl } : {}),
+          },
+          { notify_url: request.notifyUrl, return_url: back.returnUrl },
+        );
+        const url = new URL(gateway);
+        for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+        // Alipay numbers the trade when the payer pays; its trade_no comes with the notification.
+        return { kind: 'link', url: url.toString(), sendsReferrer: false };
       },
-      { notify_url: request.notifyUrl, return_url: request.returnUrl },
-    );
-    const url = new URL(gateway);
-    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-    // Alipay numbers the trade when the payer pays; its trade_no comes with the notification.
-    return { payUrl: url.toString(), channelTradeNo: null };
+    };
   }
 
   /** Every trade_status_sync notification Alipay signed for this app: what it says (alipay-wire's notificationOf). */
   verifyNotification(params: Record<string, unknown>): ChannelNotification | null {
-    const { app_id: appId, alipay_public_key: publicKey } = this.config;
-    if (!appId || !publicKey) return null;
+    let keys: AlipayKeys;
+    try {
+      keys = this.keys();
+    } catch {
+      return null;
+    }
+    const { appId, verifier } = keys;
     if (params.sign_type !== undefined && params.sign_type !== 'RSA2') return null;
-    if (!rsa2Verify(alipaySignContent(params, ['sign', 'sign_type']), params.sign, publicKey)) return null;
+    if (!rsa2Verify(alipaySignContent(params, ['sign', 'sign_type']), params.sign, verifier.publicKey)) return null;
     // Signed by Alipay for another of its apps: not ours to act on.
     if (params.app_id !== appId) return null;
     return notificationOf(params);
@@ -116,7 +196,7 @@ export class AlipayAdapter implements ChannelAdapter {
 
   /** Calls one method and answers its verified `<method>_response` object; anything else is a ChannelError (verifiedAnswer). */
   private async call(method: string, bizContent: Record<string, unknown>, signal: AbortSignal): Promise<AlipayAnswer> {
-    const { gateway, alipayPublicKey } = this.settings();
+    const { gateway, verifier } = this.settings();
     const url = new URL(gateway);
     url.searchParams.set('charset', 'utf-8');
     const answer = await channelFetch(
@@ -129,7 +209,7 @@ export class AlipayAdapter implements ChannelAdapter {
       this.dispatcher,
       signal,
     );
-    return verifiedAnswer(method, answer, alipayPublicKey);
+    return verifiedAnswer(method, answer, verifier);
   }
 
   async queryPayment(query: PaymentQuery, signal: AbortSignal): Promise<PaymentStatus> {

@@ -1,7 +1,10 @@
-import { X509Certificate, createPublicKey, createVerify, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPublicKey, createSign, createVerify, type KeyObject, randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import {
   type BillOperations,
+  type CashierOperations,
+  type CashierPayer,
+  type CashierUrl,
   type ChannelAdapter,
   type ChannelNotification,
   ChannelError,
@@ -12,12 +15,16 @@ import {
   type PaymentQuery,
   type PaymentRequest,
   type PaymentStatus,
+  type PayerIdentity,
+  type Prepay,
   type RefundOperations,
   type RefundRequest,
   type RefundStatus,
 } from '../channel-adapter';
 import { type ChannelConfig, assertGatewayProtocol } from '../channel-config';
 import { type ChannelAnswer, channelDownload, channelFetch } from '../channel-http';
+import { type PayMode, type WechatMode, channelPayModes } from '../pay-modes';
+import { PlatformCertificates } from './wechatpay-certificates';
 import { CLOSED_ALREADY, CLOSE_REFUSALS, REFUND_REFUSALS, REFUND_STATUS_REFUSALS, classify } from './wechatpay-answers';
 import {
   type RefundResource,
@@ -36,15 +43,36 @@ import {
   wechatpayAuthorization,
 } from './wechatpay-wire';
 
-/** The service's own page showing a native payment's code_url as a QR code (SPEC 6); its token carries the code_url, sealed to one order. */
-export type WechatPayPageUrl = (orderNo: string, codeUrl: string) => string;
+/**
+ * The order APIs of the three modes and how long what each answers can be used (never past the
+ * order's own expiry): Native's code_url 2 hours
+ * (https://pay.weixin.qq.com/docs/merchant/apis/native-payment/direct-jsons/native-prepay.html),
+ * H5's h5_url 5 minutes (https://pay.weixin.qq.com/docs/merchant/apis/h5-payment/direct-jsons/h5-prepay.html:
+ * "h5_url有效期为5分钟"), JSAPI's prepay_id 2 hours
+ * (https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/direct-jsons/jsapi-prepay.html).
+ */
+const PREPAYS: Record<WechatMode, { path: string; answer: 'code_url' | 'h5_url' | 'prepay_id'; lifetimeMs: number }> = {
+  native: { path: '/v3/pay/transactions/native', answer: 'code_url', lifetimeMs: 2 * 3600_000 },
+  h5: { path: '/v3/pay/transactions/h5', answer: 'h5_url', lifetimeMs: 5 * 60_000 },
+  jsapi: { path: '/v3/pay/transactions/jsapi', answer: 'prepay_id', lifetimeMs: 2 * 3600_000 },
+};
+
+/** WeChat's web OAuth (https://developers.weixin.qq.com/doc/offiaccount/OA_Web_Apps/Wechat_webpage_authorization.html). */
+const OAUTH_AUTHORIZE = 'https://open.weixin.qq.com';
+const OAUTH_API = 'https://api.weixin.qq.com';
+
+/** `description` is string(127) in every order API ("不能超过127个字符"). */
+const DESCRIPTION_MAX = 127;
 
 /**
- * WeChat Pay API v3 (SPEC 6), over node:crypto: native pay (the code_url is shown on the
- * service's own page), signed requests, answers and notifications verified with the platform
- * public key or, while a merchant switches, the platform certificate named by Wechatpay-Serial,
+ * WeChat Pay API v3 (SPEC 6), over node:crypto, in public-key or platform-certificate mode:
+ * `pay_url` is the service's cashier, which asks for the payer's device's mode (Native QR code,
+ * H5, JSAPI after WeChat's OAuth) and keeps its prepay; signed requests; answers and
+ * notifications verified with the platform public key or the platform certificate named by
+ * Wechatpay-Serial (fixed in the config during a switch, or fetched from /v3/certificates);
  * AEAD_AES_256_GCM resources; query, close, refund, refund query and the bill. This file is the
- * flow; the wire is wechatpay-wire.ts, the refusal codes wechatpay-answers.ts.
+ * flow; the wire is wechatpay-wire.ts, the refusal codes wechatpay-answers.ts, the fetched
+ * certificates wechatpay-certificates.ts.
  */
 export class WechatpayAdapter implements ChannelAdapter {
   readonly acknowledgement = '';
@@ -60,14 +88,30 @@ export class WechatpayAdapter implements ChannelAdapter {
     }),
   };
 
+  readonly cashier: CashierOperations;
+
   constructor(
     private readonly config: ChannelConfig,
-    private readonly payPageUrl: WechatPayPageUrl,
+    private readonly cashierUrl: CashierUrl,
     /** The channel's notify URL: refund notifications come there too. */
     private readonly notifyUrl: string,
+    /** Platform-certificate mode (no platform_public_key): the channel's fetched certificates, kept across calls. */
+    private readonly certificates: PlatformCertificates | null,
     private readonly dispatcher: Dispatcher | undefined,
     private readonly allowHttpGateway = false,
-  ) {}
+  ) {
+    this.cashier = {
+      modes: channelPayModes('wechatpay', config),
+      prepay: (mode, request, payer, signal) => this.prepay(mode, request, payer, signal),
+      step: (mode, _request, prepay, back) => this.step(mode, prepay, back),
+      payerIdentity: config.app_secret ? this.oauth(config.app_secret) : undefined,
+    };
+  }
+
+  /** Platform-certificate mode: the merchant's account has no platform public key, its certificates are fetched. */
+  private get certificateMode(): boolean {
+    return !this.config.platform_public_key;
+  }
 
   private settings(): { mchid: string; appid: string; serialNo: string; privateKey: string; gateway: URL } {
     const { mchid, appid, merchant_serial_no: serialNo, private_key: privateKey } = this.config;
@@ -81,16 +125,23 @@ export class WechatpayAdapter implements ChannelAdapter {
     return { mchid, appid, serialNo, privateKey, gateway };
   }
 
-  /** The platform key WeChat Pay signed with: its public key by id, or one of its certificates by serial. */
+  /** The platform key WeChat Pay signed with: its public key by id, or one of its certificates by serial (the config's, else the fetched ones). */
   private platformKey(serial: string | null): KeyObject | null {
     if (!serial) return null;
     try {
       if (serial === this.config.platform_public_key_id && this.config.platform_public_key) return createPublicKey(this.config.platform_public_key);
       const certificate = this.config.platform_certificates?.[serial.toUpperCase()];
-      return certificate ? new X509Certificate(certificate).publicKey : null;
+      if (certificate) return new X509Certificate(certificate).publicKey;
+      return this.certificates?.key(serial) ?? null;
     } catch {
       return null;
     }
+  }
+
+  /** Platform-certificate mode: the certificates are fetched when due, or when `headers` name one not held. */
+  private async holdPlatformKey(headers: Record<string, string | string[] | undefined>, signal: AbortSignal): Promise<void> {
+    if (!this.certificateMode || !this.certificates) return;
+    await this.certificates.ensure(header(headers, 'wechatpay-serial'), () => this.send('GET', '/v3/certificates', null, signal));
   }
 
   /** A WeChat Pay signature (answers and notifications): `TIMESTAMP\nNONCE\nBODY\n`, the key chosen by Wechatpay-Serial. */
@@ -117,9 +168,22 @@ export class WechatpayAdapter implements ChannelAdapter {
    * reporting its code and message: an outcome not stated.
    */
   private async call(method: 'GET' | 'POST', path: string, body: Record<string, unknown> | null, signal: AbortSignal): Promise<ChannelAnswer> {
+    const answer = await this.send(method, path, body, signal);
+    const what = `wechatpay ${method} ${path.split('?')[0]}`;
+    if (answer.status >= 500) throw new ChannelError(`${what}: ${wechatWords(answer)}`);
+    if (header(answer.headers, 'wechatpay-signature')) await this.holdPlatformKey(answer.headers, signal);
+    if (!this.verifiedSignature(answer.headers, answer.body, false)) {
+      if (!header(answer.headers, 'wechatpay-signature')) throw new ChannelError(`${what}: ${wechatWords(answer)} (unsigned answer, outcome unknown)`);
+      throw new ChannelError(`${what} answer signature does not verify`);
+    }
+    return answer;
+  }
+
+  /** One signed API v3 request, its answer as it came (call() verifies it). */
+  private async send(method: 'GET' | 'POST', path: string, body: Record<string, unknown> | null, signal: AbortSignal): Promise<ChannelAnswer> {
     const settings = this.settings();
     const text = body === null ? '' : JSON.stringify(body);
-    const answer = await channelFetch(
+    return channelFetch(
       new URL(path, settings.gateway).toString(),
       {
         method,
@@ -138,13 +202,6 @@ export class WechatpayAdapter implements ChannelAdapter {
       this.dispatcher,
       signal,
     );
-    const what = `wechatpay ${method} ${path.split('?')[0]}`;
-    if (answer.status >= 500) throw new ChannelError(`${what}: ${wechatWords(answer)}`);
-    if (!this.verifiedSignature(answer.headers, answer.body, false)) {
-      if (!header(answer.headers, 'wechatpay-signature')) throw new ChannelError(`${what}: ${wechatWords(answer)} (unsigned answer, outcome unknown)`);
-      throw new ChannelError(`${what} answer signature does not verify`);
-    }
-    return answer;
   }
 
   private json<T>(answer: ChannelAnswer, what: string): T {
@@ -157,31 +214,143 @@ export class WechatpayAdapter implements ChannelAdapter {
     throw new ChannelError(`wechatpay ${what} answered something other than a JSON object`);
   }
 
-  async createPayment(request: PaymentRequest, signal: AbortSignal): Promise<PaymentCreated> {
+  /**
+   * pay_url is the cashier's (SPEC 6): no trade is opened yet, for the payer's device decides its
+   * type and WeChat keeps one trade type per out_trade_no. The keys are read now, so a channel
+   * that cannot sign fails the order at creation (50200).
+   */
+  async createPayment(request: PaymentRequest): Promise<PaymentCreated> {
+    this.settings();
+    return { payUrl: this.cashierUrl(request.orderNo), channelTradeNo: null };
+  }
+
+  /**
+   * The order API of `mode` (PREPAYS). Every call for one order sends the same fields but the
+   * payer's IP (H5 and Native "使用原参数重新请求下单接口" give the trade's current code_url or
+   * h5_url; any other field changed is 201 商户订单号重复), so asking again is never a second trade.
+   */
+  private async prepay(mode: PayMode, request: PaymentRequest, payer: CashierPayer, signal: AbortSignal): Promise<Prepay> {
+    const api = PREPAYS[mode as WechatMode];
+    if (!api) throw new ChannelError(`wechatpay has no ${mode} pay`);
+    if (mode === 'jsapi' && !payer.openid) throw new ChannelError("wechatpay jsapi needs the payer's openid");
     const { mchid, appid } = this.settings();
     const answer = await this.call(
       'POST',
-      '/v3/pay/transactions/native',
+      api.path,
       {
         appid,
         mchid,
-        description: request.subject,
+        description: [...request.subject].slice(0, DESCRIPTION_MAX).join(''),
         out_trade_no: request.orderNo,
         time_expire: rfc3339Beijing(request.expiresAt),
         notify_url: request.notifyUrl,
         amount: { total: request.amountFen, currency: 'CNY' },
+        ...(mode === 'h5' ? { scene_info: { payer_client_ip: payer.ip, h5_info: { type: 'Wap' } } } : {}),
+        ...(mode === 'jsapi' ? { payer: { openid: payer.openid } } : {}),
       },
       signal,
     );
-    if (answer.status !== 200) throw new ChannelError(`wechatpay native pay refused: ${wechatWords(answer)}`);
-    const codeUrl = text(this.json<{ code_url?: unknown }>(answer, 'native pay').code_url);
-    if (!codeUrl || !/^weixin:\/\//.test(codeUrl)) throw new ChannelError('wechatpay native pay answered without a code_url');
-    return { payUrl: this.payPageUrl(request.orderNo, codeUrl), channelTradeNo: null };
+    if (answer.status !== 200) throw new ChannelError(`wechatpay ${mode} pay refused: ${wechatWords(answer)}`);
+    const value = text(this.json<Record<string, unknown>>(answer, `${mode} pay`)[api.answer]);
+    if (!value || !this.usable(api.answer, value)) throw new ChannelError(`wechatpay ${mode} pay answered without a ${api.answer}`);
+    return { value, validUntil: new Date(Math.min(Date.now() + api.lifetimeMs, request.expiresAt.getTime())) };
   }
 
-  verifyNotification(_params: Record<string, unknown>, context?: NotificationContext): ChannelNotification | null {
+  /** code_url is a weixin:// link; h5_url a web page of WeChat's (https, or the test gateway's http); prepay_id a plain id. */
+  private usable(kind: 'code_url' | 'h5_url' | 'prepay_id', value: string): boolean {
+    if (kind === 'code_url') return /^weixin:\/\/\S+$/.test(value);
+    if (kind === 'prepay_id') return /^[\w-]{1,128}$/.test(value);
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' || (this.allowHttpGateway && url.protocol === 'http:');
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * What the page does with a prepay: the QR code of code_url; h5_url with redirect_url (where
+   * WeChat sends the payer after paying or cancelling), opened by a link that sends the Referer
+   * WeChat checks against the registered H5 domain; JSAPI's getBrandWCPayRequest argument, paySign
+   * RSA-SHA256 over appId, timeStamp, nonceStr and package, one per line
+   * (https://pay.weixin.qq.com/docs/merchant/apis/jsapi-payment/jsapi-transfer-payment.html).
+   */
+  private step(mode: PayMode, prepay: Prepay | null, back: { returnUrl: string }) {
+    if (!prepay) throw new ChannelError(`wechatpay ${mode} pay needs its prepay`);
+    switch (mode) {
+      case 'native':
+        return { kind: 'qr' as const, codeUrl: prepay.value };
+      case 'h5': {
+        const url = `${prepay.value}${prepay.value.includes('?') ? '&' : '?'}redirect_url=${encodeURIComponent(back.returnUrl)}`;
+        return { kind: 'link' as const, url, sendsReferrer: true };
+      }
+      case 'jsapi': {
+        const { appid, privateKey } = this.settings();
+        const request = {
+          appId: appid,
+          timeStamp: String(Math.floor(Date.now() / 1000)),
+          nonceStr: randomBytes(16).toString('hex'),
+          package: `prepay_id=${prepay.value}`,
+        };
+        const paySign = createSign('RSA-SHA256')
+          .update(`${request.appId}\n${request.timeStamp}\n${request.nonceStr}\n${request.package}\n`, 'utf8')
+          .sign(privateKey, 'base64');
+        return { kind: 'jsapi' as const, request: { ...request, signType: 'RSA', paySign } };
+      }
+      default:
+        throw new ChannelError(`wechatpay has no ${mode} pay`);
+    }
+  }
+
+  /** The payer's openid under appid: WeChat's web OAuth with scope snsapi_base (silent), its code exchanged with the AppSecret. */
+  private oauth(appSecret: string): PayerIdentity {
+    const base = (fallback: string): URL => {
+      const url = new URL(this.config.oauth_gateway ?? fallback);
+      try {
+        assertGatewayProtocol(url, this.allowHttpGateway);
+      } catch (err) {
+        throw new ChannelError(`wechatpay oauth_${(err as Error).message.replace(/^config\./, '')}`);
+      }
+      return url;
+    };
+    return {
+      // The parameters in the order WeChat's page lists them; #wechat_redirect ends it.
+      authorizeUrl: (redirectUri, state) =>
+        `${new URL('/connect/oauth2/authorize', base(OAUTH_AUTHORIZE))}?appid=${encodeURIComponent(this.config.appid ?? '')}` +
+        `&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code&scope=snsapi_base&state=${encodeURIComponent(state)}#wechat_redirect`,
+      openid: async (code, signal) => {
+        const url = new URL('/sns/oauth2/access_token', base(OAUTH_API));
+        url.search = new URLSearchParams({ appid: this.config.appid ?? '', secret: appSecret, code, grant_type: 'authorization_code' }).toString();
+        const answer = await channelFetch(url.toString(), { method: 'GET', headers: { accept: 'application/json' } }, this.dispatcher, signal);
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = JSON.parse(answer.body) as Record<string, unknown>;
+        } catch {
+          throw new ChannelError(`wechat oauth answered HTTP ${answer.status} without JSON`);
+        }
+        // 40163 "code been used": the page was reloaded with the code it came back with.
+        if (parsed.errcode === 40163) return null;
+        if (parsed.errcode !== undefined && parsed.errcode !== 0)
+          throw new ChannelError(
+            `wechat oauth ${String(parsed.errcode).slice(0, 12)} ${String(parsed.errmsg ?? '')
+              .replace(/\p{Cc}/gu, ' ')
+              .slice(0, 100)}`,
+          );
+        const openid = text(parsed.openid);
+        if (!openid || !/^[\w-]{1,128}$/.test(openid)) throw new ChannelError('wechat oauth answered without an openid');
+        return { openid, snapshot: parsed.is_snapshotuser === 1 };
+      },
+    };
+  }
+
+  async verifyNotification(_params: Record<string, unknown>, context?: NotificationContext): Promise<ChannelNotification | null> {
     const { apiv3_key: apiV3Key, mchid, appid } = this.config;
     if (!context?.rawBody || !apiV3Key || !mchid) return null;
+    try {
+      await this.holdPlatformKey(context.headers, AbortSignal.timeout(8000));
+    } catch {
+      return null;
+    }
     if (!this.verifiedSignature(context.headers, context.rawBody, true)) return null;
     let envelope: unknown;
     try {

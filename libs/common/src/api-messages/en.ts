@@ -85,6 +85,7 @@ export const en = {
   'field.yuan': '{field} must be a yuan amount greater than 0 with at most 2 decimals, like "{example}"',
   'field.httpUrl': '{field} must be an absolute http or https URL without userinfo or backslash, of at most 512 characters',
   'field.text1To64': '{field} must be a string of 1 to 64 characters',
+  'field.plainText': '{field} must be at most {max} characters, none of them a control character',
   'field.bankCard': '{field} must be a bank card number of 12 to 19 digits, sent as a string',
   'field.date': '{field} must be YYYY-MM-DD',
   'field.existingDate': 'must be a day that exists, YYYY-MM-DD',

@@ -81,6 +81,7 @@ export const zhCN: Record<ApiMessageKey, string> = {
   'field.yuan': '{field} 须为大于 0 的金额（单位：元），最多两位小数，例如 "{example}"',
   'field.httpUrl': '{field} 须为完整的 http 或 https 地址，不含用户名密码和反斜杠，最长 512 个字符',
   'field.text1To64': '{field} 须为 1 到 64 个字符的文本',
+  'field.plainText': '{field} 最多 {max} 个字符，且不能包含控制字符',
   'field.bankCard': '{field} 须为 12 到 19 位数字的银行卡号，以字符串形式传递',
   'field.date': '{field} 须为 YYYY-MM-DD 格式的日期',
   'field.existingDate': '须为真实存在的日期，格式 YYYY-MM-DD',

@@ -10,6 +10,7 @@ import { Merchant } from './merchant.entity';
 import { Nonce } from './nonce.entity';
 import { OrderEvent } from './order-event.entity';
 import { Order } from './order.entity';
+import { OrderPrepay } from './order-prepay.entity';
 import { Payout } from './payout.entity';
 import { PortalSession } from './portal-session.entity';
 import { PortalUser } from './portal-user.entity';
@@ -39,6 +40,7 @@ export * from './merchant.entity';
 export * from './nonce.entity';
 export * from './order-event.entity';
 export * from './order.entity';
+export * from './order-prepay.entity';
 export * from './payout.entity';
 export * from './portal-session.entity';
 export * from './portal-user.entity';
@@ -61,6 +63,7 @@ export const ENTITIES = [
   Channel,
   MerchantChannel,
   Order,
+  OrderPrepay,
   Balance,
   LedgerEntry,
   OrderEvent,

@@ -64,6 +64,14 @@ export class Order {
   @Column({ name: 'customer_name', type: 'varchar', length: 64, nullable: true })
   customerName: string | null;
 
+  /** What the payer buys (SPEC 5), as given or defaulted at creation; null on orders made before it existed. */
+  @Column({ type: 'varchar', length: 128, nullable: true })
+  subject: string | null;
+
+  /** Where the payer's browser goes after paying or giving up (SPEC 5); null when the shop gave none. */
+  @Column({ name: 'return_url', type: 'varchar', length: 512, nullable: true })
+  returnUrl: string | null;
+
   /** sha256 of the createOrder parameters that define the order, to tell a true repeat from a conflict. */
   @Column({ name: 'request_hash', type: 'varchar', length: 64 })
   requestHash: string;

@@ -43,8 +43,8 @@ export interface CheckoutOrder {
 /** createOrder's row in one statement; plain SQL, as the query builder cost more CPU than the insert. */
 const INSERT_ORDER = `INSERT INTO orders (order_no, merchant_id, channel_id, order_type, status, payment_method, cny_fen, service_rate, service_fen,
                      deposit_rate, deposit_fen, merchant_actual_fen, merchant_order_no, notify_url, customer_name, request_hash,
-                     pay_url, channel_trade_no, late_payment, paid_at, expires_at, created_at, updated_at)
- VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) RETURNING id`;
+                     pay_url, channel_trade_no, late_payment, paid_at, expires_at, created_at, updated_at, subject, return_url)
+ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id`;
 
 /** The name of the unique constraint a PostgreSQL error violated, else null. */
 export function uniqueViolation(err: unknown): string | null {
@@ -101,6 +101,8 @@ export class OrderRepository {
       order.expiresAt,
       order.createdAt,
       order.updatedAt,
+      order.subject,
+      order.returnUrl,
     ];
     // createOrder's hot path, outside a transaction: a named prepared statement straight on the
     // pool, so each connection parses and plans it once and TypeORM's query runner is skipped.

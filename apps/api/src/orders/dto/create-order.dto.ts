@@ -41,6 +41,29 @@ export class CreateOrderDto {
   notify_url?: string;
 
   @ApiPropertyOptional({
+    maxLength: 128,
+    example: '100 credits',
+    description:
+      'What the payer buys: shown on the pay page and sent to the channel (Alipay subject, WeChat description cut to 127 characters). Default: "Order {merchant_order_no or order_no}"',
+  })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString(ruleMessage('field.string', { field: 'subject' }))
+  @Matches(/^[^\p{Cc}]{1,128}$/u, ruleMessage('field.plainText', { field: 'subject', max: 128 }))
+  subject?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 512,
+    example: 'https://shop.example/orders/M-10001',
+    description:
+      "Where the payer's browser goes after paying or giving up, from the pay page and the provider's own pages. Never proof of payment: the callback is.",
+  })
+  @Transform(toNotifyUrl)
+  @IsOptional()
+  @IsHttpUrl(ruleMessage('field.httpUrl', { field: 'return_url' }))
+  return_url?: string;
+
+  @ApiPropertyOptional({
     pattern: '^[A-Za-z0-9_-]{1,64}$',
     example: 'M-10001',
     description: 'Idempotency key: a repeat with the same parameters returns the first order, with others 40900',

@@ -94,8 +94,17 @@ export class CreatedOrderViewDoc implements CreatedOrderView {
   @ApiProperty({
     type: String,
     nullable: true,
-    example: 'https://pay.example/checkout/2025112112000012345678',
-    description: 'Where to send the customer to pay',
+    example: 'https://pay.example/pay/2025112112000012345678?token=...',
+    description:
+      "Where to send the customer to pay. For alipay and wechatpay channels the service's own cashier, which sends each device down the flow it can finish",
   })
   pay_url: string | null;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 1763701800,
+    description: 'Unix seconds after which the order can no longer be paid (it is then cancelled); null for a sell order',
+  })
+  expires_at: number | null;
 }
