@@ -116,9 +116,11 @@ describe('embedded default (npm start with nothing configured)', () => {
       const html = await res.text();
       return { status: res.status, html, csrf: /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '' };
     };
-    const invite = await visit(invitation);
+    // The link hands its token to a cookie and sends the browser on to the bare /portal/invite (SPEC 8a).
+    expect((await visit(invitation)).status).toBe(303);
+    const invite = await visit('/portal/invite');
     const password = 'demo password for the test';
-    expect((await visit(invitation, { _csrf: invite.csrf, password, password_repeat: password })).status).toBe(303);
+    expect((await visit('/portal/invite', { _csrf: invite.csrf, password, password_repeat: password })).status).toBe(303);
     const developers = await visit('/portal/developers');
     const answer = await visit('/portal/developers/rotate-secret', { _csrf: developers.csrf, confirm: 'yes', grace: '24h', password });
     const secret = /id="new-secret"[^>]*>([^<]+)</.exec(answer.html)?.[1];
