@@ -26,7 +26,7 @@ export const CALLBACK_SCHEMAS: Record<string, Schema> = {
   CallbackSignature: {
     type: 'object',
     description:
-      'Every callback body ends with these, signed exactly as a request is (SPEC 3) with your api_secret; during a rotation grace with one of your two secrets. Each attempt is signed afresh.',
+      'Every callback body ends with these, signed exactly as a request is (SPEC 3) with your api_secret; during a rotation grace with the previous secret (the new one once the grace ends). Each attempt is signed afresh.',
     required: ['api_key', 'timestamp', 'nonce', 'signature'],
     properties: {
       api_key: { type: 'string', description: 'Your api_key' },

@@ -260,7 +260,7 @@ export const en = {
   'developers.rotateConfirm': 'I understand that a new secret replaces the current one, which keeps working only for the period chosen above.',
   'developers.rotateNeedsConfirm': 'Tick the box to confirm the rotation.',
   'developers.rotateCallbacks':
-    "During the grace a callback's webhook-signature header carries both signatures and its body is signed with one of the two secrets: your receiver must accept either secret until the grace ends.",
+    'Until the grace ends, callbacks are still signed with your current secret (their webhook-signature header carries both), so your receiver keeps accepting them while you deploy the new one: give it the new secret before the grace ends.',
   'developers.notifyUrl': 'Notify URL',
   'developers.notifyUrlHelp': 'Callbacks go here unless an order names its own notify_url. An http or https URL of at most 512 characters.',
   'developers.egress': 'Callbacks come from:',
@@ -299,7 +299,7 @@ export const en = {
   'secret.onceGrace':
     "This is the only time it is shown. Copy it into your server's configuration now; the previous secret keeps working until {until} (China time).",
   'secret.callbacksGrace':
-    'Callbacks are signed with this new secret from now on. Until {until} (China time) a receiver that checks the body signature must accept either secret; the webhook-signature header carries both.',
+    'Until {until} (China time) callbacks are still signed with the previous secret, so a receiver that has only the previous one keeps accepting them; their webhook-signature header carries both. After that they are signed with this new secret only: give it to your receiver before then, beside the previous one.',
 
   'account.title': 'Account',
   'account.email': 'Email',
@@ -396,9 +396,9 @@ export const en = {
   'help.rotation.how':
     "Rotate the api_secret on the Developers page; your password is asked again. The new secret is shown once: put it in your servers' configuration at once.",
   'help.rotation.grace':
-    "A routine rotation keeps the current secret working for 24 hours beside the new one, both for the requests you sign and for the callbacks you check. During those 24 hours a callback's webhook-signature header carries two v1 entries, one per secret, and the body's signature is made with one of the two: accept a callback when either secret verifies it.",
+    'A routine rotation keeps the current secret working for 24 hours beside the new one. Requests you sign with either secret are accepted. Callbacks keep their body signed with the old secret during those 24 hours, and their webhook-signature header carries two v1 entries, one per secret: a receiver that has only the old secret keeps accepting them while you deploy the new one. After the 24 hours callbacks are signed with the new secret only. A receiver that holds both secrets accepts a callback when either verifies it.',
   'help.rotation.steps':
-    '1. Rotate. 2. Deploy the new secret, keeping the old one as a second secret your callback receiver also accepts. 3. After 24 hours, remove the old one.',
+    '1. Rotate. 2. Within the 24 hours, deploy the new secret, keeping the old one beside it as a second secret your callback receiver also accepts. 3. After 24 hours, remove the old one.',
   'help.rotation.leak':
     'If the secret may have leaked, choose "Stops working at once": from that moment requests signed with the old secret are refused (40102) and callbacks are signed with the new one only.',
   'help.errors.title': 'Errors and what to do',

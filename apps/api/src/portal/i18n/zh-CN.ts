@@ -262,7 +262,7 @@ export const zhCN: Record<MessageKey, string> = {
   'developers.rotateConfirm': '我了解新密钥将替换当前密钥，当前密钥仅在上方所选期限内继续有效。',
   'developers.rotateNeedsConfirm': '请先勾选确认，再轮换密钥。',
   'developers.rotateCallbacks':
-    '宽限期内，回调的 webhook-signature 请求头同时带有新旧两个签名，请求体由两个密钥之一签名：宽限期结束前，你的接收端须同时接受新旧两个密钥。',
+    '宽限期内，回调仍用当前密钥签名（webhook-signature 请求头同时带有新旧两个签名），你在部署新密钥期间，接收端照常接受回调。请在宽限期结束前把新密钥配置到接收端。',
   'developers.notifyUrl': '回调地址',
   'developers.notifyUrlHelp': '回调发送到此地址，订单自带 notify_url 时除外。须为 http 或 https 地址，最多 512 个字符。',
   'developers.egress': '回调来源地址：',
@@ -297,7 +297,7 @@ export const zhCN: Record<MessageKey, string> = {
   'secret.done': '我已保存',
   'secret.onceGrace': '仅此一次显示。请立即复制到服务器配置中；原密钥在 {until}（北京时间）前仍然有效。',
   'secret.callbacksGrace':
-    '回调从现在起用这个新密钥签名。{until}（北京时间）之前，校验请求体签名的接收端须同时接受新旧两个密钥；webhook-signature 请求头同时带有两个签名。',
+    '{until}（北京时间）之前，回调仍用旧密钥签名，只配置了旧密钥的接收端照常接受；webhook-signature 请求头同时带有新旧两个签名。此后回调只用这个新密钥签名：请在此之前把新密钥配置到接收端（与旧密钥并存）。',
 
   'account.title': '账户',
   'account.email': '邮箱',
@@ -389,8 +389,8 @@ export const zhCN: Record<MessageKey, string> = {
   'help.rotation.title': '轮换密钥',
   'help.rotation.how': '在“开发者”页面轮换 api_secret，需再次输入登录密码。新密钥只显示一次，请立即写入服务器配置。',
   'help.rotation.grace':
-    '常规轮换时，当前密钥会与新密钥同时有效 24 小时，对你签名的请求和你校验的回调都是如此。这 24 小时内，回调的 webhook-signature 请求头带有两个 v1 签名（每个密钥一个），请求体中的 signature 由两个密钥之一签出：任一密钥验签通过即可接受。',
-  'help.rotation.steps': '1. 轮换密钥。2. 部署新密钥，同时保留旧密钥作为回调接收端也接受的第二个密钥。3. 24 小时后删除旧密钥。',
+    '常规轮换时，当前密钥会与新密钥同时有效 24 小时。你用任一密钥签名的请求都会被接受。这 24 小时内，回调请求体仍用旧密钥签名，webhook-signature 请求头带有两个 v1 签名（每个密钥一个）：只配置了旧密钥的接收端照常接受回调，你可以从容部署新密钥。24 小时后，回调只用新密钥签名。同时配置了两个密钥的接收端，任一密钥验签通过即可接受。',
+  'help.rotation.steps': '1. 轮换密钥。2. 在 24 小时内部署新密钥，同时保留旧密钥作为回调接收端也接受的第二个密钥。3. 24 小时后删除旧密钥。',
   'help.rotation.leak': '如果密钥可能已泄露，请选择“立即失效”：此后用旧密钥签名的请求一律拒绝（40102），回调也只用新密钥签名。',
   'help.errors.title': '错误码及处理方法',
   'help.errors.intro':
