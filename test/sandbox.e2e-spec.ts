@@ -266,14 +266,36 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     ]);
   });
 
-  it('fail -> cancelled with order.cancelled', async () => {
-    const order = await newOrder('5.00');
+  it('Fail is a failed attempt, not a transition: the order stays pending and payable, payment.attempt_failed is recorded without a callback; Pay then pays it (SPEC 5, issue 38)', async () => {
+    const before = await api.operator.ledger.balance(merchant.id);
+    const order = await newOrder('5.00', 'https://shop.example/notify');
     const res = await press(order.order_no, 'fail', order.token);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('Payment failed');
-    expect((await orderRow(api.app, order.order_no)).status).toBe('cancelled');
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     const events = await eventsOf(api.app, order.order_no);
-    expect(events.map((e) => [e.type, e.payload.status, e.deliveries])).toEqual([['order.cancelled', 'cancelled', 1]]);
+    expect(events.map((e) => [e.type, e.payload.status, e.deliveries])).toEqual([['payment.attempt_failed', 'pending', 0]]);
+    expect(events[0].payload).toMatchObject({ order_no: order.order_no, cny_amount: '5.00', channel_trade_no: `SBX${order.order_no}` });
+    // Nothing for the merchant to hear yet: callbackResend has no event to send, orderQueryDetail still says pending.
+    expect((await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.order_no }))).body.code).toBe(40400);
+    expect((await orderDetail(api.app, merchant, order.order_no)).body.data.status).toBe('pending');
+    // The same pay_url still offers Pay; a second Fail is a second attempt.
+    expect((await page(order.order_no, order.token)).body).toContain(`action="/sandbox/checkout/${order.order_no}/pay?lang=en"`);
+    expect((await press(order.order_no, 'fail', order.token)).statusCode).toBe(200);
+
+    const paid = await press(order.order_no, 'pay', order.token);
+    expect([paid.statusCode, paid.body.includes('Payment succeeded')]).toEqual([200, true]);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('completed');
+    const after = await eventsOf(api.app, order.order_no);
+    expect(after.map((e) => [e.type, e.deliveries])).toEqual([
+      ['payment.attempt_failed', 0],
+      ['payment.attempt_failed', 0],
+      ['order.paid', 1],
+      ['order.completed', 1],
+    ]);
+    expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(447);
+    // The merchant's order.paid, as the callback body says it (its delivery is the worker's: test/portal-browser sends it to a receiver).
+    expect(after[2].payload).toMatchObject({ event: 'order.paid', status: 'paid', order_no: order.order_no });
   });
 
   it('ten concurrent Pay presses and notifications, repeats, and stray confirms: paid once, credited once, order.paid before order.completed', async () => {
@@ -441,17 +463,19 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(times[2]).toBe(last);
   });
 
-  it('updatetime strictly increases on payment by notification and on cancellation by the channel', async () => {
-    for (const [outcome, status] of [
-      // The sandbox's payment settles in its notification's transaction: paid and completed share one updatetime.
-      ['paid', 'completed'],
-      ['failed', 'cancelled'],
-    ] as const) {
-      const order = await newOrder('9.50');
-      await pastSecond(order.createtime);
-      await notify(signSandboxNotification(await secretKey(), order.order_no, 950, outcome));
-      expect(await updatetime(order.order_no, status)).toBeGreaterThan(order.createtime);
-    }
+  it('updatetime strictly increases on payment by notification and on cancellation by the channel, not on a failed attempt', async () => {
+    // The sandbox's payment settles in its notification's transaction: paid and completed share one updatetime.
+    const paid = await newOrder('9.50');
+    await pastSecond(paid.createtime);
+    await notify(signSandboxNotification(await secretKey(), paid.order_no, 950, 'paid'));
+    expect(await updatetime(paid.order_no, 'completed')).toBeGreaterThan(paid.createtime);
+    // The channel closing the unpaid trade (Alipay's TRADE_CLOSED) cancels it; a failed attempt (Fail) is no transition and leaves updatetime.
+    const closed = await newOrder('9.50');
+    await pastSecond(closed.createtime);
+    await notify(signSandboxNotification(await secretKey(), closed.order_no, 950, 'failed'));
+    expect(await updatetime(closed.order_no, 'pending')).toBe(closed.createtime);
+    expect(await lifecycle.markClosedByChannel(closed.id)).toBe(true);
+    expect(await updatetime(closed.order_no, 'cancelled')).toBeGreaterThan(closed.createtime);
   });
 
   it('a sell order (order_type 2) moves only by its payout: payment notifications and expiry leave it as it is', async () => {
@@ -465,7 +489,8 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     await lifecycle.expireOverdue();
     // Whatever calls them, the top-up's moves never match a sell order.
     expect(await lifecycle.markPaid(order.id, { amountFen: 1100, channelTradeNo: 'X' }, { final: true })).toBe('unchanged');
-    expect(await lifecycle.markFailed(order.id)).toBe(false);
+    const sell = (await api.app.get(OrderRepository).findForChannel(channel, order.order_no))!;
+    expect(await lifecycle.recordFailedAttempt(sell, { channelTradeNo: null })).toBe(false);
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     expect(await eventsOf(api.app, order.order_no)).toEqual([]);
   });
@@ -480,9 +505,10 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'completed', late_payment: true });
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
     expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(358);
-    // A failure notification after payment changes nothing.
+    // A failure notification after payment changes nothing, its history neither.
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'failed'))).body).toBe('success');
     expect((await orderRow(api.app, order.order_no)).status).toBe('completed');
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
   });
 
   it('sweep: re-queues confirmation of orders stuck in paid', async () => {

@@ -191,7 +191,7 @@ export function callbackWebhooks(): Webhooks {
     'order.cancelled': webhook(
       'order.cancelled',
       'An order was cancelled',
-      'expired, closed by orderClose, failed at the channel, or a payout refused (its debit given back); `reason` says which.',
+      'expired, closed by orderClose or by the channel, failed at the channel when the order was created (50200), or a payout refused (its debit given back); `reason` says which. A failed payment attempt cancels nothing: the order stays payable.',
       'OrderEventCallback',
     ),
     'refund.succeeded': webhook('refund.succeeded', 'A refund succeeded', 'The channel returned the money to the payer.', 'RefundEventCallback'),

@@ -42,7 +42,7 @@ export const en = {
   'sandbox.paidTitle': 'Payment succeeded',
   'sandbox.paid': '¥{amount} paid for order {order}. The merchant is notified.',
   'sandbox.failedTitle': 'Payment failed',
-  'sandbox.failed': 'Order {order} is cancelled. The merchant is notified.',
+  'sandbox.failed': 'Nothing was paid for order {order}. It can still be paid: go back and try again.',
 
   'cashier.title': 'Pay {merchant}',
   'cashier.timeLeft': '{time} Beijing time, {minutes} min left',

@@ -40,7 +40,7 @@ export const zhCN: Record<PayPageKey, string> = {
   'sandbox.paidTitle': '支付成功',
   'sandbox.paid': '订单 {order} 已支付 ¥{amount}，已通知商户。',
   'sandbox.failedTitle': '支付失败',
-  'sandbox.failed': '订单 {order} 已取消，已通知商户。',
+  'sandbox.failed': '订单 {order} 未扣款，仍可支付：请返回重试。',
 
   'cashier.title': '向 {merchant} 付款',
   'cashier.timeLeft': '北京时间 {time}，剩余 {minutes} 分钟',

@@ -204,6 +204,7 @@ export const en = {
   'event.order.completed': 'Completed, balance credited (order.completed)',
   'event.order.cancelled': 'Cancelled (order.cancelled)',
   'event.payment.amount_mismatch': 'A payment notification with another amount was refused (payment.amount_mismatch)',
+  'event.payment.attempt_failed': 'A payment attempt failed; the order can still be paid (payment.attempt_failed)',
   'event.refund.succeeded': 'Refund succeeded (refund.succeeded)',
   'event.refund.failed': 'Refund failed, balance restored (refund.failed)',
   'sellEvent.created': 'Order created, amount + fee debited from your balance',
@@ -363,7 +364,7 @@ export const en = {
 
   'help.title': 'Help for developers',
   'help.intro':
-    'What your developers need to connect your systems: signing a request, receiving callbacks and their retries, rotating the secret, and every error with what to do about it. Your api_key and signing examples in curl, PHP and TypeScript are on the Developers page.',
+    'What your developers need to connect your systems: signing a request, orders and their numbers, receiving callbacks and their retries, rotating the secret, and every error with what to do about it. Your api_key and signing examples in curl, PHP and TypeScript are on the Developers page.',
   'help.toDevelopers': 'Open the Developers page',
   'help.contents': 'On this page',
   'help.signing.title': 'Signing a request',
@@ -379,6 +380,11 @@ export const en = {
   'help.signing.exampleParams': 'Parameters',
   'help.signing.exampleCanonical': 'Canonical string',
   'help.signing.exampleSignature': 'Signature',
+  'help.orders.title': 'Orders and their numbers',
+  'help.orders.attempt':
+    "A payment attempt that fails (the payer's bank declines it, the payer tries another card) does not end the order: it stays pending and can be paid on the same pay_url until it expires. The order's timeline shows the failed attempt (payment.attempt_failed); no callback is sent for it.",
+  'help.orders.number':
+    'A merchant_order_no stays bound to its first order, whatever becomes of it: createOrder with the same number answers that order (or 40900 when the parameters differ), even once it is cancelled or expired. After a cancelled order, create a new one under a new merchant_order_no.',
   'help.callbacks.title': 'Callbacks and retries',
   'help.callbacks.what':
     "When an order is paid, completed or cancelled, and when a refund succeeds or fails, the service POSTs a JSON callback to your notify URL: the order's notify_url, else the one on the Developers page. Its event field says which (order.paid, order.completed, order.cancelled, refund.succeeded, refund.failed; webhook.test from Send test event).",

@@ -206,6 +206,7 @@ export const zhCN: Record<MessageKey, string> = {
   'event.order.completed': '已完成，余额已入账（order.completed）',
   'event.order.cancelled': '已取消（order.cancelled）',
   'event.payment.amount_mismatch': '收到金额不符的支付通知，已拒绝（payment.amount_mismatch）',
+  'event.payment.attempt_failed': '一次付款未成功，订单仍可支付（payment.attempt_failed）',
   'event.refund.succeeded': '退款成功（refund.succeeded）',
   'event.refund.failed': '退款失败，余额已退回（refund.failed）',
   'sellEvent.created': '订单创建，金额 + 手续费已从余额扣除',
@@ -359,7 +360,7 @@ export const zhCN: Record<MessageKey, string> = {
 
   'help.title': '开发者帮助',
   'help.intro':
-    '对接所需的全部说明：请求签名、回调及其重试、密钥轮换，以及每个错误码的含义和处理方法。api_key 以及 curl、PHP、TypeScript 的签名示例在“开发者”页面。',
+    '对接所需的全部说明：请求签名、订单与订单号、回调及其重试、密钥轮换，以及每个错误码的含义和处理方法。api_key 以及 curl、PHP、TypeScript 的签名示例在“开发者”页面。',
   'help.toDevelopers': '前往“开发者”页面',
   'help.contents': '本页内容',
   'help.signing.title': '请求签名',
@@ -375,6 +376,11 @@ export const zhCN: Record<MessageKey, string> = {
   'help.signing.exampleParams': '参数',
   'help.signing.exampleCanonical': '待签名字符串',
   'help.signing.exampleSignature': '签名',
+  'help.orders.title': '订单与订单号',
+  'help.orders.attempt':
+    '一次付款失败（如付款人的银行拒绝、付款人换卡重试）不会结束订单：订单仍为待支付，在过期前可通过同一个 pay_url 继续支付。订单的时间线会记录这次失败（payment.attempt_failed），但不会为此发送回调。',
+  'help.orders.number':
+    'merchant_order_no 始终对应它的第一笔订单，无论该订单后来如何：用同一个单号再次调用 createOrder，返回的仍是那笔订单（参数不同则返回 40900），即使它已取消或过期。订单取消后如需重新下单，请使用新的 merchant_order_no。',
   'help.callbacks.title': '回调与重试',
   'help.callbacks.what':
     '订单支付成功、完成或取消时，以及退款成功或失败时，服务会向你的回调地址 POST 一条 JSON 回调：优先用订单的 notify_url，否则用“开发者”页面设置的地址。event 字段说明是哪种事件（order.paid、order.completed、order.cancelled、refund.succeeded、refund.failed；“发送测试事件”发的是 webhook.test）。',
