@@ -62,7 +62,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.body).toContain('¥12.34');
-    expect(res.body).toMatch(/<dd>m-[0-9a-f]{8}<\/dd>/);
+    expect(res.body).toMatch(/<h1 class="merchant">m-[0-9a-f]{8}<\/h1>/);
     for (const action of ['pay', 'fail']) {
       const form = new RegExp(
         `<form method="post" action="/sandbox/checkout/${order.order_no}/${action}\\?lang=en">\\s*<input type="hidden" name="token" value="${order.token}">`,
@@ -82,8 +82,8 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(zh.statusCode).toBe(200);
     expect(zh.body).toContain('<html lang="zh-CN">');
     expect(zh.body).toContain('沙箱收银台');
-    expect(zh.body).toContain('<dd>支付宝</dd>');
-    expect(zh.body).toContain('<dd>待支付</dd>');
+    expect(zh.body).toContain('使用支付宝支付 ¥8.80</button>');
+    expect(zh.body).toContain('模拟付款失败</button>');
     const english = /<a href="([^"]+)" lang="en"/.exec(zh.body)![1].replace(/&amp;/g, '&');
     expect(english).toBe(`/sandbox/checkout/${order.order_no}?token=${order.token}&lang=en`);
     const en = await api.app.inject({ method: 'GET', url: english, headers: { 'accept-language': 'zh-CN' } });
@@ -99,11 +99,104 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     });
     expect(paid.statusCode).toBe(200);
     expect(paid.body).toContain('支付成功');
-    expect(paid.body).toContain(`订单 ${order.order_no} 已支付 ¥8.80`);
+    expect(paid.body).toMatch(/感谢您的付款：已向m-[0-9a-f]{8}支付 ¥8\.80。/);
     // Its switch leads back to the order's page, which a POST's answer is not.
     expect(paid.body).toContain(`href="/sandbox/checkout/${order.order_no}?token=${order.token}&amp;lang=en" lang="en"`);
     const notFound = await api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=x&lang=zh-CN` });
     expect([notFound.statusCode, notFound.body.includes('此支付链接无效')]).toEqual([404, true]);
+  });
+
+  it("speaks the payer's words in every state, in English and Chinese: no stored status, no tester's note, no Pay on a closed order (issue 38)", async () => {
+    /** What a person reads: the title and the body's text, without markup. */
+    const read = (html: string) =>
+      html
+        .replace(/<style[\s\S]*?<\/style>/g, '')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/&amp;/g, '&')
+        .replace(/&#39;/g, "'")
+        .replace(/\s+/g, ' ')
+        .trim();
+    const as = (lang: 'en' | 'zh-CN', res: { body: string }) => ({ lang, text: read(res.body), html: res.body });
+    const pageIn = (order: { order_no: string; token: string }, lang: 'en' | 'zh-CN') =>
+      api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=${order.token}&lang=${lang}` });
+    const pressIn = (order: { order_no: string; token: string }, button: 'pay' | 'fail', lang: 'en' | 'zh-CN') =>
+      api.app.inject({
+        method: 'POST',
+        url: `/sandbox/checkout/${order.order_no}/${button}?lang=${lang}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ token: order.token }).toString(),
+      });
+    const open = await newOrder('6.60');
+    const failed = await newOrder('6.70');
+    const paid = await newOrder('6.80');
+    const closed = await newOrder('6.90');
+    const expired = await newOrder('7.00');
+    const late = await newOrder('7.10');
+    expect((await press(paid.order_no, 'pay', paid.token)).statusCode).toBe(200);
+    expect((await post(api.app, '/api/merchant/orderClose', signed(merchant, { order_no: closed.order_no }))).body.code).toBe(1);
+    await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = ANY($1)`, [[expired.id, late.id]]);
+    await lifecycle.expireOverdue();
+    // late: its time ran out but the expiry pass has not cancelled it yet; the page already says so, and Pay is refused.
+    await sql(api.app).query(`UPDATE "orders" SET "status" = 'pending', "updated_at" = "created_at" WHERE "id" = $1`, [late.id]);
+
+    for (const lang of ['en', 'zh-CN'] as const) {
+      const pages = {
+        open: as(lang, await pageIn(open, lang)),
+        failed: as(lang, await pressIn(failed, 'fail', lang)),
+        paid: as(lang, await pageIn(paid, lang)),
+        closed: as(lang, await pageIn(closed, lang)),
+        expired: as(lang, await pageIn(expired, lang)),
+        late: as(lang, await pressIn(late, 'pay', lang)),
+      };
+      for (const [state, { text, html }] of Object.entries(pages)) {
+        // No stored status (pending, cancelled...) nor a "Status" line; no note about what the buttons send.
+        expect([lang, state, text.match(/\b(pending|confirmed|completed|cancelled)\b|Status|状态|待支付|已取消|notification|通知/g)]).toEqual([
+          lang,
+          state,
+          null,
+        ]);
+        expect([lang, state, html.includes('class="note"') && /Pay and Fail|支付”和“/.test(html)]).toEqual([lang, state, false]);
+        // The test-mode banner stays: the payer is a tester.
+        expect([lang, state, (lang === 'en' ? /Sandbox checkout ?: a test payment/ : /沙箱收银台 ?：测试付款/).test(text)]).toEqual([lang, state, true]);
+      }
+      const words =
+        lang === 'en'
+          ? {
+              pay: 'Pay ¥6.60 with Alipay',
+              fail: 'Simulate a failed payment',
+              failed: 'Payment failed Nothing was paid. You can try again.',
+              paid: 'Payment succeeded Thank you: ¥6.80 to',
+              closed: 'This order is closed It was not paid, and it can no longer be paid.',
+              expired: 'The time to pay has run out It was not paid, and it can no longer be paid.',
+              payTitle: /<title>Pay m-[0-9a-f]{8}<\/title>/,
+            }
+          : {
+              pay: '使用支付宝支付 ¥6.60',
+              fail: '模拟付款失败',
+              failed: '付款未成功 本次没有扣款，您可以重新付款。',
+              paid: '支付成功 感谢您的付款：已向',
+              closed: '此订单已关闭 此订单未付款，现已无法付款。',
+              expired: '付款时间已过 此订单未付款，现已无法付款。',
+              payTitle: /<title>向 m-[0-9a-f]{8} 付款<\/title>/,
+            };
+      expect(pages.open.text).toContain(words.pay);
+      expect(pages.open.text).toContain(words.fail);
+      expect(pages.open.html).toMatch(words.payTitle);
+      // After a failed attempt: what happened, then Pay and Fail again on the same order.
+      expect(pages.failed.text).toContain(words.failed);
+      expect(pages.failed.html).toContain(`action="/sandbox/checkout/${failed.order_no}/pay?lang=${lang}"`);
+      expect(pages.paid.text).toContain(words.paid);
+      expect(pages.closed.text).toContain(words.closed);
+      expect(pages.expired.text).toContain(words.expired);
+      expect(pages.late.text).toContain(words.expired);
+      for (const state of ['paid', 'closed', 'expired', 'late'] as const) {
+        // Nothing offered to pay, and no title or heading asking to pay.
+        expect([lang, state, pages[state].html.includes('<form'), words.payTitle.test(pages[state].html)]).toEqual([lang, state, false, false]);
+      }
+    }
+    // The press on the out-of-time order was refused, not sent: it is still unpaid.
+    expect((await orderRow(api.app, late.order_no)).status).toBe('pending');
+    expect((await pressIn(late, 'pay', 'en')).statusCode).toBe(409);
   });
 
   it('cannot be framed and sends the security headers of an HTML page, on every answer of its routes', async () => {
@@ -411,8 +504,10 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       [order.id],
     );
     expect(deliveries).toEqual([{ status: 'no_address', due: true }]);
-    // A page for it offers nothing to pay.
-    expect((await page(order.order_no, order.token)).body).toContain('cancelled');
+    // A page for it offers nothing to pay, and says why in the payer's words.
+    const closed = (await page(order.order_no, order.token)).body;
+    expect(closed).toContain('The time to pay has run out');
+    expect(closed).not.toContain('<form');
   });
 
   /** Waits until the clock is past `unixSeconds`, so a transition made now lands in a later second. */
