@@ -28,6 +28,7 @@ import { LedgerDayBalances1764620200000 } from './1764620200000-ledger-day-balan
 import { OperatorActions1764620300000 } from './1764620300000-operator-actions';
 import { CallbackRecord1764640000000 } from './1764640000000-callback-record';
 import { Cashier1764660000000 } from './1764660000000-cashier';
+import { AttemptFailedEvent1764690000000 } from './1764690000000-attempt-failed-event';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -60,4 +61,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   OperatorActions1764620300000,
   CallbackRecord1764640000000,
   Cashier1764660000000,
+  AttemptFailedEvent1764690000000,
 ];

@@ -318,7 +318,7 @@ describe('callbacks (SPEC 7)', () => {
     expect(await api.app.get(JobQueue).queue(QUEUE.callbacks).getJob(deliveryId)).toBeUndefined();
     // Through an order's own transition (the lifecycle's after-commit) likewise: recorded, no job.
     const expired = await db.insertOrder(other.merchant.id, other.channels.remotepay, { status: 'pending' });
-    expect(await api.app.get(OrderLifecycle).markFailed(expired.orderId)).toBe(true);
+    expect(await api.app.get(OrderLifecycle).markClosedByChannel(expired.orderId)).toBe(true);
     const [cancelled] = (await db.db.query<{ id: string; status: string }>(`SELECT id, status FROM callback_deliveries WHERE order_id = $1`, [expired.orderId]))
       .rows;
     expect(cancelled.status).toBe('no_address');

@@ -15,7 +15,8 @@ import { type TestApi, startTestApi } from './helpers/api';
 import { CallbackReceiver, waitFor } from './helpers/callbacks';
 import { type Device, USER_AGENTS } from './helpers/cashier';
 import { freePort } from './helpers/free-port';
-import { createOrder, orderRow } from './helpers/orders';
+import { orderClose } from './helpers/money-out';
+import { createOrder, orderRow, sql } from './helpers/orders';
 
 const CHROMIUM = '/usr/bin/chromium';
 const WIDTHS = { desktop: 1280, phone: 390 } as const;
@@ -288,7 +289,7 @@ describe('the cashier in a browser: every device pays from one pay_url', () => {
     const scanned = await fetch(`${wechat.url}/fake/scan-and-pay`, { method: 'POST', body: new URLSearchParams({ code_url: trade.codeUrl }) });
     expect(scanned.status).toBe(200);
     await page.locator('#screen-paid').waitFor({ timeout: 20_000 });
-    expect(await page.locator('.state').innerText()).toBe('付款成功');
+    expect(await page.locator('.state').innerText()).toBe('支付成功');
     await shoot(page, 'paid');
     await page.getByRole('link', { name: '返回山河书店 Hills Books' }).click();
     await page.waitForURL((url) => url.href.startsWith(order.returnUrl));
@@ -345,6 +346,34 @@ describe('the cashier in a browser: every device pays from one pay_url', () => {
     // Only the JSAPI answer carries a script, and it ran under that answer's nonce.
     expect(csp.some((policy) => /script-src 'nonce-[0-9a-f]{32}'/.test(policy) && /frame-ancestors 'none'/.test(policy))).toBe(true);
     await merchantNotified(order.orderNo);
+  });
+
+  it("an order closed by the shop, and one whose time ran out, say so in the payer's words with the way back to the shop (issue 38)", async () => {
+    const closed = await newOrder(alipayChannel, 'alipay', '12.00');
+    expect((await orderClose(api.app, merchant, closed.orderNo)).body.code).toBe(1);
+    const expired = await newOrder(wechatChannel, 'wxpay', '13.00');
+    await sql(api.app).query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE order_no = $1`, [expired.orderNo]);
+    // The worker's expiry pass cancels it within about a second.
+    await waitFor(async () => (await orderRow(api.app, expired.orderNo)).status === 'cancelled', 10_000, 'the expired order cancelled');
+    for (const [order, name, title, zhTitle] of [
+      [closed, 'closed', 'This order is closed', '此订单已关闭'],
+      [expired, 'expired', 'The time to pay has run out', '付款时间已过'],
+    ] as const) {
+      const page = await device(name === 'closed' ? 'desktop' : 'phone');
+      await page.goto(order.payUrl);
+      expect(await page.locator('.state').innerText()).toBe(title);
+      expect(await page.title()).toBe(`${title} · 山河书店 Hills Books`);
+      const action = await page.locator('.action').innerText();
+      expect(action).toContain('It was not paid, and it can no longer be paid. To buy, go back to 山河书店 Hills Books and order again.');
+      expect(action).not.toMatch(/cancelled|pending|nothing left/i);
+      expect(await page.locator('#pay, form, .qr').count()).toBe(0);
+      await shoot(page, name);
+      expect(await page.locator('.state').innerText()).toBe(title);
+      await page.goto(`${order.payUrl}&lang=zh-CN`);
+      expect(await page.locator('.state').innerText()).toBe(zhTitle);
+      await page.getByRole('link', { name: '返回山河书店 Hills Books' }).click();
+      await page.waitForURL((url) => url.href.startsWith(order.returnUrl));
+    }
   });
 
   it('a device the channel or the provider cannot serve is told so in plain words, with what works instead', async () => {

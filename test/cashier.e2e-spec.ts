@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '@app/common';
+import { OrderLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
 import { FakeAlipayGateway, rsaKeyPair } from './fakes/alipay-gateway';
 import { FakeWechatpayGateway } from './fakes/wechatpay-gateway';
@@ -297,7 +298,7 @@ describe('the cashier /pay/{order_no} (real PostgreSQL and Redis, fake gateways)
     const delivery = alipay.pay(paid.orderNo);
     await waitFor(() => delivery.answers[0], 10_000, 'the notification answered');
     const wait = await open(`${paid.path}&step=wait`);
-    expect(wait.body).toContain('Payment received');
+    expect(wait.body).toContain('Payment succeeded');
     expect(wait.body).toContain('<a class="button done" href="https://shop.example/orders/9">Back to Cashier shop</a>');
     expect(wait.body).not.toContain('http-equiv="refresh"');
 
@@ -312,12 +313,23 @@ describe('the cashier /pay/{order_no} (real PostgreSQL and Redis, fake gateways)
     expect((await orderClose(api.app, merchant, closed.orderNo)).body.code).toBe(1);
     const closedPage = await open(closed.path, 'phone', { 'accept-language': 'zh-CN' });
     expect(closedPage.body).toContain('此订单已关闭');
+    expect(closedPage.body).toContain('此订单未付款，现已无法付款。');
     expect(closedPage.body).toContain('href="https://shop.example/orders/10">返回Cashier shop</a>');
+    // Said in the payer's words (issue 38): not "Pay Cashier shop", nothing to pay, nothing that was never paid called done.
+    const closedEn = await open(closed.path);
+    expect(closedEn.body).toContain('<title>This order is closed · Cashier shop</title>');
+    expect(closedEn.body).toContain('It was not paid, and it can no longer be paid.');
+    expect(closedEn.body).not.toMatch(/Pay Cashier shop|cancelled|nothing left/i);
 
     const expired = await newOrder(wechatChannel);
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "order_no" = $1`, [expired.orderNo]);
     expect((await open(expired.path)).body).toContain('The time to pay has run out');
     expect(orderCalls(expired.orderNo)).toHaveLength(0);
+    // Once the expiry pass has cancelled it, the page still says why.
+    await api.app.get(OrderLifecycle).expireOverdue();
+    const cancelled = await open(expired.path, 'desktop', { 'accept-language': 'zh-CN' });
+    expect(cancelled.body).toContain('付款时间已过');
+    expect(cancelled.body).toContain('<title>付款时间已过 · Cashier shop</title>');
   });
 
   it("a pay_url from before the cashier (/pay/wechat/...): its Native trade becomes the order's prepay and the payer goes on to the cashier", async () => {

@@ -182,7 +182,7 @@ describe('graceful stop of the compiled API and worker (SIGTERM, as compose and 
       const orderIds: string[] = [];
       for (let i = 0; i < 200; i++) {
         const { orderId } = await db.insertOrder(merchant.id, channels.remotepay, { status: 'pending' });
-        expect(await lifecycle.markFailed(orderId)).toBe(true);
+        expect(await lifecycle.markClosedByChannel(orderId)).toBe(true);
         orderIds.push(orderId);
       }
       await waitFor(() => receiver.arrivals.length >= 40, 30_000, '40 callbacks at the merchant');

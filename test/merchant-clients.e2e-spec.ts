@@ -14,6 +14,7 @@ import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, launch, stopProcess } from './helpers/processes';
 import { type OperatorServices, operatorServices } from './helpers/operator-services';
+import { MerchantClient } from '../examples/merchant-client';
 
 const ROOT = resolve(__dirname, '..');
 const API_MAIN = join(ROOT, 'dist/apps/api/src/main.js');
@@ -634,42 +635,62 @@ describe('merchant clients in other languages, against the compiled API and work
         });
       }, 60_000);
 
-      it('after a real rotation, verifies a callback with every secret it holds: either alone for the header, both together for everything', async () => {
+      it("after a real rotation, a receiver holding only the old secret accepts the worker's order.paid with both checks during the grace (SPEC 3, issue 38)", async () => {
         const previousSecret = merchant.api_secret;
         const rotated = await operator.merchants.rotateSecret(merchant.id, '1h');
         merchant = { ...merchant, api_secret: rotated.api_secret };
-        // The API learns the rotation within its credentials cache's notice time: wait for two entries.
-        const test = await waitFor(
+        // The API hears the rotation within its credentials cache's notice time; a repeat of merchant_order_no answers the same order.
+        const params = {
+          cny_amount: '6.60',
+          order_type: 1,
+          paychannel_id: channelIds[0],
+          paychannel_paymethod: 'alipay',
+          merchant_order_no: `${language.name}-rotation-1`,
+        };
+        const answer = await waitFor(
           async () => {
-            await call('callbackTest', { url: `${receiver.url}/rotation` });
-            const [last] = ofMerchant('webhook.test').slice(-1);
-            return String(last.headers['webhook-signature']).split(' ').length === 2 && last;
+            const { answer } = await call('createOrder', params);
+            return answer.code !== 40102 && answer;
           },
           30_000,
-          'a callback signed with both secrets',
+          'the new secret accepted',
         );
-        // Which secret the service signed the body with (SPEC 3: the previous one until the grace ends): the client accepts the body exactly when it holds that one.
-        const { signature, ...fields } = test.body;
-        const bodySecret = [previousSecret, rotated.api_secret].find((s) => sign(fields, s) === signature);
-        expect(bodySecret).toBeDefined();
-        for (const secrets of [[previousSecret], [rotated.api_secret], [rotated.api_secret, previousSecret]]) {
-          const holdsBodySecret = secrets.includes(bodySecret!);
-          expect([secrets.length, await verify(test, test.raw, { MERCHANT_API_SECRET: secrets[0], MERCHANT_API_SECRET_PREVIOUS: secrets[1] ?? '' })]).toEqual([
-            secrets.length,
-            { code: holdsBodySecret ? 0 : 1, result: { body_signature: holdsBodySecret, webhook_signature: true } },
-          ]);
-        }
-        // The previous secret is one the client tries, not only the current one.
-        expect(
-          await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000', MERCHANT_API_SECRET_PREVIOUS: previousSecret }),
-        ).toEqual({
-          code: bodySecret === previousSecret ? 0 : 1,
-          result: { body_signature: bodySecret === previousSecret, webhook_signature: true },
+        expect(answer.code).toBe(1);
+        const created = answer.data as { order_no: string; pay_url: string };
+        const paid = await fetch(new URL(`/sandbox/checkout/${created.order_no}/pay`, created.pay_url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: new URL(created.pay_url).searchParams.get('token')! }).toString(),
         });
-        expect(await verify(test, test.raw, { MERCHANT_API_SECRET: 'sk_someone_elses_secret_000000000000' })).toEqual({
+        expect(paid.status).toBe(200);
+        const [callback] = await waitFor(
+          () => {
+            const got = ofMerchant('order.paid').filter((c) => c.body.order_no === created.order_no);
+            return got.length > 0 && got;
+          },
+          30_000,
+          "the worker's order.paid",
+        );
+        // Signed as SPEC 3 says: both header entries, the body with the previous secret until the grace ends.
+        expect(String(callback.headers['webhook-signature']).split(' ')).toHaveLength(2);
+        const { signature, ...fields } = callback.body;
+        expect([sign(fields, previousSecret), sign(fields, rotated.api_secret)].map((s) => s === signature)).toEqual([true, false]);
+        const held = (secret: string, previous = '') => ({ MERCHANT_API_SECRET: secret, MERCHANT_API_SECRET_PREVIOUS: previous });
+        const accepted = { code: 0, result: { body_signature: true, webhook_signature: true } };
+        // Not yet given the new secret: accepted, both checks. Given both: accepted. Given only the new one before the grace ends: the body fails.
+        expect(await verify(callback, callback.raw, held(previousSecret))).toEqual(accepted);
+        expect(await verify(callback, callback.raw, held(rotated.api_secret, previousSecret))).toEqual(accepted);
+        expect(await verify(callback, callback.raw, held('sk_someone_elses_secret_000000000000', previousSecret))).toEqual(accepted);
+        expect(await verify(callback, callback.raw, held(rotated.api_secret))).toEqual({ code: 1, result: { body_signature: false, webhook_signature: true } });
+        expect(await verify(callback, callback.raw, held('sk_someone_elses_secret_000000000000'))).toEqual({
           code: 1,
           result: { body_signature: false, webhook_signature: false },
         });
+        // The TypeScript client (examples/merchant-client.ts) holding only the old secret accepts it too.
+        expect(new MerchantClient('', merchant.api_key, previousSecret).verifyCallback(callback.headers, callback.raw)).toEqual(callback.body);
+        // callbackTest says the same of its own event.
+        const tested = await call('callbackTest', { url: `${receiver.url}/rotation` });
+        expect(tested.answer.data?.signed_with).toEqual({ body: 'previous', webhook_signature: ['current', 'previous'] });
       }, 60_000);
     });
   }

@@ -41,7 +41,7 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
     const { merchant, channels } = await merchantWithChannels(api.operator, { notifyUrl: 'https://merchant.example/notify' });
     const created = await createOrder(api.app, merchant, { cny_amount: '10.00', paychannel_id: channels.processor });
     const order = await orderRow(api.app, created.body.data.order_no);
-    expect(await api.app.get(OrderLifecycle).markFailed(String(order.id))).toBe(true);
+    expect(await api.app.get(OrderLifecycle).markClosedByChannel(String(order.id))).toBe(true);
     for (const [status, copies] of [
       ['succeeded', 2],
       ['failed', 3],

@@ -62,16 +62,27 @@ describe('orderClose (real PostgreSQL and Redis)', () => {
     const expired = await newOrder();
     await sql(api.app).query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE order_no = $1`, [expired]);
     await api.app.get(OrderLifecycle).expireOverdue();
-    const failed = await newOrder('11.00');
-    await notify(failed, 1100, 'failed');
-    for (const [orderNo, reason] of [
-      [expired, 'expired'],
-      [failed, 'failed'],
+    const closedByChannel = await newOrder('11.00');
+    await api.app.get(OrderLifecycle).markClosedByChannel((await orderRow(api.app, closedByChannel)).id as string);
+    for (const [orderNo, msg, reason] of [
+      [expired, 'Order already cancelled', 'expired'],
+      [closedByChannel, 'Order already cancelled', 'closed'],
     ]) {
       const res = await orderClose(api.app, merchant, orderNo);
-      expect([res.body.code, res.body.data.status]).toEqual([1, 'cancelled']);
+      expect([res.body.code, res.body.msg, res.body.data.status]).toEqual([1, msg, 'cancelled']);
       expect((await eventsOf(api.app, orderNo)).map((e) => e.payload.reason)).toEqual([reason]);
     }
+  });
+
+  it('after a failed payment attempt the order is still pending: orderClose closes it (SPEC 5, issue 38)', async () => {
+    const orderNo = await newOrder('11.00');
+    expect((await notify(orderNo, 1100, 'failed')).body).toBe('success');
+    const res = await orderClose(api.app, merchant, orderNo);
+    expect([res.body.code, res.body.msg, res.body.data.status]).toEqual([1, 'Order closed', 'cancelled']);
+    expect((await eventsOf(api.app, orderNo)).map((e) => [e.type, e.payload.reason ?? null])).toEqual([
+      ['payment.attempt_failed', null],
+      ['order.cancelled', 'closed'],
+    ]);
   });
 
   it('a paid or completed order is 40901 and stays as it is', async () => {

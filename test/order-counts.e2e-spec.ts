@@ -37,7 +37,7 @@ describe('order counts behind orderQueryList totals', () => {
     // (final: false, as an epay order waits for its confirm job) until confirmed below.
     await Promise.all([
       ...ids.slice(0, 5).map((id, i) => lifecycle.markPaid(id, { amountFen: (i + 1) * 100, channelTradeNo: null }, { final: false })),
-      ...ids.slice(5, 8).map((id) => lifecycle.markFailed(id)),
+      ...ids.slice(5, 8).map((id) => lifecycle.markClosedByChannel(id)),
     ]);
     await Promise.all(ids.slice(0, 3).map((id) => lifecycle.confirm(id)));
     // A late payment of a cancelled order moves it from cancelled to paid.
@@ -176,7 +176,7 @@ describe('order counters of one merchant under concurrent sessions (no hot row)'
     const [more] = await Promise.all([
       Promise.all(Array.from({ length: 20 }, () => createOrder(api.app, merchant, { cny_amount: '1.00', paychannel_id: channels.remotepay }))),
       Promise.all(ids.slice(0, 25).map((id) => lifecycle.markPaid(id, { amountFen: amounts.get(id)!, channelTradeNo: null }, { final: false }))),
-      Promise.all(ids.slice(25, 35).map((id) => lifecycle.markFailed(id))),
+      Promise.all(ids.slice(25, 35).map((id) => lifecycle.markClosedByChannel(id))),
     ]);
     expect(more.map((r) => r.body.code)).toEqual(more.map(() => 1));
     await Promise.all(ids.slice(0, 10).map((id) => lifecycle.confirm(id)));

@@ -33,6 +33,7 @@ describe('merchant portal in a browser', () => {
   let page: Page;
   let base: string;
   let shop: Credentials;
+  let channelId: number;
   let orders: { order_no: string }[];
   let refundNo: string;
   let sellOrderNo: string;
@@ -51,6 +52,7 @@ describe('merchant portal in a browser', () => {
 
     const made = await merchantWithChannels(api.operator, { notifyUrl: receiver.url });
     shop = made.merchant;
+    channelId = made.channels.remotepay;
     orders = [];
     for (const amount of ['1234.56', '88.00', '5.20']) {
       const res = await createOrder(api.app, shop, {
@@ -475,8 +477,102 @@ describe('merchant portal in a browser', () => {
     await shoot('checkout');
     await page.getByRole('link', { name: '简体中文' }).click();
     expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
-    expect(await heading()).toContain('付款');
+    expect(await page.title()).toContain('付款');
     await shoot('checkout');
+  });
+
+  it("a payer's failed attempt leaves the order payable: Fail, then Pay, and the merchant gets order.paid; each state of the page in the payer's words (issue 38)", async () => {
+    const made = await createOrder(api.app, shop, {
+      cny_amount: '7.70',
+      paychannel_id: channelId,
+      paychannel_paymethod: 'alipay',
+      merchant_order_no: 'SHOP-770',
+      subject: '山河岁月 · Hills and Rivers',
+      return_url: 'https://shop.example/orders/SHOP-770',
+    });
+    expect(made.body.code).toBe(1);
+    const orderNo = made.body.data.order_no;
+    const [{ name: shopName }] = await sql(api.app).query(`SELECT name FROM merchants WHERE id = $1`, [shop.id]);
+    const state = () => page.locator('.action .state').first().innerText();
+    /** Back to the page in the other language through its switch, as a payer would. */
+    const switchTo = async (lang: 'en' | 'zh-CN') => {
+      await page.getByRole('link', { name: lang === 'en' ? 'English' : '简体中文' }).click();
+      await page.locator(`html[lang="${lang}"]`).waitFor();
+    };
+
+    await page.goto(`${made.body.data.pay_url}&lang=en`);
+    expect(await page.title()).toBe(`Pay ${shopName}`);
+    // Fail: what happened, and the order still offered, in English then in Chinese.
+    await page.getByRole('button', { name: 'Simulate a failed payment' }).click();
+    expect(await state()).toBe('Payment failed');
+    expect(await page.locator('.action').innerText()).toContain('Nothing was paid. You can try again.');
+    expect(await page.getByRole('button', { name: 'Pay ¥7.70 with Alipay' }).count()).toBe(1);
+    await shoot('checkout-failed');
+    await switchTo('zh-CN');
+    await page.getByRole('button', { name: '模拟付款失败' }).click();
+    expect(await state()).toBe('付款未成功');
+    await shoot('checkout-failed');
+    expect((await sql(api.app).query(`SELECT status FROM orders WHERE order_no = $1`, [orderNo]))[0].status).toBe('pending');
+
+    // Pay on the same order: paid, and the merchant hears it.
+    await page.getByRole('button', { name: '使用支付宝支付 ¥7.70' }).click();
+    expect(await state()).toBe('支付成功');
+    expect(await page.getByRole('link', { name: `返回${shopName}` }).getAttribute('href')).toBe('https://shop.example/orders/SHOP-770');
+    await shoot('checkout-paid');
+    await switchTo('en');
+    expect(await state()).toBe('Payment succeeded');
+    await shoot('checkout-paid');
+    const paid = await waitFor(
+      () => receiver.received.find((c) => c.body.order_no === orderNo && c.body.event === 'order.paid'),
+      30_000,
+      "the merchant's order.paid",
+    );
+    expect(paid.body).toMatchObject({ status: 'paid', merchant_order_no: 'SHOP-770', cny_amount: '7.70' });
+    expect(receiver.received.filter((c) => c.body.order_no === orderNo).map((c) => c.body.event)).not.toContain('order.cancelled');
+
+    // Closed by the shop, and out of time: said so, nothing to pay.
+    for (const [name, amount, end] of [
+      ['checkout-closed', '7.80', 'close'],
+      ['checkout-expired', '7.90', 'expire'],
+    ] as const) {
+      const other = await createOrder(api.app, shop, { cny_amount: amount, paychannel_id: channelId, merchant_order_no: `SHOP-${amount.replace('.', '')}` });
+      const otherNo = other.body.data.order_no;
+      if (end === 'close') expect((await post(api.app, '/api/merchant/orderClose', signed(shop, { order_no: otherNo }))).body.code).toBe(1);
+      else await sql(api.app).query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE order_no = $1`, [otherNo]);
+      // The worker's expiry pass cancels the expired one within about a second.
+      await waitFor(
+        async () => (await sql(api.app).query(`SELECT status FROM orders WHERE order_no = $1`, [otherNo]))[0].status === 'cancelled',
+        10_000,
+        `${name}: cancelled`,
+      );
+      await page.goto(`${other.body.data.pay_url}&lang=en`);
+      expect(await state()).toBe(end === 'close' ? 'This order is closed' : 'The time to pay has run out');
+      expect(await page.locator('.action').innerText()).toContain('It was not paid, and it can no longer be paid.');
+      expect([await page.locator('form').count(), await page.title()]).toEqual([0, `${await state()} · ${shopName}`]);
+      await shoot(name);
+      await switchTo('zh-CN');
+      expect(await state()).toBe(end === 'close' ? '此订单已关闭' : '付款时间已过');
+      await shoot(name);
+    }
+
+    // The merchant's portal shows the failed attempts in the order's timeline, before its payment.
+    await page.goto(`${base}/portal/login?lang=en`);
+    await page.getByLabel('Email').fill('owner@shop.example');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/portal`);
+    await page.goto(`${base}/portal/orders/${orderNo}`);
+    const timeline = await page.locator('.timeline li').allInnerTexts();
+    expect(timeline.map((line) => line.replace(/^\S+ \S+ /, '').replace(/ event_id .*$/, ''))).toEqual([
+      'Order created',
+      'A payment attempt failed; the order can still be paid (payment.attempt_failed)',
+      'A payment attempt failed; the order can still be paid (payment.attempt_failed)',
+      'Paid (order.paid)',
+      'Completed, balance credited (order.completed)',
+    ]);
+    await shoot('order-attempt-failed');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/portal\/login/);
   });
 
   it("shows a second merchant's user none of the first merchant's data", async () => {

@@ -279,8 +279,11 @@ describe('merchant portal: orders CSV, search, Refund, help, statements links', 
       const en = await client.get('/portal/help', { 'accept-language': 'en' });
       expect(en.status).toBe(200);
       const words = text(en.html);
-      for (const part of ['Signing a request', 'Callbacks and retries', 'Rotating the secret', 'Errors and what to do'])
+      for (const part of ['Signing a request', 'Orders and their numbers', 'Callbacks and retries', 'Rotating the secret', 'Errors and what to do'])
         expect([part, words.includes(part)]).toEqual([part, true]);
+      // SPEC 5 (issue 38): a failed attempt leaves the order payable; a merchant_order_no stays bound to its first order.
+      expect(words).toContain('does not end the order: it stays pending and can be paid on the same pay_url until it expires');
+      expect(words).toContain('After a cancelled order, create a new one under a new merchant_order_no.');
       // The service's own figures: its base URL, its retry schedule, a signature its code computed.
       expect(words).toContain(`${api.config.publicBaseUrl}/api/merchant/`);
       expect(words).toContain('tried again after 15 s, 15 s, 30 s, 3 min, 10 min, 20 min, 30 min, 30 min, 30 min, 1 h, 3 h, 3 h, 3 h, 6 h, 6 h;');
@@ -293,7 +296,15 @@ describe('merchant portal: orders CSV, search, Refund, help, statements links', 
       const zh = await client.get('/portal/help', { 'accept-language': 'zh-CN' });
       expect(zh.status).toBe(200);
       const zhWords = text(zh.html);
-      for (const part of ['请求签名', '回调与重试', '轮换密钥', '错误码及处理方法', '失败后依次间隔 15 秒、15 秒、30 秒、3 分钟'])
+      for (const part of [
+        '请求签名',
+        '订单与订单号',
+        '订单取消后如需重新下单，请使用新的 merchant_order_no',
+        '回调与重试',
+        '轮换密钥',
+        '错误码及处理方法',
+        '失败后依次间隔 15 秒、15 秒、30 秒、3 分钟',
+      ])
         expect([part, zhWords.includes(part)]).toEqual([part, true]);
       expect(zh.html).toMatch(/<tr id="error-40102">[\s\S]*?<td class="means">签名不正确<\/td>/);
       expect((await new PortalClient(api.app).get('/portal/help')).status).toBe(303);

@@ -624,11 +624,13 @@ describe('merchant portal security', () => {
 
       // The form and its answer say what a rotation does to a receiver checking the body signature (issue 28).
       const form = await client.get('/portal/developers');
-      expect(form.html).toMatch(/id="rotate-callbacks">[^<]*your receiver must accept either secret until the grace ends\. <a href="\/portal\/help#rotation">/);
+      expect(form.html).toMatch(
+        /id="rotate-callbacks">Until the grace ends, callbacks are still signed with your current secret [^<]*so your receiver keeps accepting them while you deploy the new one[^<]* <a href="\/portal\/help#rotation">/,
+      );
       const answer = await client.post('/portal/developers/rotate-secret', { confirm: 'yes', password: PASSWORD });
       expect(answer.status).toBe(200);
       expect(answer.html).toMatch(
-        /id="rotate-callbacks">Callbacks are signed with this new secret from now on\. Until [^<]+ a receiver that checks the body signature must accept either secret/,
+        /id="rotate-callbacks">Until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\) callbacks are still signed with the previous secret, so a receiver that has only the previous one keeps accepting them/,
       );
       expect(answer.headers['cache-control']).toBe('no-store');
       expect(answer.html).toMatch(/the previous secret keeps working until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \(China time\)/);

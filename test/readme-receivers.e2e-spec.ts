@@ -8,6 +8,7 @@ import { MerchantClient } from '../examples/merchant-client';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { CallbackReceiver, type ReceivedCallback, waitFor } from './helpers/callbacks';
 import { freePort } from './helpers/free-port';
+import { sql } from './helpers/orders';
 import { inviteAndAccept } from './helpers/portal';
 
 const README = readFileSync(join(__dirname, '../README.md'), 'utf8');
@@ -29,7 +30,7 @@ interface Attempt {
 /**
  * The README's callback receivers (TypeScript and PHP), run as printed against real signed
  * callbacks (callbackTest), and what its rotation section says: a receiver that knows only the
- * previous secret verifies the header but not the body; given both secrets it accepts.
+ * previous secret keeps accepting until the grace ends; given both secrets it accepts throughout.
  */
 describe("the README's callback receivers and rotation advice (real PostgreSQL and Redis)", () => {
   let api: TestApi;
@@ -82,13 +83,13 @@ describe("the README's callback receivers and rotation advice (real PostgreSQL a
     return url;
   }
 
-  const callbackTest = async (url: string): Promise<Attempt> => {
-    const res = await post<Attempt>(api.app, '/api/merchant/callbackTest', signed(merchant, { url }));
+  const callbackTest = async (url: string, by: Credentials = merchant): Promise<Attempt> => {
+    const res = await post<Attempt>(api.app, '/api/merchant/callbackTest', signed(by, { url }));
     expect(res.body.code).toBe(1);
     return res.body.data;
   };
 
-  it('both receivers verify, dedupe and answer success; after a rotation only with both secrets, as the rotation section says', async () => {
+  it('both receivers verify, dedupe and answer success; after a rotation one holding only the old secret keeps accepting until the grace ends, as the rotation section says', async () => {
     const oldSecret = merchant.api_secret;
     const oldOnly = { ts: await receiver('ts', { API_SECRET: oldSecret }), php: await receiver('php', { API_SECRET: oldSecret }) };
     for (const url of Object.values(oldOnly)) expect(await callbackTest(url)).toMatchObject({ http_status: 200, success: true, response_excerpt: 'success' });
@@ -96,7 +97,7 @@ describe("the README's callback receivers and rotation advice (real PostgreSQL a
     const rotated = await api.operator.merchants.rotateSecret(merchant.id, '24h');
     await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code === 1, 2000, 'the new secret in use');
 
-    // A receiver that knows only the previous secret: the header verifies, the body does not.
+    // During the grace the body is signed with the previous secret and the header carries both (SPEC 3, issue 38).
     const capture = await CallbackReceiver.start();
     let callback: ReceivedCallback;
     try {
@@ -105,23 +106,25 @@ describe("the README's callback receivers and rotation advice (real PostgreSQL a
       const withOld = new MerchantClient('', merchant.api_key, oldSecret);
       expect([withOld.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw), withOld.verifyCallbackBody(callback.body)]).toEqual([
         true,
-        false,
+        true,
       ]);
+      // Given only the new secret before the grace ends, a receiver checking the body refuses: hence "keep both".
       const withNew = new MerchantClient('', merchant.api_key, rotated.api_secret);
       expect([withNew.verifyCallbackHeaders(callback.headers as Record<string, string>, callback.raw), withNew.verifyCallbackBody(callback.body)]).toEqual([
         true,
-        true,
+        false,
       ]);
     } finally {
       await capture.close();
     }
-    for (const url of Object.values(oldOnly))
-      expect(await callbackTest(url)).toMatchObject({ http_status: 401, success: false, response_excerpt: 'bad signature' });
+    // The receivers not yet given the new secret accept, both checks passed, while it is being deployed.
+    for (const url of Object.values(oldOnly)) expect(await callbackTest(url)).toMatchObject({ http_status: 200, success: true, response_excerpt: 'success' });
 
-    // Given both, as the README says to keep them for the grace: accepted again.
+    // Given both, as the README says to keep them for the grace: accepted too.
     const both = { API_SECRET: rotated.api_secret, API_SECRET_PREVIOUS: oldSecret };
+    const withBoth: Record<'ts' | 'php', string> = { ts: '', php: '' };
     for (const kind of ['ts', 'php'] as const) {
-      const url = await receiver(kind, both);
+      const url = (withBoth[kind] = await receiver(kind, both));
       expect(await callbackTest(url)).toMatchObject({ http_status: 200, success: true, response_excerpt: 'success' });
       // The same callback twice (a retry after a lost answer): success both times, handled once.
       const headers = Object.fromEntries(['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(callback.headers[h])]));
@@ -135,6 +138,35 @@ describe("the README's callback receivers and rotation advice (real PostgreSQL a
             .split('\n')
             .filter((id) => id === callback.body.event_id),
         ).toHaveLength(1);
+    }
+
+    // The grace ends (as if 24 h passed): callbacks are signed with the new secret only; a receiver still holding only the old one refuses them.
+    await sql(api.app).query(`UPDATE merchants SET api_secret_previous_until = now() WHERE id = $1`, [merchant.id]);
+    await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102, 2000, 'the old secret refused');
+    // One callback, handed to every receiver as it arrived (callbackTest allows 10 a minute).
+    const late = await CallbackReceiver.start();
+    try {
+      await callbackTest(late.url, rotated);
+      const after = late.received[0];
+      expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+      const headers = Object.fromEntries(['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(after.headers[h])]));
+      const answers = async (urls: Record<string, string>) =>
+        Promise.all(
+          Object.entries(urls).map(async ([kind, url]) => {
+            const res = await fetch(url, { method: 'POST', headers, body: after.raw });
+            return [kind, res.status, await res.text()];
+          }),
+        );
+      expect(await answers(oldOnly)).toEqual([
+        ['ts', 401, 'bad signature'],
+        ['php', 401, 'bad signature'],
+      ]);
+      expect(await answers(withBoth)).toEqual([
+        ['ts', 200, 'success'],
+        ['php', 200, 'success'],
+      ]);
+    } finally {
+      await late.close();
     }
   }, 60_000);
 

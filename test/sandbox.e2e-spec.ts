@@ -62,7 +62,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.body).toContain('¥12.34');
-    expect(res.body).toMatch(/<dd>m-[0-9a-f]{8}<\/dd>/);
+    expect(res.body).toMatch(/<h1 class="merchant">m-[0-9a-f]{8}<\/h1>/);
     for (const action of ['pay', 'fail']) {
       const form = new RegExp(
         `<form method="post" action="/sandbox/checkout/${order.order_no}/${action}\\?lang=en">\\s*<input type="hidden" name="token" value="${order.token}">`,
@@ -82,8 +82,8 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(zh.statusCode).toBe(200);
     expect(zh.body).toContain('<html lang="zh-CN">');
     expect(zh.body).toContain('沙箱收银台');
-    expect(zh.body).toContain('<dd>支付宝</dd>');
-    expect(zh.body).toContain('<dd>待支付</dd>');
+    expect(zh.body).toContain('使用支付宝支付 ¥8.80</button>');
+    expect(zh.body).toContain('模拟付款失败</button>');
     const english = /<a href="([^"]+)" lang="en"/.exec(zh.body)![1].replace(/&amp;/g, '&');
     expect(english).toBe(`/sandbox/checkout/${order.order_no}?token=${order.token}&lang=en`);
     const en = await api.app.inject({ method: 'GET', url: english, headers: { 'accept-language': 'zh-CN' } });
@@ -99,11 +99,104 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     });
     expect(paid.statusCode).toBe(200);
     expect(paid.body).toContain('支付成功');
-    expect(paid.body).toContain(`订单 ${order.order_no} 已支付 ¥8.80`);
+    expect(paid.body).toMatch(/感谢您的付款：已向m-[0-9a-f]{8}支付 ¥8\.80。/);
     // Its switch leads back to the order's page, which a POST's answer is not.
     expect(paid.body).toContain(`href="/sandbox/checkout/${order.order_no}?token=${order.token}&amp;lang=en" lang="en"`);
     const notFound = await api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=x&lang=zh-CN` });
     expect([notFound.statusCode, notFound.body.includes('此支付链接无效')]).toEqual([404, true]);
+  });
+
+  it("speaks the payer's words in every state, in English and Chinese: no stored status, no tester's note, no Pay on a closed order (issue 38)", async () => {
+    /** What a person reads: the title and the body's text, without markup. */
+    const read = (html: string) =>
+      html
+        .replace(/<style[\s\S]*?<\/style>/g, '')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/&amp;/g, '&')
+        .replace(/&#39;/g, "'")
+        .replace(/\s+/g, ' ')
+        .trim();
+    const as = (lang: 'en' | 'zh-CN', res: { body: string }) => ({ lang, text: read(res.body), html: res.body });
+    const pageIn = (order: { order_no: string; token: string }, lang: 'en' | 'zh-CN') =>
+      api.app.inject({ method: 'GET', url: `/sandbox/checkout/${order.order_no}?token=${order.token}&lang=${lang}` });
+    const pressIn = (order: { order_no: string; token: string }, button: 'pay' | 'fail', lang: 'en' | 'zh-CN') =>
+      api.app.inject({
+        method: 'POST',
+        url: `/sandbox/checkout/${order.order_no}/${button}?lang=${lang}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ token: order.token }).toString(),
+      });
+    const open = await newOrder('6.60');
+    const failed = await newOrder('6.70');
+    const paid = await newOrder('6.80');
+    const closed = await newOrder('6.90');
+    const expired = await newOrder('7.00');
+    const late = await newOrder('7.10');
+    expect((await press(paid.order_no, 'pay', paid.token)).statusCode).toBe(200);
+    expect((await post(api.app, '/api/merchant/orderClose', signed(merchant, { order_no: closed.order_no }))).body.code).toBe(1);
+    await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() - interval '1 second' WHERE "id" = ANY($1)`, [[expired.id, late.id]]);
+    await lifecycle.expireOverdue();
+    // late: its time ran out but the expiry pass has not cancelled it yet; the page already says so, and Pay is refused.
+    await sql(api.app).query(`UPDATE "orders" SET "status" = 'pending', "updated_at" = "created_at" WHERE "id" = $1`, [late.id]);
+
+    for (const lang of ['en', 'zh-CN'] as const) {
+      const pages = {
+        open: as(lang, await pageIn(open, lang)),
+        failed: as(lang, await pressIn(failed, 'fail', lang)),
+        paid: as(lang, await pageIn(paid, lang)),
+        closed: as(lang, await pageIn(closed, lang)),
+        expired: as(lang, await pageIn(expired, lang)),
+        late: as(lang, await pressIn(late, 'pay', lang)),
+      };
+      for (const [state, { text, html }] of Object.entries(pages)) {
+        // No stored status (pending, cancelled...) nor a "Status" line; no note about what the buttons send.
+        expect([lang, state, text.match(/\b(pending|confirmed|completed|cancelled)\b|Status|状态|待支付|已取消|notification|通知/g)]).toEqual([
+          lang,
+          state,
+          null,
+        ]);
+        expect([lang, state, html.includes('class="note"') && /Pay and Fail|支付”和“/.test(html)]).toEqual([lang, state, false]);
+        // The test-mode banner stays: the payer is a tester.
+        expect([lang, state, (lang === 'en' ? /Sandbox checkout ?: a test payment/ : /沙箱收银台 ?：测试付款/).test(text)]).toEqual([lang, state, true]);
+      }
+      const words =
+        lang === 'en'
+          ? {
+              pay: 'Pay ¥6.60 with Alipay',
+              fail: 'Simulate a failed payment',
+              failed: 'Payment failed Nothing was paid. You can try again.',
+              paid: 'Payment succeeded Thank you: ¥6.80 to',
+              closed: 'This order is closed It was not paid, and it can no longer be paid.',
+              expired: 'The time to pay has run out It was not paid, and it can no longer be paid.',
+              payTitle: /<title>Pay m-[0-9a-f]{8}<\/title>/,
+            }
+          : {
+              pay: '使用支付宝支付 ¥6.60',
+              fail: '模拟付款失败',
+              failed: '付款未成功 本次没有扣款，您可以重新付款。',
+              paid: '支付成功 感谢您的付款：已向',
+              closed: '此订单已关闭 此订单未付款，现已无法付款。',
+              expired: '付款时间已过 此订单未付款，现已无法付款。',
+              payTitle: /<title>向 m-[0-9a-f]{8} 付款<\/title>/,
+            };
+      expect(pages.open.text).toContain(words.pay);
+      expect(pages.open.text).toContain(words.fail);
+      expect(pages.open.html).toMatch(words.payTitle);
+      // After a failed attempt: what happened, then Pay and Fail again on the same order.
+      expect(pages.failed.text).toContain(words.failed);
+      expect(pages.failed.html).toContain(`action="/sandbox/checkout/${failed.order_no}/pay?lang=${lang}"`);
+      expect(pages.paid.text).toContain(words.paid);
+      expect(pages.closed.text).toContain(words.closed);
+      expect(pages.expired.text).toContain(words.expired);
+      expect(pages.late.text).toContain(words.expired);
+      for (const state of ['paid', 'closed', 'expired', 'late'] as const) {
+        // Nothing offered to pay, and no title or heading asking to pay.
+        expect([lang, state, pages[state].html.includes('<form'), words.payTitle.test(pages[state].html)]).toEqual([lang, state, false, false]);
+      }
+    }
+    // The press on the out-of-time order was refused, not sent: it is still unpaid.
+    expect((await orderRow(api.app, late.order_no)).status).toBe('pending');
+    expect((await pressIn(late, 'pay', 'en')).statusCode).toBe(409);
   });
 
   it('cannot be framed and sends the security headers of an HTML page, on every answer of its routes', async () => {
@@ -266,14 +359,36 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     ]);
   });
 
-  it('fail -> cancelled with order.cancelled', async () => {
-    const order = await newOrder('5.00');
+  it('Fail is a failed attempt, not a transition: the order stays pending and payable, payment.attempt_failed is recorded without a callback; Pay then pays it (SPEC 5, issue 38)', async () => {
+    const before = await api.operator.ledger.balance(merchant.id);
+    const order = await newOrder('5.00', 'https://shop.example/notify');
     const res = await press(order.order_no, 'fail', order.token);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('Payment failed');
-    expect((await orderRow(api.app, order.order_no)).status).toBe('cancelled');
+    expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     const events = await eventsOf(api.app, order.order_no);
-    expect(events.map((e) => [e.type, e.payload.status, e.deliveries])).toEqual([['order.cancelled', 'cancelled', 1]]);
+    expect(events.map((e) => [e.type, e.payload.status, e.deliveries])).toEqual([['payment.attempt_failed', 'pending', 0]]);
+    expect(events[0].payload).toMatchObject({ order_no: order.order_no, cny_amount: '5.00', channel_trade_no: `SBX${order.order_no}` });
+    // Nothing for the merchant to hear yet: callbackResend has no event to send, orderQueryDetail still says pending.
+    expect((await post(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.order_no }))).body.code).toBe(40400);
+    expect((await orderDetail(api.app, merchant, order.order_no)).body.data.status).toBe('pending');
+    // The same pay_url still offers Pay; a second Fail is a second attempt.
+    expect((await page(order.order_no, order.token)).body).toContain(`action="/sandbox/checkout/${order.order_no}/pay?lang=en"`);
+    expect((await press(order.order_no, 'fail', order.token)).statusCode).toBe(200);
+
+    const paid = await press(order.order_no, 'pay', order.token);
+    expect([paid.statusCode, paid.body.includes('Payment succeeded')]).toEqual([200, true]);
+    expect((await orderRow(api.app, order.order_no)).status).toBe('completed');
+    const after = await eventsOf(api.app, order.order_no);
+    expect(after.map((e) => [e.type, e.deliveries])).toEqual([
+      ['payment.attempt_failed', 0],
+      ['payment.attempt_failed', 0],
+      ['order.paid', 1],
+      ['order.completed', 1],
+    ]);
+    expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(447);
+    // The merchant's order.paid, as the callback body says it (its delivery is the worker's: test/portal-browser sends it to a receiver).
+    expect(after[2].payload).toMatchObject({ event: 'order.paid', status: 'paid', order_no: order.order_no });
   });
 
   it('ten concurrent Pay presses and notifications, repeats, and stray confirms: paid once, credited once, order.paid before order.completed', async () => {
@@ -389,8 +504,10 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       [order.id],
     );
     expect(deliveries).toEqual([{ status: 'no_address', due: true }]);
-    // A page for it offers nothing to pay.
-    expect((await page(order.order_no, order.token)).body).toContain('cancelled');
+    // A page for it offers nothing to pay, and says why in the payer's words.
+    const closed = (await page(order.order_no, order.token)).body;
+    expect(closed).toContain('The time to pay has run out');
+    expect(closed).not.toContain('<form');
   });
 
   /** Waits until the clock is past `unixSeconds`, so a transition made now lands in a later second. */
@@ -441,17 +558,19 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(times[2]).toBe(last);
   });
 
-  it('updatetime strictly increases on payment by notification and on cancellation by the channel', async () => {
-    for (const [outcome, status] of [
-      // The sandbox's payment settles in its notification's transaction: paid and completed share one updatetime.
-      ['paid', 'completed'],
-      ['failed', 'cancelled'],
-    ] as const) {
-      const order = await newOrder('9.50');
-      await pastSecond(order.createtime);
-      await notify(signSandboxNotification(await secretKey(), order.order_no, 950, outcome));
-      expect(await updatetime(order.order_no, status)).toBeGreaterThan(order.createtime);
-    }
+  it('updatetime strictly increases on payment by notification and on cancellation by the channel, not on a failed attempt', async () => {
+    // The sandbox's payment settles in its notification's transaction: paid and completed share one updatetime.
+    const paid = await newOrder('9.50');
+    await pastSecond(paid.createtime);
+    await notify(signSandboxNotification(await secretKey(), paid.order_no, 950, 'paid'));
+    expect(await updatetime(paid.order_no, 'completed')).toBeGreaterThan(paid.createtime);
+    // The channel closing the unpaid trade (Alipay's TRADE_CLOSED) cancels it; a failed attempt (Fail) is no transition and leaves updatetime.
+    const closed = await newOrder('9.50');
+    await pastSecond(closed.createtime);
+    await notify(signSandboxNotification(await secretKey(), closed.order_no, 950, 'failed'));
+    expect(await updatetime(closed.order_no, 'pending')).toBe(closed.createtime);
+    expect(await lifecycle.markClosedByChannel(closed.id)).toBe(true);
+    expect(await updatetime(closed.order_no, 'cancelled')).toBeGreaterThan(closed.createtime);
   });
 
   it('a sell order (order_type 2) moves only by its payout: payment notifications and expiry leave it as it is', async () => {
@@ -465,7 +584,8 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     await lifecycle.expireOverdue();
     // Whatever calls them, the top-up's moves never match a sell order.
     expect(await lifecycle.markPaid(order.id, { amountFen: 1100, channelTradeNo: 'X' }, { final: true })).toBe('unchanged');
-    expect(await lifecycle.markFailed(order.id)).toBe(false);
+    const sell = (await api.app.get(OrderRepository).findForChannel(channel, order.order_no))!;
+    expect(await lifecycle.recordFailedAttempt(sell, { channelTradeNo: null })).toBe(false);
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'pending', paid_at: null, late_payment: false });
     expect(await eventsOf(api.app, order.order_no)).toEqual([]);
   });
@@ -480,9 +600,10 @@ describe('sandbox checkout, notifications and the order state machine (real Post
     expect(await orderRow(api.app, order.order_no)).toMatchObject({ status: 'completed', late_payment: true });
     expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
     expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(358);
-    // A failure notification after payment changes nothing.
+    // A failure notification after payment changes nothing, its history neither.
     expect((await notify(signSandboxNotification(await secretKey(), order.order_no, 400, 'failed'))).body).toBe('success');
     expect((await orderRow(api.app, order.order_no)).status).toBe('completed');
+    expect((await eventsOf(api.app, order.order_no)).map((e) => e.type)).toEqual(['order.cancelled', 'order.paid', 'order.completed']);
   });
 
   it('sweep: re-queues confirmation of orders stuck in paid', async () => {

@@ -58,7 +58,7 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     return waitFor(() => receiver.forEvent(eventId)[0], 10_000, 'the callback arrived');
   }
 
-  it('during the grace: both secrets verify requests; callbacks are signed with the new one and verify with either; after it only the new one', async () => {
+  it('during the grace: both secrets verify requests; order.paid keeps its body signed with the old secret and verifies with either; after it only the new one', async () => {
     const before = await deliveredCallback();
     expect(String(before.headers['webhook-signature']).split(' ')).toHaveLength(1);
 
@@ -71,26 +71,29 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code).toBe(1);
 
     const during = await deliveredCallback();
+    expect(during.body.event).toBe('order.paid');
     const entries = String(during.headers['webhook-signature']).split(' ');
     expect(entries).toHaveLength(2);
     expect(entries.every((e) => e.startsWith('v1,'))).toBe(true);
     expect(verifiesWith(during, fresh)).toBe(true);
     expect(verifiesWith(during, old)).toBe(true);
     expect(verifiesWith(during, 'sk_not_this_merchants_secret')).toBe(false);
-    // The new signature comes first; the body is signed with the new secret only.
+    // The new signature comes first; the body is signed with the previous secret until the grace ends (issue 38):
+    // a receiver not yet given the new secret passes both checks.
     expect(verifiesWith({ ...during, headers: { ...during.headers, 'webhook-signature': entries[0] } }, fresh)).toBe(true);
-    expect(bodyVerifiesWith(during, fresh)).toBe(true);
-    expect(bodyVerifiesWith(during, old)).toBe(false);
+    expect(bodyVerifiesWith(during, old)).toBe(true);
+    expect(bodyVerifiesWith(during, fresh)).toBe(false);
 
     // callbackTest, sent by the API, carries both too.
     const tested = receiver.received.length;
     const testAnswer = await post<{ signed_with: unknown }>(api.app, '/api/merchant/callbackTest', signed(rotated));
     expect(testAnswer.body.code).toBe(1);
-    // The answer says which secret signed what: a receiver verifying the body needs the new one.
-    expect(testAnswer.body.data.signed_with).toEqual({ body: 'current', webhook_signature: ['current', 'previous'] });
+    // The answer says which secret signed what, and it is so.
+    expect(testAnswer.body.data.signed_with).toEqual({ body: 'previous', webhook_signature: ['current', 'previous'] });
     const test = receiver.received[tested];
     expect(String(test.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifiesWith(test, old) && verifiesWith(test, fresh)).toBe(true);
+    expect([bodyVerifiesWith(test, old), bodyVerifiesWith(test, fresh)]).toEqual([true, false]);
 
     // The grace ends (as if 24 h passed).
     await db.db.query(`UPDATE merchants SET api_secret_previous_until = now() WHERE id = $1`, [merchant.id]);
@@ -100,10 +103,11 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verifiesWith(after, fresh)).toBe(true);
     expect(verifiesWith(after, old)).toBe(false);
+    expect([bodyVerifiesWith(after, old), bodyVerifiesWith(after, fresh)]).toEqual([false, true]);
     merchant = { ...merchant, api_secret: fresh };
   });
 
-  it('--grace 0 revokes the previous secret at once: requests 40102, callbacks verify with the new secret only', async () => {
+  it('--grace 0 revokes the previous secret at once: requests 40102, callbacks (header and body) verify with the new secret only', async () => {
     const rotated = await api.operator.merchants.rotateSecret(merchant.id, '0');
     await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102, 1000, 'the old secret refused');
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code).toBe(1);
@@ -111,5 +115,8 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     expect(String(callback.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verifiesWith(callback, rotated.api_secret)).toBe(true);
     expect(verifiesWith(callback, merchant.api_secret)).toBe(false);
+    expect([bodyVerifiesWith(callback, merchant.api_secret), bodyVerifiesWith(callback, rotated.api_secret)]).toEqual([false, true]);
+    const testAnswer = await post<{ signed_with: unknown }>(api.app, '/api/merchant/callbackTest', signed(rotated));
+    expect(testAnswer.body.data.signed_with).toEqual({ body: 'current', webhook_signature: ['current'] });
   });
 });

@@ -151,7 +151,7 @@ describe('wechatpay adapter (API v3) against a fake WeChat Pay gateway (real Pos
     expect((await api.operator.ledger.balance(merchant.id)).available_fen - before.available_fen).toBe(1234 - 7);
 
     const after = await page(order.payUrl, { 'accept-language': 'en-US' });
-    expect(after.body).toContain('Payment received');
+    expect(after.body).toContain('Payment succeeded');
     expect(after.body).not.toContain('<svg');
     expect(after.body).not.toContain('http-equiv="refresh"');
   });

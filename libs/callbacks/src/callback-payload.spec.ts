@@ -44,20 +44,31 @@ describe('callback payload', () => {
     expect(webhookSignature(vectors.api_secret, event.id, Math.floor(now / 1000), body)).toBe(headers['webhook-signature']);
   });
 
-  it('during a rotation grace: body signed with the new secret, both v1 entries in webhook-signature (new first)', () => {
+  it('during a rotation grace: body signed with the previous secret, both v1 entries in webhook-signature (new first)', () => {
     const previous = 'sk_the_previous_secret_of_this_merchant_0123456789';
     const now = Date.now();
     const { body, headers } = buildSignedCallback(event, { ...merchant, previousApiSecret: previous }, 1, newCallbackNonce(), now);
     const ts = Math.floor(now / 1000);
     expect(headers['webhook-signature']).toBe(`${webhookSignature(vectors.api_secret, event.id, ts, body)} ${webhookSignature(previous, event.id, ts, body)}`);
+    // SPEC 3: a receiver still holding only the previous secret verifies the body as well as the header.
     const { signature, ...rest } = JSON.parse(body) as Record<string, unknown>;
-    expect(verify(rest, signature as string, vectors.api_secret)).toBe(true);
-    expect(verify(rest, signature as string, previous)).toBe(false);
+    expect(verify(rest, signature as string, previous)).toBe(true);
+    expect(verify(rest, signature as string, vectors.api_secret)).toBe(false);
     for (const secret of [vectors.api_secret, previous]) {
       const wh = new Webhook(`whsec_${Buffer.from(secret, 'utf8').toString('base64')}`);
       expect(wh.verify(body, headers)).toEqual(JSON.parse(body));
     }
     const stranger = new Webhook(`whsec_${Buffer.from('sk_someone_else', 'utf8').toString('base64')}`);
     expect(() => stranger.verify(body, headers)).toThrow();
+  });
+
+  it('without a previous secret (no grace, a grace of 0, or once it ended): the body and the header with the current secret only', () => {
+    const now = Date.now();
+    for (const previousApiSecret of [undefined, null, '']) {
+      const { body, headers } = buildSignedCallback(event, { ...merchant, previousApiSecret }, 1, newCallbackNonce(), now);
+      const { signature, ...rest } = JSON.parse(body) as Record<string, unknown>;
+      expect(verify(rest, signature as string, vectors.api_secret)).toBe(true);
+      expect(headers['webhook-signature']).toBe(webhookSignature(vectors.api_secret, event.id, Math.floor(now / 1000), body));
+    }
   });
 });

@@ -45,8 +45,9 @@ export function newCallbackNonce(): string {
  * The callback of SPEC 7 for one attempt: the event's facts plus api_key, timestamp, `nonce`
  * (already claimed in the nonce store by the caller, SPEC 3) and the request-style
  * `signature`, then the Standard Webhooks headers over the exact body bytes. During a
- * rotation's grace (`previousApiSecret`), the body is signed with the new secret and
- * `webhook-signature` carries both `v1,` entries, the new one first (SPEC 3).
+ * rotation's grace (`previousApiSecret`), the body is signed with the previous secret, so a
+ * receiver not yet given the new one keeps accepting, and `webhook-signature` carries both
+ * `v1,` entries, the new one first (SPEC 3). After the grace (or a grace of 0) only the new one.
  */
 export function buildSignedCallback(
   event: CallbackEvent,
@@ -65,7 +66,7 @@ export function buildSignedCallback(
   params.api_key = merchant.apiKey;
   params.timestamp = timestamp;
   params.nonce = nonce;
-  params.signature = sign(params, merchant.apiSecret);
+  params.signature = sign(params, merchant.previousApiSecret || merchant.apiSecret);
   const body = JSON.stringify(params);
   return {
     body,

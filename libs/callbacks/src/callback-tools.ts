@@ -53,10 +53,11 @@ export interface TestAttemptView {
   error: string | null;
   response_excerpt: string | null;
   /**
-   * Which secret signed what (issue 28): the body's `signature` only the current one, the
-   * `webhook-signature` header the current one and, during a rotation's grace, the previous one too.
+   * Which secret signed what (issues 28, 38): the body's `signature` the previous secret during a
+   * rotation's grace, else the current one; the `webhook-signature` header the current one and,
+   * during the grace, the previous one too (SPEC 3).
    */
-  signed_with: { body: 'current'; webhook_signature: ('current' | 'previous')[] };
+  signed_with: { body: 'current' | 'previous'; webhook_signature: ('current' | 'previous')[] };
 }
 
 /** At most `max` characters, never cutting a surrogate pair in two. */

@@ -51,6 +51,19 @@ export function amountMismatchPayload(
   };
 }
 
+/** SPEC 5: a failed payment attempt (the payer's bank declined, the sandbox's Fail), kept in the order's history; the order stays payable. */
+export function attemptFailedPayload(eventId: string, order: Order, notification: { channelTradeNo: string | null }): Record<string, unknown> {
+  return {
+    event_id: eventId,
+    event: 'payment.attempt_failed',
+    order_no: order.orderNo,
+    merchant_order_no: order.merchantOrderNo,
+    status: order.status,
+    cny_amount: formatYuan(order.cnyFen),
+    channel_trade_no: notification.channelTradeNo,
+  };
+}
+
 /** A refund as refundQuery, refundQueryList and refundCreate show it (SPEC 5). */
 export interface RefundView {
   refund_no: string;

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { AppConfig } from '@app/common';
+import { AppConfig, BUY_ORDER } from '@app/common';
 import { type ChannelAdapter, ChannelAdapters, ChannelError, type PaymentCreated, type PaymentQuery } from '@app/channels';
 import {
   type Channel,
@@ -18,7 +18,7 @@ import {
   SettlementRepository,
 } from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
-import { type CancelReason, amountMismatchPayload, orderEventPayload } from './order-event-payload';
+import { type CancelReason, amountMismatchPayload, attemptFailedPayload, orderEventPayload } from './order-event-payload';
 import { ORDER_TRANSITIONS } from './order-transitions';
 
 /** What a verified success notification did to its order. */
@@ -37,6 +37,7 @@ export const SWEEP_BATCH = 500;
 
 // The moves this lifecycle makes, named by their cause; the states and order types come from the table (SPEC 5).
 const PAY = ORDER_TRANSITIONS.move('notification', 'late_notification');
+// The channel could not open the payment at creation; a failed payment attempt later is no move (recordFailedAttempt).
 const FAIL = ORDER_TRANSITIONS.move('channel_failure');
 const EXPIRE = ORDER_TRANSITIONS.move('expiry');
 const CONFIRM = ORDER_TRANSITIONS.move('confirmation');
@@ -206,9 +207,17 @@ export class OrderLifecycle {
     return (await this.transit(orderId, CHANNEL_CLOSED, 'order.cancelled', {}, 'closed')) !== null;
   }
 
-  /** The channel reports the payment failed: pending -> cancelled. */
-  async markFailed(orderId: string): Promise<boolean> {
-    return (await this.transit(orderId, FAIL, 'order.cancelled', {}, 'failed')) !== null;
+  /**
+   * The channel reports a failed payment attempt (SPEC 5): no transition, the order stays payable
+   * until it expires; a pending top-up keeps the attempt in its history as payment.attempt_failed
+   * (no callback). Any other order is left as it is, its history too.
+   */
+  async recordFailedAttempt(order: Order, notification: { channelTradeNo: string | null }): Promise<boolean> {
+    if (order.status !== 'pending' || order.orderType !== BUY_ORDER) return false;
+    await this.events.recordWithoutCallback(this.dataSource.manager, order, 'payment.attempt_failed', (eventId) =>
+      attemptFailedPayload(eventId, order, notification),
+    );
+    return true;
   }
 
   /**

@@ -77,6 +77,7 @@ export class TransitionTable<State extends string, Cause extends string> {
 export const ORDER_TRANSITIONS = new TransitionTable<OrderStatus, OrderTransitionCause>([
   { from: 'pending', to: 'paid', orderTypes: [BUY_ORDER], by: 'notification' },
   { from: 'pending', to: 'cancelled', orderTypes: [BUY_ORDER], by: 'expiry' },
+  // The channel could not open the payment at creation (50200). A failed payment attempt is no move (SPEC 5).
   { from: 'pending', to: 'cancelled', orderTypes: [BUY_ORDER], by: 'channel_failure' },
   // The money was taken after all: a late success notification counts (the order is flagged).
   { from: 'cancelled', to: 'paid', orderTypes: [BUY_ORDER], by: 'late_notification' },

@@ -58,7 +58,7 @@ export class CallbacksController {
   @MerchantOperation(
     'Send a signed webhook.test event now and answer the attempt',
     CallbackTestDto,
-    "To `url`, else the merchant's notify URL (40000 when there is none); signed like every callback, under the same address rules (a private address is a failed attempt, not an error). One attempt, no retries. Answers `{url, http_status, duration_ms, success, error, response_excerpt}`. At most 10 per minute per merchant (42900 with Retry-After).",
+    "To `url`, else the merchant's notify URL (40000 when there is none); signed like every callback, under the same address rules (a private address is a failed attempt, not an error). One attempt, no retries. Answers `{url, http_status, duration_ms, success, error, response_excerpt, signed_with}`; `signed_with` says which secret signed the body and the `webhook-signature` header: during a rotation's grace `{body: previous, webhook_signature: [current, previous]}` (SPEC 3), else `{body: current, webhook_signature: [current]}`. At most 10 per minute per merchant (42900 with Retry-After).",
   )
   @HttpCode(200)
   async callbackTest(@CurrentMerchant() merchant: Merchant, @MerchantParams() params: CallbackTestDto): Promise<Envelope<TestAttemptView>> {

@@ -119,7 +119,7 @@ export class CallbacksService implements OnApplicationShutdown {
       success: outcome.ok,
       error: outcome.error,
       response_excerpt: firstCharacters(outcome.excerpt),
-      signed_with: { body: 'current', webhook_signature: previous ? ['current', 'previous'] : ['current'] },
+      signed_with: previous ? { body: 'previous', webhook_signature: ['current', 'previous'] } : { body: 'current', webhook_signature: ['current'] },
     });
     const nonce = newCallbackNonce();
     try {

@@ -1,20 +1,12 @@
 import qrcode from 'qrcode-generator';
 import type { CashierAdapterName, CashierStep, PayMode } from '@app/channels';
 import { type Lang, type PayPageLayout, escapeHtml, payPageLayout, payText } from '../pay-pages/pay-page';
-import { formatShanghai } from '../portal/shanghai-time';
+import { type PaySummary, outcomeAction, paySheet, sheetTitle } from '../pay-pages/pay-sheet';
 import type { PayerDevice } from './payer-device';
 
 /** What every cashier screen shows of the order (SPEC 6): merchant, subject, amount, the shop's order number, time left. */
-export interface CashierSummary {
+export interface CashierSummary extends PaySummary {
   provider: CashierAdapterName;
-  merchantName: string;
-  subject: string;
-  amount: string;
-  /** The shop's own order number, when it gave one. */
-  shopOrderNo: string | null;
-  expiresAt: Date;
-  /** The way back to the shop (SPEC 5 return_url), when the shop gave one. */
-  returnUrl: string | null;
   /** This page with its token, as a path (the language switch, "pay now", "try again"). */
   pageUrl: string;
   /** This page as an absolute URL: the QR code that takes it to a phone. */
@@ -76,19 +68,7 @@ function refreshSeconds(screen: CashierScreen): number | undefined {
 export function cashierPage(s: CashierSummary, screen: CashierScreen, lang: Lang, nonces: PayPageLayout['nonces'], now = new Date()): string {
   const t = payText(lang);
   const provider = t(`provider.${s.provider}`);
-  const pending = !['paid', 'closed'].includes(screen.kind);
-  const minutes = Math.floor((s.expiresAt.getTime() - now.getTime()) / 60_000);
-  const payBy = formatShanghai(s.expiresAt).slice(11, 16);
-  const facts = [
-    s.shopOrderNo ? `<dt>${t('field.shopOrder')}</dt><dd>${escapeHtml(s.shopOrderNo)}</dd>` : '',
-    pending
-      ? `<dt>${t('field.payBy')}</dt><dd>${minutes >= 1 ? t('cashier.timeLeft', { time: payBy, minutes: String(minutes) }) : t('cashier.lastMinute', { time: payBy })}</dd>`
-      : '',
-  ].filter(Boolean);
-  const toShop = (label: 'cashier.back' | 'cashier.giveUp', style: string): string =>
-    s.returnUrl
-      ? `<p class="${style === 'link' ? 'back' : ''}"><a${style === 'link' ? '' : ` class="button ${style}"`} href="${escapeHtml(s.returnUrl)}">${t(label, { merchant: s.merchantName })}</a></p>`
-      : '';
+  const outcome = screen.kind === 'paid' ? 'paid' : screen.kind === 'closed' ? (screen.expired ? 'expired' : 'closed') : 'open';
 
   let action: string;
   let script: string | undefined;
@@ -118,14 +98,8 @@ export function cashierPage(s: CashierSummary, screen: CashierScreen, lang: Lang
 <p class="note">${t('cashier.waitUnpaid')} <a href="${escapeHtml(s.pageUrl)}">${t('cashier.payNow')}</a></p>`;
       break;
     case 'paid':
-      action = `<p class="state ok">${t('cashier.paidTitle')}</p>
-<p>${t('cashier.paidBody', { amount: s.amount, merchant: s.merchantName })}</p>
-${toShop('cashier.back', 'done') || `<p class="note">${t('cashier.closeHint')}</p>`}`;
-      break;
     case 'closed':
-      action = `<p class="state">${t(screen.expired ? 'cashier.expiredTitle' : 'cashier.closedTitle')}</p>
-<p class="explain">${t('cashier.closedBody', { merchant: s.merchantName })}</p>
-${toShop('cashier.back', 'plain') || `<p class="note">${t('cashier.closeHint')}</p>`}`;
+      action = outcomeAction(t, s, outcome as 'paid' | 'closed' | 'expired');
       break;
     case 'notHere': {
       // WeChat does not open Alipay's pages, nor the Alipay app WeChat Pay's, whatever the channel allows.
@@ -162,19 +136,10 @@ ${ways}${pageQr}`;
       break;
   }
 
-  const body = `<div class="sheet">
-<h1 class="merchant">${escapeHtml(s.merchantName)}</h1>
-<p class="amount">¥${escapeHtml(s.amount)}</p>
-<p class="subject">${escapeHtml(s.subject)}</p>
-${facts.length > 0 ? `<dl>\n${facts.join('\n')}\n</dl>\n` : ''}<section class="action" id="screen-${screen.kind}">
-${action}
-</section>
-</div>
-${pending ? toShop('cashier.giveUp', 'link') : ''}`;
   return payPageLayout({
     lang,
-    titleHtml: t('cashier.title', { merchant: s.merchantName }),
-    body,
+    titleHtml: sheetTitle(t, s, outcome),
+    body: paySheet(t, s, outcome === 'open', screen.kind, action, now),
     pageUrl: s.pageUrl,
     refreshSeconds: refreshSeconds(screen),
     nonces,

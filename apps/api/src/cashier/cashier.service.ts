@@ -13,6 +13,7 @@ import {
 } from '@app/channels';
 import { type CheckoutOrder, type Order, OrderPrepayRepository, OrderRepository } from '@app/db';
 import { type Lang, type PayPageLayout, notFoundPayPage, withLang } from '../pay-pages/pay-page';
+import { payerOutcome, payerSubject } from '../pay-pages/pay-sheet';
 import { type CashierScreen, type CashierSummary, cashierPage } from './cashier-page';
 import { cashierMode, payerDevice } from './payer-device';
 
@@ -61,7 +62,7 @@ export class CashierService {
     const summary: CashierSummary = {
       provider,
       merchantName: found.merchantName,
-      subject: subjectOf(order),
+      subject: payerSubject(order),
       amount: formatYuan(order.cnyFen),
       shopOrderNo: order.merchantOrderNo,
       expiresAt: order.expiresAt,
@@ -71,9 +72,9 @@ export class CashierService {
     };
     const show = (screen: CashierScreen, status = 200): CashierAnswer => ({ status, html: cashierPage(summary, screen, v.lang, v.nonces) });
 
-    if (order.status === 'cancelled') return show({ kind: 'closed', expired: false });
-    if (order.status !== 'pending') return show({ kind: 'paid' });
-    if (order.expiresAt.getTime() <= Date.now()) return show({ kind: 'closed', expired: true });
+    const outcome = payerOutcome(order);
+    if (outcome === 'paid') return show({ kind: 'paid' });
+    if (outcome !== 'open') return show({ kind: 'closed', expired: outcome === 'expired' });
     if (v.query.step === 'wait') return show({ kind: 'wait' });
 
     const adapter = this.adapters.forChannel(channel);
@@ -184,7 +185,7 @@ export class CashierService {
       orderNo: order.orderNo,
       amountFen: order.cnyFen,
       payMethod: order.paymentMethod ?? '',
-      subject: subjectOf(order),
+      subject: payerSubject(order),
       notifyUrl: this.adapters.notifyUrl(channelId),
       returnUrl: order.returnUrl,
       expiresAt: order.expiresAt,
@@ -216,9 +217,4 @@ export class CashierService {
     if (!found || found.order.orderType !== BUY_ORDER) return null;
     return found;
   }
-}
-
-/** The order's subject; an order made before subjects existed reads as the default would have made it. */
-function subjectOf(order: Order): string {
-  return order.subject ?? `Order ${order.merchantOrderNo ?? order.orderNo}`;
 }

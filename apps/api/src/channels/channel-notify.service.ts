@@ -66,8 +66,9 @@ export class ChannelNotifyService {
 
     switch (notification.outcome) {
       case 'failed': {
-        const cancelled = await this.lifecycle.markFailed(order.id);
-        this.logger.log({ order_no: order.orderNo, cancelled }, 'channel reports failure');
+        // A declined attempt: the order stays payable on its pay_url (SPEC 5).
+        const recorded = await this.lifecycle.recordFailedAttempt(order, notification);
+        this.logger.log({ order_no: order.orderNo, recorded }, 'channel reports a failed payment attempt');
         return;
       }
       case 'closed': {

@@ -26,7 +26,7 @@ export const CALLBACK_SCHEMAS: Record<string, Schema> = {
   CallbackSignature: {
     type: 'object',
     description:
-      'Every callback body ends with these, signed exactly as a request is (SPEC 3) with your api_secret; during a rotation grace with one of your two secrets. Each attempt is signed afresh.',
+      'Every callback body ends with these, signed exactly as a request is (SPEC 3) with your api_secret; during a rotation grace with the previous secret (the new one once the grace ends). Each attempt is signed afresh.',
     required: ['api_key', 'timestamp', 'nonce', 'signature'],
     properties: {
       api_key: { type: 'string', description: 'Your api_key' },
@@ -191,7 +191,7 @@ export function callbackWebhooks(): Webhooks {
     'order.cancelled': webhook(
       'order.cancelled',
       'An order was cancelled',
-      'expired, closed by orderClose, failed at the channel, or a payout refused (its debit given back); `reason` says which.',
+      'expired, closed by orderClose or by the channel, failed at the channel when the order was created (50200), or a payout refused (its debit given back); `reason` says which. A failed payment attempt cancels nothing: the order stays payable.',
       'OrderEventCallback',
     ),
     'refund.succeeded': webhook('refund.succeeded', 'A refund succeeded', 'The channel returned the money to the payer.', 'RefundEventCallback'),

@@ -71,8 +71,8 @@ Signed the same way with the merchant's secret, plus Standard Webhooks headers (
 \`webhook-signature\`; secret \`whsec_\` + base64(api_secret)). Answer \`success\` (or an empty 2xx); dedupe by \`event_id\`.
 After a secret rotation the previous secret keeps verifying requests for a grace period (24 h unless the operator
 chose otherwise, or none for a leaked secret); during it \`webhook-signature\` carries two space-separated \`v1,\`
-entries (new first), so a header check with either secret verifies, but the body's \`signature\` is made with the new
-secret only: a receiver that checks the body must accept either secret until the grace ends.
+entries (new first), and the body's \`signature\` is made with the previous secret until the grace ends, then with the
+new one: a receiver that still holds only the old secret keeps verifying both while the new one is deployed.
 Each attempt is signed afresh (new \`timestamp\`, \`nonce\`, \`webhook-timestamp\`; same \`event_id\`), and
 \`webhook.test\` events arrive at the same endpoint. Every event's body, headers and expected answer are this
 document's \`webhooks\`.

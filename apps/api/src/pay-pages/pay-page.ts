@@ -28,11 +28,10 @@ export function payText(lang: Lang): PayText {
   return (key, params = {}) => TEXTS[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? escapeHtml(params[name]) : whole));
 }
 
-/** A word of ours for a stored code (`status.paid`, `method.alipay`), or the code itself when there is none. */
-export function payWord(lang: Lang, prefix: 'status' | 'method', code: string | null): string {
-  if (code === null) return '-';
-  const key = `${prefix}.${code}`;
-  return key in en ? TEXTS[lang][key as PayPageKey] : code;
+/** The payer's word for a stored pay method (`alipay`: Alipay, 支付宝), or null for none or one we have no word for. */
+export function payMethodWord(lang: Lang, code: string | null): string | null {
+  const key = `method.${code}`;
+  return code !== null && key in en ? TEXTS[lang][key as PayPageKey] : null;
 }
 
 /** `url` with lang set: the switch's links and the forms carry the language through. */
@@ -70,12 +69,11 @@ dd{margin:0;overflow-wrap:anywhere}
 .qr svg{width:min(13rem,60vw);height:auto;display:block}
 .state{font-size:1.25rem;font-weight:650;margin:.25rem 0 .5rem}
 .state.ok{color:#1a7f37}
+.state.bad{color:#cf222e}
 .instead{text-align:left;margin:.5rem 0;padding-left:1.25rem}
 .back{margin-top:1rem;text-align:center;font-size:.95rem}
 .back a{color:#57606a}
-form{display:inline-block;margin:1rem .5rem 0 0}
-.sandbox button{font:inherit;padding:.6rem 1.4rem;border-radius:.4rem;border:1px solid #888;cursor:pointer;background:#fff}
-.sandbox button.pay{background:#1a7f37;color:#fff;border-color:#1a7f37}
+.action form{margin:.5rem 0}
 `;
 
 export interface PayPageLayout {

@@ -5,21 +5,22 @@ import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
 import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
 import { type Order, OrderRepository, SandboxBillRepository } from '@app/db';
 import type { Lang } from '../pay-pages/pay-page';
-import { checkoutPage, resultPage } from './checkout-page';
+import { payerOutcome, payerSubject } from '../pay-pages/pay-sheet';
+import { type CheckoutView, checkoutNotFound, checkoutPage } from './checkout-page';
 
 export interface HtmlAnswer {
   status: number;
   html: string;
 }
 
-const notFound = (lang: Lang): HtmlAnswer => ({ status: 404, html: resultPage({ kind: 'notFound' }, lang) });
+const notFound = (lang: Lang): HtmlAnswer => ({ status: 404, html: checkoutNotFound(lang) });
 
 /**
  * The sandbox channel's checkout page (SPEC 6). Pay and Fail make the sandbox post a
  * notification signed with the channel's secret_key to the real notify route, through
  * Fastify's inject on this very app: the route, its verification and the state machine run
  * exactly as for a processor's call, without needing the service to reach its own
- * PUBLIC_BASE_URL over the network.
+ * PUBLIC_BASE_URL over the network. Fail is a declined attempt: the order stays payable (SPEC 5).
  */
 @Injectable()
 export class SandboxCheckoutService {
@@ -36,33 +37,16 @@ export class SandboxCheckoutService {
   async page(orderNo: string, token: unknown, lang: Lang): Promise<HtmlAnswer> {
     const found = await this.resolve(orderNo, token);
     if (!found) return notFound(lang);
-    return {
-      status: 200,
-      html: checkoutPage(
-        {
-          orderNo: found.order.orderNo,
-          merchantName: found.merchantName,
-          amount: formatYuan(found.order.cnyFen),
-          payMethod: found.order.paymentMethod,
-          status: found.order.status,
-          token: token as string,
-          subject: found.order.subject,
-          merchantOrderNo: found.order.merchantOrderNo,
-        },
-        lang,
-      ),
-    };
+    return { status: 200, html: checkoutPage(view(found.order, found.merchantName, token as string), lang) };
   }
 
   async submit(orderNo: string, token: unknown, outcome: 'paid' | 'failed', lang: Lang): Promise<HtmlAnswer> {
     const found = await this.resolve(orderNo, token);
     if (!found) return notFound(lang);
     const { order, secretKey } = found;
-    const back = `/sandbox/checkout/${order.orderNo}?token=${token as string}`;
-    const shop = { returnUrl: order.returnUrl, merchantName: found.merchantName };
-    if (order.status !== 'pending') {
-      return { status: 409, html: resultPage({ kind: 'alreadyDone', status: order.status }, lang, back, shop) };
-    }
+    const shown = view(order, found.merchantName, token as string);
+    // Paid, closed or out of time already: the page says so, nothing is sent.
+    if (payerOutcome(order) !== 'open') return { status: 409, html: checkoutPage(shown, lang) };
     const notification = signSandboxNotification(secretKey, order.orderNo, order.cnyFen, outcome);
     // The sandbox took the money once Pay is pressed, whatever becomes of its notification: its own books say so.
     if (outcome === 'paid') {
@@ -82,13 +66,11 @@ export class SandboxCheckoutService {
     });
     if (res.statusCode !== 200 || res.body.trim() !== 'success') {
       this.logger.warn({ order_no: order.orderNo, status: res.statusCode }, 'sandbox notification answered an error');
-      return { status: 502, html: resultPage({ kind: 'refused', http: res.statusCode }, lang, back, shop) };
+      return { status: 502, html: checkoutPage(shown, lang, { kind: 'refused', http: res.statusCode }) };
     }
-    const result =
-      outcome === 'paid'
-        ? { kind: 'paid' as const, amount: formatYuan(order.cnyFen), orderNo: order.orderNo }
-        : { kind: 'failed' as const, orderNo: order.orderNo };
-    return { status: 200, html: resultPage(result, lang, back, shop) };
+    // Paid: settled in the notification's transaction (SPEC 5), so the order as it is now says so.
+    if (outcome === 'paid') return { status: 200, html: checkoutPage({ ...shown, status: 'paid' }, lang) };
+    return { status: 200, html: checkoutPage(shown, lang, { kind: 'failed' }) };
   }
 
   /**
@@ -109,4 +91,20 @@ export class SandboxCheckoutService {
     if (found.merchantMode !== 'test') return null;
     return { order, secretKey, merchantName: found.merchantName };
   }
+}
+
+function view(order: Order, merchantName: string, token: string): CheckoutView {
+  return {
+    orderNo: order.orderNo,
+    merchantName,
+    subject: payerSubject(order),
+    amount: formatYuan(order.cnyFen),
+    shopOrderNo: order.merchantOrderNo,
+    expiresAt: order.expiresAt,
+    returnUrl: order.returnUrl,
+    payMethod: order.paymentMethod,
+    status: order.status,
+    updatedAt: order.updatedAt,
+    token,
+  };
 }

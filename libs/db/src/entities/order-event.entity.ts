@@ -3,8 +3,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 /** The events merchants receive as callbacks (SPEC 7); a refund's belong to its order. */
 export const CALLBACK_EVENT_TYPES = ['order.paid', 'order.completed', 'order.cancelled', 'refund.succeeded', 'refund.failed'] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
-/** Every event an order's history records; the others are kept for reconciliation, never sent. */
-export const ORDER_EVENT_TYPES = [...CALLBACK_EVENT_TYPES, 'payment.amount_mismatch'] as const;
+/** Every event an order's history records; the others are kept for reconciliation and the portal's timeline, never sent. */
+export const ORDER_EVENT_TYPES = [...CALLBACK_EVENT_TYPES, 'payment.amount_mismatch', 'payment.attempt_failed'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /**

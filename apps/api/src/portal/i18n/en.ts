@@ -204,6 +204,7 @@ export const en = {
   'event.order.completed': 'Completed, balance credited (order.completed)',
   'event.order.cancelled': 'Cancelled (order.cancelled)',
   'event.payment.amount_mismatch': 'A payment notification with another amount was refused (payment.amount_mismatch)',
+  'event.payment.attempt_failed': 'A payment attempt failed; the order can still be paid (payment.attempt_failed)',
   'event.refund.succeeded': 'Refund succeeded (refund.succeeded)',
   'event.refund.failed': 'Refund failed, balance restored (refund.failed)',
   'sellEvent.created': 'Order created, amount + fee debited from your balance',
@@ -260,7 +261,7 @@ export const en = {
   'developers.rotateConfirm': 'I understand that a new secret replaces the current one, which keeps working only for the period chosen above.',
   'developers.rotateNeedsConfirm': 'Tick the box to confirm the rotation.',
   'developers.rotateCallbacks':
-    "During the grace a callback's webhook-signature header carries both signatures and its body is signed with one of the two secrets: your receiver must accept either secret until the grace ends.",
+    'Until the grace ends, callbacks are still signed with your current secret (their webhook-signature header carries both), so your receiver keeps accepting them while you deploy the new one: give it the new secret before the grace ends.',
   'developers.notifyUrl': 'Notify URL',
   'developers.notifyUrlHelp': 'Callbacks go here unless an order names its own notify_url. An http or https URL of at most 512 characters.',
   'developers.egress': 'Callbacks come from:',
@@ -299,7 +300,7 @@ export const en = {
   'secret.onceGrace':
     "This is the only time it is shown. Copy it into your server's configuration now; the previous secret keeps working until {until} (China time).",
   'secret.callbacksGrace':
-    'Callbacks are signed with this new secret from now on. Until {until} (China time) a receiver that checks the body signature must accept either secret; the webhook-signature header carries both.',
+    'Until {until} (China time) callbacks are still signed with the previous secret, so a receiver that has only the previous one keeps accepting them; their webhook-signature header carries both. After that they are signed with this new secret only: give it to your receiver before then, beside the previous one.',
 
   'account.title': 'Account',
   'account.email': 'Email',
@@ -363,7 +364,7 @@ export const en = {
 
   'help.title': 'Help for developers',
   'help.intro':
-    'What your developers need to connect your systems: signing a request, receiving callbacks and their retries, rotating the secret, and every error with what to do about it. Your api_key and signing examples in curl, PHP and TypeScript are on the Developers page.',
+    'What your developers need to connect your systems: signing a request, orders and their numbers, receiving callbacks and their retries, rotating the secret, and every error with what to do about it. Your api_key and signing examples in curl, PHP and TypeScript are on the Developers page.',
   'help.toDevelopers': 'Open the Developers page',
   'help.contents': 'On this page',
   'help.signing.title': 'Signing a request',
@@ -379,6 +380,11 @@ export const en = {
   'help.signing.exampleParams': 'Parameters',
   'help.signing.exampleCanonical': 'Canonical string',
   'help.signing.exampleSignature': 'Signature',
+  'help.orders.title': 'Orders and their numbers',
+  'help.orders.attempt':
+    "A payment attempt that fails (the payer's bank declines it, the payer tries another card) does not end the order: it stays pending and can be paid on the same pay_url until it expires. The order's timeline shows the failed attempt (payment.attempt_failed); no callback is sent for it.",
+  'help.orders.number':
+    'A merchant_order_no stays bound to its first order, whatever becomes of it: createOrder with the same number answers that order (or 40900 when the parameters differ), even once it is cancelled or expired. After a cancelled order, create a new one under a new merchant_order_no.',
   'help.callbacks.title': 'Callbacks and retries',
   'help.callbacks.what':
     "When an order is paid, completed or cancelled, and when a refund succeeds or fails, the service POSTs a JSON callback to your notify URL: the order's notify_url, else the one on the Developers page. Its event field says which (order.paid, order.completed, order.cancelled, refund.succeeded, refund.failed; webhook.test from Send test event).",
@@ -396,9 +402,9 @@ export const en = {
   'help.rotation.how':
     "Rotate the api_secret on the Developers page; your password is asked again. The new secret is shown once: put it in your servers' configuration at once.",
   'help.rotation.grace':
-    "A routine rotation keeps the current secret working for 24 hours beside the new one, both for the requests you sign and for the callbacks you check. During those 24 hours a callback's webhook-signature header carries two v1 entries, one per secret, and the body's signature is made with one of the two: accept a callback when either secret verifies it.",
+    'A routine rotation keeps the current secret working for 24 hours beside the new one. Requests you sign with either secret are accepted. Callbacks keep their body signed with the old secret during those 24 hours, and their webhook-signature header carries two v1 entries, one per secret: a receiver that has only the old secret keeps accepting them while you deploy the new one. After the 24 hours callbacks are signed with the new secret only. A receiver that holds both secrets accepts a callback when either verifies it.',
   'help.rotation.steps':
-    '1. Rotate. 2. Deploy the new secret, keeping the old one as a second secret your callback receiver also accepts. 3. After 24 hours, remove the old one.',
+    '1. Rotate. 2. Within the 24 hours, deploy the new secret, keeping the old one beside it as a second secret your callback receiver also accepts. 3. After 24 hours, remove the old one.',
   'help.rotation.leak':
     'If the secret may have leaked, choose "Stops working at once": from that moment requests signed with the old secret are refused (40102) and callbacks are signed with the new one only.',
   'help.errors.title': 'Errors and what to do',

@@ -206,6 +206,7 @@ export const zhCN: Record<MessageKey, string> = {
   'event.order.completed': '已完成，余额已入账（order.completed）',
   'event.order.cancelled': '已取消（order.cancelled）',
   'event.payment.amount_mismatch': '收到金额不符的支付通知，已拒绝（payment.amount_mismatch）',
+  'event.payment.attempt_failed': '一次付款未成功，订单仍可支付（payment.attempt_failed）',
   'event.refund.succeeded': '退款成功（refund.succeeded）',
   'event.refund.failed': '退款失败，余额已退回（refund.failed）',
   'sellEvent.created': '订单创建，金额 + 手续费已从余额扣除',
@@ -262,7 +263,7 @@ export const zhCN: Record<MessageKey, string> = {
   'developers.rotateConfirm': '我了解新密钥将替换当前密钥，当前密钥仅在上方所选期限内继续有效。',
   'developers.rotateNeedsConfirm': '请先勾选确认，再轮换密钥。',
   'developers.rotateCallbacks':
-    '宽限期内，回调的 webhook-signature 请求头同时带有新旧两个签名，请求体由两个密钥之一签名：宽限期结束前，你的接收端须同时接受新旧两个密钥。',
+    '宽限期内，回调仍用当前密钥签名（webhook-signature 请求头同时带有新旧两个签名），你在部署新密钥期间，接收端照常接受回调。请在宽限期结束前把新密钥配置到接收端。',
   'developers.notifyUrl': '回调地址',
   'developers.notifyUrlHelp': '回调发送到此地址，订单自带 notify_url 时除外。须为 http 或 https 地址，最多 512 个字符。',
   'developers.egress': '回调来源地址：',
@@ -297,7 +298,7 @@ export const zhCN: Record<MessageKey, string> = {
   'secret.done': '我已保存',
   'secret.onceGrace': '仅此一次显示。请立即复制到服务器配置中；原密钥在 {until}（北京时间）前仍然有效。',
   'secret.callbacksGrace':
-    '回调从现在起用这个新密钥签名。{until}（北京时间）之前，校验请求体签名的接收端须同时接受新旧两个密钥；webhook-signature 请求头同时带有两个签名。',
+    '{until}（北京时间）之前，回调仍用旧密钥签名，只配置了旧密钥的接收端照常接受；webhook-signature 请求头同时带有新旧两个签名。此后回调只用这个新密钥签名：请在此之前把新密钥配置到接收端（与旧密钥并存）。',
 
   'account.title': '账户',
   'account.email': '邮箱',
@@ -359,7 +360,7 @@ export const zhCN: Record<MessageKey, string> = {
 
   'help.title': '开发者帮助',
   'help.intro':
-    '对接所需的全部说明：请求签名、回调及其重试、密钥轮换，以及每个错误码的含义和处理方法。api_key 以及 curl、PHP、TypeScript 的签名示例在“开发者”页面。',
+    '对接所需的全部说明：请求签名、订单与订单号、回调及其重试、密钥轮换，以及每个错误码的含义和处理方法。api_key 以及 curl、PHP、TypeScript 的签名示例在“开发者”页面。',
   'help.toDevelopers': '前往“开发者”页面',
   'help.contents': '本页内容',
   'help.signing.title': '请求签名',
@@ -375,6 +376,11 @@ export const zhCN: Record<MessageKey, string> = {
   'help.signing.exampleParams': '参数',
   'help.signing.exampleCanonical': '待签名字符串',
   'help.signing.exampleSignature': '签名',
+  'help.orders.title': '订单与订单号',
+  'help.orders.attempt':
+    '一次付款失败（如付款人的银行拒绝、付款人换卡重试）不会结束订单：订单仍为待支付，在过期前可通过同一个 pay_url 继续支付。订单的时间线会记录这次失败（payment.attempt_failed），但不会为此发送回调。',
+  'help.orders.number':
+    'merchant_order_no 始终对应它的第一笔订单，无论该订单后来如何：用同一个单号再次调用 createOrder，返回的仍是那笔订单（参数不同则返回 40900），即使它已取消或过期。订单取消后如需重新下单，请使用新的 merchant_order_no。',
   'help.callbacks.title': '回调与重试',
   'help.callbacks.what':
     '订单支付成功、完成或取消时，以及退款成功或失败时，服务会向你的回调地址 POST 一条 JSON 回调：优先用订单的 notify_url，否则用“开发者”页面设置的地址。event 字段说明是哪种事件（order.paid、order.completed、order.cancelled、refund.succeeded、refund.failed；“发送测试事件”发的是 webhook.test）。',
@@ -389,8 +395,8 @@ export const zhCN: Record<MessageKey, string> = {
   'help.rotation.title': '轮换密钥',
   'help.rotation.how': '在“开发者”页面轮换 api_secret，需再次输入登录密码。新密钥只显示一次，请立即写入服务器配置。',
   'help.rotation.grace':
-    '常规轮换时，当前密钥会与新密钥同时有效 24 小时，对你签名的请求和你校验的回调都是如此。这 24 小时内，回调的 webhook-signature 请求头带有两个 v1 签名（每个密钥一个），请求体中的 signature 由两个密钥之一签出：任一密钥验签通过即可接受。',
-  'help.rotation.steps': '1. 轮换密钥。2. 部署新密钥，同时保留旧密钥作为回调接收端也接受的第二个密钥。3. 24 小时后删除旧密钥。',
+    '常规轮换时，当前密钥会与新密钥同时有效 24 小时。你用任一密钥签名的请求都会被接受。这 24 小时内，回调请求体仍用旧密钥签名，webhook-signature 请求头带有两个 v1 签名（每个密钥一个）：只配置了旧密钥的接收端照常接受回调，你可以从容部署新密钥。24 小时后，回调只用新密钥签名。同时配置了两个密钥的接收端，任一密钥验签通过即可接受。',
+  'help.rotation.steps': '1. 轮换密钥。2. 在 24 小时内部署新密钥，同时保留旧密钥作为回调接收端也接受的第二个密钥。3. 24 小时后删除旧密钥。',
   'help.rotation.leak': '如果密钥可能已泄露，请选择“立即失效”：此后用旧密钥签名的请求一律拒绝（40102），回调也只用新密钥签名。',
   'help.errors.title': '错误码及处理方法',
   'help.errors.intro':
