@@ -160,8 +160,25 @@ describe('signals for the pager: PostgreSQL stopped under a running API and work
     await database!.stop();
     database = null;
     for (let i = 0; i < 20; i++) expect((await post(api!, '/api/merchant/getPayChannels', signed(merchant))).status).toBe(503);
-    const duringApi = await scrapeApi();
-    const duringWorker = await scrapeWorker();
+    // Scrapes within 250 ms share one probe by design, so a scrape right after the stop may still
+    // carry the reading taken just before it; the next probe says 0. Prometheus scrapes every 15 s:
+    // 0 within 3 s of the stop is within one scrape.
+    const duringApi = await waitFor(
+      async () => {
+        const text = await scrapeApi();
+        return sample(text, 'merchant_pay_db_up') === 0 && text;
+      },
+      3_000,
+      "the API's db_up 0",
+    );
+    const duringWorker = await waitFor(
+      async () => {
+        const text = await scrapeWorker();
+        return sample(text, 'merchant_pay_db_up') === 0 && text;
+      },
+      3_000,
+      "the worker's db_up 0",
+    );
 
     for (const text of [duringApi, duringWorker]) {
       expect(sample(text, 'merchant_pay_db_up')).toBe(0);
