@@ -37,7 +37,7 @@ const MISTAKES: Mistake[] = [
     caught: /unknown field 'periodSecond'/,
   },
   { name: 'a wrong type', file: 'worker-deployment.yaml', edit: once('replicas: 2', 'replicas: two'), caught: /replicas must be integer/ },
-  { name: 'a missing required field', file: 'api-service.yaml', edit: once(/\n {6}port: 80/, ''), caught: /must have required property 'port'/ },
+  { name: 'a missing required field', file: 'api-service.yaml', edit: once(/\n {6}port: 80/, ''), caught: /ports\/0 must have required property port/ },
   {
     name: 'a writable root filesystem',
     file: 'worker-deployment.yaml',
