@@ -144,6 +144,14 @@ describe('deploy/k8s', () => {
     expect(problems.join('\n')).toMatch(MISTAKES[i].caught);
   });
 
+  it("the autoscaler's metrics are ones the service exports", () => {
+    const hpa = parse(readFileSync(join(K8S, 'worker-hpa.yaml'), 'utf8')) as { spec: { metrics: { external: { metric: { name: string } } }[] } };
+    const names = hpa.spec.metrics.map((m) => m.external.metric.name);
+    expect(names.length).toBeGreaterThan(0);
+    const sources = ['libs/db/src/operational-gauges.ts', 'apps/api/src/metrics/cached-gauges.ts'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    for (const name of names) expect(sources.includes(`name: '${name}'`) ? name : `${name} is not exported`).toBe(name);
+  });
+
   it('what the manifests run is in the build output (npm test builds first)', () => {
     const commands =
       readFileSync(join(K8S, 'api-deployment.yaml'), 'utf8') +
