@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type AppConfig, exitOnStartupFailure, loadConfigOrExit, registerRunningBuild, stopOnSignals } from '@app/common';
+import { type AppConfig, exitOnStartupFailure, loadConfigOrExit, registerRunningBuild, startTracing, stopOnSignals, stopTracing } from '@app/common';
 import { runMigrations } from '@app/db';
 import { API_STOP_DEADLINE_MS, closeApiApp, createApiApp } from '../../api/src/create-api-app';
 import { WORKER_STOP_DEADLINE_MS } from '../../worker/src/run-worker';
@@ -99,6 +99,7 @@ async function main(): Promise<void> {
     async (signal) => {
       logger.log(`${signal}: stopping`);
       await Promise.allSettled([running.api && closeApiApp(running.api), running.worker?.close()]);
+      await stopTracing();
       await database?.stop();
     },
     { deadlineMs: Math.max(API_STOP_DEADLINE_MS, WORKER_STOP_DEADLINE_MS) + 5_000, report: (line) => logger.error(line) },
@@ -123,6 +124,8 @@ async function main(): Promise<void> {
   const demo = embedded ? await demoMerchant(config, dataDir) : null;
   const portal = demo ? await demoPortalLine(config, dataDir, demo.api_key) : null;
 
+  // Traces only with OTEL_EXPORTER_OTLP_ENDPOINT set; before the apps, whose loggers then name the spans.
+  startTracing('merchant-pay');
   const api = await createApiApp(config, { shutdownHooks: false });
   if (demo) api.get(DevelopersService).onRotation((rotated) => keepDemoCredentials(join(dataDir, 'demo-merchant.json'), rotated));
   await api.listen({ port: config.port, host: '0.0.0.0' });

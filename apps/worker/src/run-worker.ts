@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { type AppConfig, registerRunningBuild, stopOnSignals } from '@app/common';
+import { type AppConfig, registerRunningBuild, startTracing, stopOnSignals, stopTracing } from '@app/common';
 import { createWorkerApp } from './create-worker-app';
 import { StoppedWhileStarting } from './health/worker-dependencies';
 import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
@@ -13,6 +13,8 @@ export const WORKER_STOP_DEADLINE_MS = CALLBACK_TIMEOUT_MS + 15_000;
  */
 export async function runWorker(config: AppConfig): Promise<void> {
   registerRunningBuild();
+  // Before the app is built: its logger adds the trace ids only when traces are on (OTEL_EXPORTER_OTLP_ENDPOINT).
+  startTracing('merchant-pay-worker');
   const logger = new Logger('Worker');
   const stop = new AbortController();
   const starting = createWorkerApp(config, { shutdownHooks: false, stop: stop.signal });
@@ -27,6 +29,7 @@ export async function runWorker(config: AppConfig): Promise<void> {
       }
       logger.log(`${signal}: taking no more jobs, finishing those in flight`);
       await app.close();
+      await stopTracing();
       logger.log('stopped');
     },
     { deadlineMs: WORKER_STOP_DEADLINE_MS, report: (line) => logger.error(line) },

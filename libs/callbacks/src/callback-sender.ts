@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { clientSpan } from '@app/common';
 import { BlockedAddressError, assertLiteralAllowed, guardedLookup } from './address-guard';
 import { parseRetryAfter } from './retry-policy';
 
@@ -46,6 +47,15 @@ export function isAcceptedAnswer(status: number, body: string): boolean {
   return status >= 200 && status < 300 && (text === '' || text === 'success');
 }
 
+/** The host a span may name: never the path or query, which may carry a merchant's token. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+}
+
 /** The guard's refusal, thrown directly or as the cause of undici's connection error. */
 function isBlocked(err: unknown): boolean {
   return err instanceof BlockedAddressError || (err as { cause?: unknown })?.cause instanceof BlockedAddressError;
@@ -79,7 +89,17 @@ export class CallbackSender {
     });
   }
 
-  async send(url: string, body: string, headers: Record<string, string>): Promise<SendOutcome> {
+  /** The POST, in a client span of the job's trace when traces are on (issue 40 item 6). */
+  send(url: string, body: string, headers: Record<string, string>): Promise<SendOutcome> {
+    return clientSpan(
+      'callback POST',
+      () => ({ 'http.request.method': 'POST', 'server.address': hostOf(url) }),
+      () => this.post(url, body, headers),
+      (outcome) => ({ attributes: { 'http.response.status_code': outcome.httpStatus ?? 0 }, error: outcome.error }),
+    );
+  }
+
+  private async post(url: string, body: string, headers: Record<string, string>): Promise<SendOutcome> {
     const started = performance.now();
     const took = (): number => Math.round(performance.now() - started);
     const failed = (error: string, httpStatus: number | null = null, excerpt: string | null = null, retryAfterMs: number | null = null): SendOutcome => ({

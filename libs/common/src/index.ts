@@ -19,5 +19,6 @@ export * from './stop-on-signals';
 export * from './secret-box';
 export * from './spreadsheet-csv';
 export * from './time';
+export * from './tracing';
 export * from './startup';
 export * from './process-help';

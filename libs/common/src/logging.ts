@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { AppConfig } from './config';
+import { traceLogFields, tracingOn } from './tracing';
 
 /** Paths pino blanks in every line, whatever logged them: secrets must never reach a log. */
 export const REDACTED_PATHS = [
@@ -40,6 +41,8 @@ export function loggingModule(config: AppConfig): DynamicModule {
       // The request's id and method only: a path may carry a secret (an invitation token), and only the
       // access line knows the route that says which part (apps/api/src/http/access-log.ts).
       serializers: { req: (req: { id: string; method: string }) => ({ id: req.id, method: req.method }) },
+      // With traces on (startTracing ran before the app was built), every line written inside a span names it.
+      mixin: tracingOn() ? traceLogFields : undefined,
       transport: config.logFormat === 'pretty' && prettyAvailable() ? { target: 'pino-pretty', options: { singleLine: true, colorize: true } } : undefined,
     },
   });

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
-import { ConnectionReport, JOB_QUEUE, JOB_RETRY, type JobName, type JobPayloads, QUEUE } from '@app/common';
+import { ConnectionReport, JOB_QUEUE, JOB_RETRY, type JobName, type JobPayloads, QUEUE, withTraceContext } from '@app/common';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 
@@ -41,11 +41,12 @@ export class JobQueue {
   }
 
   /**
+   * With traces on, the data carries the enqueuer's traceparent (the worker's job span joins its trace).
    * Rejects after ENQUEUE_TIMEOUT_MS rather than waiting for a Redis that is down (its client
    * retries forever): callers enqueue after commit, and the sweeper picks up what this missed.
    */
   async add<N extends JobName>(name: N, payload: JobPayloads[N], options: JobsOptions = {}): Promise<void> {
-    await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].add(name, payload, { ...this.defaults(name), ...options }));
+    await this.withinTimeout(name, this.queues[JOB_QUEUE[name]].add(name, withTraceContext(payload), { ...this.defaults(name), ...options }));
   }
 
   /** Many jobs of one name in one queue call, under the same timeout as add. */
@@ -53,7 +54,7 @@ export class JobQueue {
     const defaults = { ...this.defaults(name), ...options };
     await this.withinTimeout(
       name,
-      this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: job.payload, opts: { ...defaults, jobId: job.jobId } }))),
+      this.queues[JOB_QUEUE[name]].addBulk(jobs.map((job) => ({ name, data: withTraceContext(job.payload), opts: { ...defaults, jobId: job.jobId } }))),
     );
   }
 

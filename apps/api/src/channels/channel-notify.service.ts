@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode, apiMessage } from '@app/common';
+import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode, apiMessage, orderPaySpan } from '@app/common';
 import { type ChannelAdapter, ChannelAdapters, type NotificationAnswer, type NotificationContext } from '@app/channels';
 import { type Channel, type Order, OrderRepository, RefundRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
@@ -83,13 +83,16 @@ export class ChannelNotifyService {
       case 'paid':
         break;
     }
-    const result = await this.lifecycle.markPaid(order, notification, { final: adapter.paidIsFinal });
-    if (result === 'amount_mismatch') {
-      this.metrics.paymentAmountMismatches.inc();
-      throw DomainError.invalid('amount', apiMessage('notify.amountMismatch'));
-    }
-    if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
-    this.logger.log({ order_no: order.orderNo, result }, 'success notification');
+    // Pay, in the order's trace (issue 40 item 6): the credit, the events and the jobs they enqueue.
+    await orderPaySpan(order.orderNo, channel.adapter, async () => {
+      const result = await this.lifecycle.markPaid(order, notification, { final: adapter.paidIsFinal });
+      if (result === 'amount_mismatch') {
+        this.metrics.paymentAmountMismatches.inc();
+        throw DomainError.invalid('amount', apiMessage('notify.amountMismatch'));
+      }
+      if (result === 'not_found') throw new DomainError(ErrorCode.OrderNotFound);
+      this.logger.log({ order_no: order.orderNo, result }, 'success notification');
+    });
   }
 
   /**

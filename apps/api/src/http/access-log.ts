@@ -3,6 +3,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import { PinoLogger } from 'nestjs-pino';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Observable, tap } from 'rxjs';
+import { orderTraceIds, tracingOn } from '@app/common';
 
 /** Probes and scrapes are high-volume and carry nothing to audit: no access line. */
 const QUIET_PATHS = /^\/(health|ready|metrics)(\?|$)/;
@@ -59,6 +60,16 @@ export class AccessFieldsInterceptor implements NestInterceptor {
 }
 
 /**
+ * With traces on, the trace of the order a request was about (the order_no its answer named, or
+ * its route's :orderNo: a pay page, Pay): the access line is written after the request's spans
+ * ended, so it names the order's trace rather than an active span.
+ */
+function orderTraceField(request: FastifyRequest): { trace_id?: string } {
+  const orderNo = (request as WithAccessFields)[ACCESS_FIELDS]?.order_no ?? (request.params as { orderNo?: unknown } | undefined)?.orderNo;
+  return typeof orderNo === 'string' && /^\d{22}$/.test(orderNo) ? { trace_id: orderTraceIds(orderNo).traceId } : {};
+}
+
+/**
  * One JSON access line per request (region answers included): request id, method, the loggable
  * path, the route, status, duration, the merchant once its signature was checked, and the ids
  * the answer named. Never a body, a query string or a secret.
@@ -85,6 +96,7 @@ export function registerAccessLog(fastify: FastifyInstance): void {
         duration_ms: Math.round(reply.elapsedTime),
         ...(merchantId === undefined ? {} : { merchant_id: merchantId }),
         ...(request as WithAccessFields)[ACCESS_FIELDS],
+        ...(tracingOn() ? orderTraceField(request) : {}),
       });
     }
     done();

@@ -12,6 +12,7 @@ import {
   storedRateE8,
   unixSeconds,
   apiMessage,
+  orderCreateSpan,
 } from '@app/common';
 import { ChannelRepository, type Merchant, type Order, type OrderListFilter, OrderRepository, type OrderStatus } from '@app/db';
 import { OrderLifecycle, createIdempotently, created, newOrderNo, requestHash } from '@app/orders';
@@ -183,29 +184,32 @@ export class OrdersService {
     const amounts = computeOrderAmounts(cnyFen, serviceRateE8, depositRateE8);
     const now = new Date();
     const orderNo = newOrderNo(now);
-    const { order, channelFailed } = await this.lifecycle.create(
-      {
-        orderNo,
-        merchantId: merchant.id,
-        channelId: channel.id,
-        orderType: BUY_ORDER,
-        paymentMethod: params.paychannel_paymethod,
-        cnyFen,
-        serviceRate: formatRate(serviceRateE8),
-        serviceFen: amounts.serviceFen,
-        depositRate: formatRate(depositRateE8),
-        depositFen: amounts.depositFen,
-        merchantActualFen: amounts.merchantActualFen,
-        merchantOrderNo: params.merchant_order_no ?? null,
-        notifyUrl: params.notify_url ?? null,
-        customerName: params.customer_name ?? null,
-        subject: params.subject ?? defaultSubject(params.merchant_order_no ?? null, orderNo),
-        returnUrl: params.return_url ?? null,
-        requestHash: hash,
-        expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
-        createdAt: now,
-      },
-      channel,
+    // The root of this order's trace (issue 40 item 6): nothing when traces are off.
+    const { order, channelFailed } = await orderCreateSpan(orderNo, () =>
+      this.lifecycle.create(
+        {
+          orderNo,
+          merchantId: merchant.id,
+          channelId: channel.id,
+          orderType: BUY_ORDER,
+          paymentMethod: params.paychannel_paymethod,
+          cnyFen,
+          serviceRate: formatRate(serviceRateE8),
+          serviceFen: amounts.serviceFen,
+          depositRate: formatRate(depositRateE8),
+          depositFen: amounts.depositFen,
+          merchantActualFen: amounts.merchantActualFen,
+          merchantOrderNo: params.merchant_order_no ?? null,
+          notifyUrl: params.notify_url ?? null,
+          customerName: params.customer_name ?? null,
+          subject: params.subject ?? defaultSubject(params.merchant_order_no ?? null, orderNo),
+          returnUrl: params.return_url ?? null,
+          requestHash: hash,
+          expiresAt: new Date(now.getTime() + this.lifecycle.expireSeconds * 1000),
+          createdAt: now,
+        },
+        channel,
+      ),
     );
     if (channelFailed) throw new DomainError(ErrorCode.ChannelFailed, apiMessage('order.channelFailed'), { order_no: order.orderNo });
     return order;

@@ -1,7 +1,7 @@
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import { Counter } from 'prom-client';
-import { AppConfig, ConnectionReport, type JobName, QUEUE } from '@app/common';
+import { AppConfig, ConnectionReport, type JobName, QUEUE, jobSpan } from '@app/common';
 import { callbackBackoff } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { type CallbackJob, CallbackDeliveryProcessor } from '../callbacks/callback-delivery.processor';
@@ -89,7 +89,8 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
     const dispatch = async (job: Job): Promise<unknown> => {
       const handler = handlers[job.name as JobName] as JobHandler<JobName> | undefined;
       if (!handler) throw new UnrecoverableError(`no handler for job '${job.name}'`);
-      return handler(job.data, job);
+      // In the trace of whoever enqueued it (the traceparent in its data) when traces are on.
+      return jobSpan(job.queueName, job.name, job.data, job.id, () => handler(job.data, job));
     };
     const perQueue: Record<string, Partial<WorkerOptions>> = {
       [QUEUE.orders]: { concurrency: this.tuning.ordersConcurrency },
