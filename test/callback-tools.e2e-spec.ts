@@ -322,6 +322,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
         response_excerpt: 'X'.repeat(256),
         signed_with: { body: 'current', webhook_signature: ['current'] },
       });
+      // absence check: the test callback is sent once, to the given url only; a stray one would come within this
       await sleep(1500);
       expect(receiver.received.slice(before).map((c) => c.path)).toEqual(['/elsewhere']);
     });

@@ -152,6 +152,7 @@ describe('callbacks: durability', () => {
     await api.app.get(JobsAfterCommit).deliver(deliveryId);
     await waitFor(async () => (await db.attempts(deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
     await stopWorker(first);
+    // absence check: a stopped worker sends no retry; one would come within the 500 ms schedule
     await sleep(800);
     expect(receiver.forEvent(eventId)).toHaveLength(1);
     expect((await db.delivery(deliveryId)).status).toBe('pending');
@@ -208,6 +209,7 @@ describe('callbacks: durability', () => {
     try {
       expect((await holder.getNextJob('holder'))?.id).toBe(d.deliveryId);
       const worker = await startWorker();
+      // absence check: nothing is sent while the other worker holds the job's lock
       await sleep(1000);
       expect(receiver.forEvent(d.eventId)).toHaveLength(0);
       const row = await waitFor(() => db.settled(d.deliveryId), 15_000, 'delivery settled');

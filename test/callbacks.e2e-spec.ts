@@ -86,6 +86,7 @@ describe('callbacks (SPEC 7)', () => {
       'both deliveries succeeded',
     );
     expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed']);
+    // absence check: no second copy of either arrives.
     await sleep(500);
     // Both were written in one transaction; order.completed still went out only after order.paid succeeded.
     expect(receiver.received.filter((c) => c.body.order_no === orderNo).map((c) => c.body.event)).toEqual(['order.paid', 'order.completed']);
@@ -187,6 +188,7 @@ describe('callbacks (SPEC 7)', () => {
     const { eventId, deliveryId } = await paidOrderEvent();
     const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
     expect(row).toMatchObject({ status: 'failed', attempts_made: 1, last_error: 'HTTP 410' });
+    // absence check: no retry after a 410, for the whole retry schedule
     await sleep(SCHEDULE_MS.reduce((a, b) => a + b) + 300);
     expect(receiver.forEvent(eventId)).toHaveLength(1);
   });
@@ -196,6 +198,7 @@ describe('callbacks (SPEC 7)', () => {
     const { eventId, deliveryId } = await paidOrderEvent();
     const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
     expect(row).toMatchObject({ status: 'failed', attempts_made: SCHEDULE_MS.length + 1, last_error: 'HTTP 502' });
+    // absence check: no attempt after the last one
     await sleep(800);
     expect(receiver.forEvent(eventId)).toHaveLength(SCHEDULE_MS.length + 1);
     expect((await db.attempts(deliveryId)).map((a) => a.number)).toEqual([1, 2, 3, 4]);
@@ -467,6 +470,7 @@ describe('callbacks (SPEC 7)', () => {
 
     it('resends the latest event when there are several; while its delivery is pending, names that one', async () => {
       const { orderId, orderNo } = await paidOrderEvent();
+      // clock: the later event gets a later created_at
       await sleep(5);
       // Written by the outbox but not yet sent: still pending.
       const later = await db.insertEvent(orderId, 'order.completed');

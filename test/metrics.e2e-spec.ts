@@ -77,6 +77,7 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
     }
 
     // A refresh is due; it will wait on the lock, the scrapes must not.
+    // clock: the cached figures are due for a refresh after 10 s, nothing else makes them due
     await sleep(Math.max(0, windowStart + 10_100 - Date.now()));
     const locker = new Client({ connectionString: api.databaseUrl });
     await locker.connect();

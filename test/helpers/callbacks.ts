@@ -130,6 +130,12 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * How long a spec waits for a change announced by NOTIFY to be served: far below the caches' 60 s
+ * max age, so a pass proves the announcement did it. How fast it is, is bench:contract-timings' figure.
+ */
+export const HEARD_WITHIN_MS = 10_000;
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export interface DeliveryRow {
