@@ -1,8 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { INTERNAL_FAILURE_TEST_TEXT, type TestAttemptView } from '@app/callbacks';
+import { CallbackJobs, INTERNAL_FAILURE_TEST_TEXT, type TestAttemptView } from '@app/callbacks';
 import { NonceStore } from '@app/db';
-import { JobsAfterCommit } from '@app/orders';
 import { verify } from '@app/signature';
 import type { Credentials } from '@app/operator';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
@@ -88,7 +87,7 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       receiver.respond = (_c, i) => (i === 0 ? { status: 500, body: 'E'.repeat(1000) } : { status: 200, body: 'success' });
       const order = await db.insertOrder(merchant.id, channelId);
       const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-      await api.app.get(JobsAfterCommit).deliver(deliveryId);
+      await api.app.get(CallbackJobs).deliver(deliveryId);
       await waitFor(() => db.settled(deliveryId), 10_000, 'the delivery settled');
       const resend = await post<{ delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.orderNo }));
       expect(resend.body.code).toBe(1);

@@ -1,7 +1,8 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
-import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
+import { OrderLifecycle } from '@app/orders';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
@@ -127,7 +128,7 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
       const b = await merchantWithChannels(api.operator, { notifyUrl: healthy.url });
       const aDeliveries: string[] = [];
       for (let i = 0; i < 200; i++) aDeliveries.push((await db.insertEvent((await db.insertOrder(a.merchant.id, a.channels.remotepay)).orderId)).deliveryId);
-      await api.app.get(JobsAfterCommit).deliver(aDeliveries);
+      await api.app.get(CallbackJobs).deliver(aDeliveries);
 
       // B's callbacks keep coming while A hangs and while its circuit is open: each one arrives while A is still held
       // (SPEC 7 / issue 12; how fast, against B alone, is bench:contract-timings' figure).
@@ -136,7 +137,7 @@ describe('callbacks: order per order, fairness per destination (SPEC 7)', () => 
         for (let i = 0; i < 40 || !opened; i++) {
           const { orderId } = await db.insertOrder(b.merchant.id, b.channels.remotepay);
           const { eventId, deliveryId } = await db.insertEvent(orderId);
-          await api.app.get(JobsAfterCommit).deliver(deliveryId);
+          await api.app.get(CallbackJobs).deliver(deliveryId);
           await waitFor(() => healthy.forEvent(eventId).length > 0, 10_000, `B's callback ${i} while A hangs`);
           const { rows } = await db.db.query<{ open_since: Date | null }>(
             `SELECT open_since FROM callback_circuits WHERE merchant_id = $1 AND destination = $2`,

@@ -1,10 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { INTERNAL_FAILURE_TEXT } from '@app/callbacks';
+import { CallbackJobs, INTERNAL_FAILURE_TEXT } from '@app/callbacks';
 import { QUEUE } from '@app/common';
 import { NonceStore } from '@app/db';
 import { JobQueue } from '@app/queue';
-import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
+import { OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import type { Credentials } from '@app/operator';
@@ -68,7 +68,7 @@ describe('callbacks (SPEC 7)', () => {
   async function paidOrderEvent(notifyUrl?: string | null): Promise<{ orderId: string; orderNo: string; eventId: string; deliveryId: string }> {
     const order = await db.insertOrder(merchant.id, channelId, { notifyUrl });
     const event = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(event.deliveryId);
+    await api.app.get(CallbackJobs).deliver(event.deliveryId);
     return { ...order, ...event };
   }
 
@@ -316,7 +316,7 @@ describe('callbacks (SPEC 7)', () => {
     const other = await merchantWithChannels(api.operator);
     const order = await db.insertOrder(other.merchant.id, other.channels.remotepay);
     const { deliveryId, eventId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     expect(await db.delivery(deliveryId)).toMatchObject({ status: 'no_address', attempts_made: 0 });
     expect(await api.app.get(JobQueue).queue(QUEUE.callbacks).getJob(deliveryId)).toBeUndefined();
     // Through an order's own transition (the lifecycle's after-commit) likewise: recorded, no job.

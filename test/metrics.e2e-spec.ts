@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { AppConfig } from '@app/common';
-import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
+import { OrderLifecycle } from '@app/orders';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
@@ -156,7 +157,7 @@ describe("the worker's metrics (WORKER_METRICS_PORT)", () => {
       const goneNo = gone.orderNo;
       const ended = await db.insertEvent(gone.orderId);
       // Fixture rows get their callback jobs as a committed transition's do.
-      await api.app.get(JobsAfterCommit).deliver([ok.deliveryId, ended.deliveryId]);
+      await api.app.get(CallbackJobs).deliver([ok.deliveryId, ended.deliveryId]);
       for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.settled(id), 10_000, 'settled');
 
       const url = `http://127.0.0.1:${port}/metrics`;

@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
 import type { Credentials } from '@app/operator';
 import { verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
@@ -54,7 +54,7 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
   async function deliveredCallback(): Promise<ReceivedCallback> {
     const order = await db.insertOrder(merchant.id, channelId);
     const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     return waitFor(() => receiver.forEvent(eventId)[0], 10_000, 'the callback arrived');
   }
 

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { INTERNAL_FAILURE_TEXT } from '@app/callbacks';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs, INTERNAL_FAILURE_TEXT } from '@app/callbacks';
 import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, flushQueueKeys, waitFor } from './helpers/callbacks';
@@ -50,7 +49,7 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     merchants.push(merchant);
     const order = await db.insertOrder(merchant.id, channels.remotepay, { notifyUrl: receiver.url });
     const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     return { merchant, receiver, eventId, deliveryId };
   }
 
@@ -164,7 +163,7 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     await db.db.query(`UPDATE merchants SET api_secret_enc = (SELECT api_secret_enc FROM merchants WHERE id = $2) WHERE id = $1`, [merchant.id, other.id]);
     const order = await db.insertOrder(merchant.id, channels.remotepay, { notifyUrl: receiver.url });
     const { deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     const row = await waitFor(() => db.settled(deliveryId), 15_000, 'ended');
     expect(row.status).toBe('failed');
     expect((await db.attempts(deliveryId)).map((a) => a.error)).toEqual(Array(4).fill(INTERNAL_FAILURE_TEXT));

@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { loadConfig } from '@app/common';
 import { deliveryAddressSql, runMigrations } from '@app/db';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
 import { ChannelSetupService, type Credentials, MerchantAccountService, OperatorModule } from '@app/operator';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { createWorkerApp } from '../../apps/worker/src/create-worker-app';
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
 
     // Callbacks fairness: the same worker, the same B, A's destination healthy then hanging.
     const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackTimeoutMs: 1000, callbackPollMs: 200, sweepIntervalMs: 500 } });
-    const afterCommit = worker.get(JobsAfterCommit);
+    const afterCommit = worker.get(CallbackJobs);
     const db = new Client({ connectionString: databaseUrl });
     await db.connect();
     const healthy = await Endpoint.start();
