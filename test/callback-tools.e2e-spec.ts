@@ -88,10 +88,10 @@ describe("the merchant's callback tools (SPEC 7)", () => {
       const order = await db.insertOrder(merchant.id, channelId);
       const { eventId, deliveryId } = await db.insertEvent(order.orderId);
       await api.app.get(CallbackJobs).deliver(deliveryId);
-      await waitFor(() => db.settled(deliveryId), 10_000, 'the delivery settled');
+      await waitFor(() => db.ended(deliveryId), 10_000, 'the delivery settled');
       const resend = await post<{ delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: order.orderNo }));
       expect(resend.body.code).toBe(1);
-      await waitFor(() => db.settled(resend.body.data.delivery_id), 10_000, 'the resend settled');
+      await waitFor(() => db.ended(resend.body.data.delivery_id), 10_000, 'the resend settled');
 
       const res = await post<{ list: ListedDelivery[]; total: number }>(
         api.app,

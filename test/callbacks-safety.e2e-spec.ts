@@ -46,7 +46,7 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
     const order = await db.insertOrder(merchant.id, channels.remotepay);
     const { deliveryId } = await db.insertEvent(order.orderId);
     await api.app.get(CallbackJobs).deliver(deliveryId);
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row.status).toBe('failed');
     const attempts = await db.attempts(deliveryId);
     // The schedule allows 5; a refused address gets 3 (SPEC 7 Address).
@@ -158,7 +158,7 @@ describe('callbacks: durability', () => {
     expect((await db.delivery(deliveryId)).status).toBe('pending');
 
     const second = await startWorker();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
     expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
     await stopWorker(second);
@@ -186,7 +186,7 @@ describe('callbacks: durability', () => {
     await flushQueueKeys(api.config.queuePrefix);
 
     for (const d of [retrying, neverAnnounced, killed]) {
-      const row = await waitFor(() => db.settled(d.deliveryId), 30_000, `delivery ${d.deliveryId} settled`);
+      const row = await waitFor(() => db.ended(d.deliveryId), 30_000, `delivery ${d.deliveryId} settled`);
       expect(row.status).toBe('succeeded');
     }
     expect(receiver.forEvent(retrying.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
@@ -212,7 +212,7 @@ describe('callbacks: durability', () => {
       // absence check: nothing is sent while the other worker holds the job's lock
       await sleep(1000);
       expect(receiver.forEvent(d.eventId)).toHaveLength(0);
-      const row = await waitFor(() => db.settled(d.deliveryId), 15_000, 'delivery settled');
+      const row = await waitFor(() => db.ended(d.deliveryId), 15_000, 'delivery ended');
       expect(row).toMatchObject({ status: 'succeeded', attempts_made: 1 });
       expect(receiver.forEvent(d.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1']);
       await stopWorker(worker);

@@ -158,7 +158,7 @@ describe("the worker's metrics (WORKER_METRICS_PORT)", () => {
       const ended = await db.insertEvent(gone.orderId);
       // Fixture rows get their callback jobs as a committed transition's do.
       await api.app.get(CallbackJobs).deliver([ok.deliveryId, ended.deliveryId]);
-      for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.settled(id), 10_000, 'settled');
+      for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.ended(id), 10_000, 'settled');
 
       const url = `http://127.0.0.1:${port}/metrics`;
       expect((await fetch(url)).status).toBe(401);

@@ -163,7 +163,7 @@ describe('operator CLI: the on-call tools', () => {
     expect(reset.json!.released).toBe(2);
     expect(reset.json!.woken).toBe(2);
     // Long before the hour-long probe: the held delivery is sent once the circuit is closed.
-    await waitFor(() => db.settled(secondEvent.deliveryId), 10_000, 'the held delivery to be sent');
+    await waitFor(() => db.ended(secondEvent.deliveryId), 10_000, 'the held delivery to be sent');
     expect((await db.delivery(secondEvent.deliveryId)).status).toBe('succeeded');
     expect((await cli('callback:circuits')).json!.open).toEqual([]);
 
@@ -267,7 +267,7 @@ describe('operator CLI: the on-call tools', () => {
       expect((await cli('worker:status')).json).toMatchObject({ queues: { [QUEUE.callbacks]: { paused: true } } });
       const resumed = await cli('worker:resume');
       expect(resumed.json).toMatchObject({ queues: { [QUEUE.orders]: { paused: false }, [QUEUE.callbacks]: { paused: false } } });
-      await waitFor(() => db.settled(event.deliveryId), 10_000, 'the delivery after resume');
+      await waitFor(() => db.ended(event.deliveryId), 10_000, 'the delivery after resume');
       expect(receiver.forEvent(event.eventId)).toHaveLength(1);
       expect((await cli('worker:status')).json).toMatchObject({ queues: { [QUEUE.orders]: { paused: false }, [QUEUE.callbacks]: { paused: false } } });
     } finally {

@@ -260,7 +260,8 @@ export class CallbackFixtures {
     return rows;
   }
 
-  async settled(deliveryId: string): Promise<DeliveryRow | null> {
+  /** The delivery once it has ended (succeeded or failed), else null. */
+  async ended(deliveryId: string): Promise<DeliveryRow | null> {
     const row = await this.delivery(deliveryId);
     return row && row.status !== 'pending' ? row : null;
   }
