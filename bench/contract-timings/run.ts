@@ -168,6 +168,8 @@ async function main(): Promise<void> {
       aEndpoint.hanging = false;
       return latencies;
     };
+    // A warm-up round (connections, JIT, the first circuits' rows), not measured: the baseline would carry it.
+    await bLatencies(false);
     const alone = await bLatencies(false);
     const beside = await bLatencies(true);
     await worker.close();
