@@ -14,6 +14,11 @@ const BENCHES: { name: string; title: string; markdown: boolean }[] = [
   { name: 'order-list', title: 'orderQueryList at 100,000 and 1,000,000 orders', markdown: true },
   { name: 'region', title: 'Region routes (bench:region)', markdown: false },
   { name: 'callbacks', title: 'Callback delivery (bench:callbacks)', markdown: false },
+  {
+    name: 'contract-timings',
+    title: 'Timings the specs leave to the benches: callbacks fairness, cache propagation (bench:contract-timings)',
+    markdown: false,
+  },
   { name: 'retention', title: 'Retention sweep and callback gauges at 100,000 and 1,000,000 old rows (bench:retention)', markdown: true },
 ];
 const only = process.env.BENCH_ONLY?.split(',');

@@ -6,6 +6,7 @@ import { AuthFailureThrottle } from '../apps/api/src/auth/auth-failure-throttle'
 import { createApiApp } from '../apps/api/src/create-api-app';
 import { type Answer, type TestApi, merchantWithChannels, signed, startTestApi } from './helpers/api';
 import { testConfig } from './helpers/config';
+import { sleep } from './helpers/callbacks';
 
 const URL = '/api/merchant/getPayChannels';
 /** RATE_LIMIT_AUTH_FAIL_PER_SECOND=2: a burst of 4 failures, refilled every 2 s. */
@@ -16,8 +17,6 @@ async function from(app: NestFastifyApplication, ip: string, body: Record<string
   const res = await app.inject({ method: 'POST', url: URL, remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
   return { status: res.statusCode, headers: res.headers, body: res.json(), raw: res.body };
 }
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe('failed authentication is throttled per client IP (real PostgreSQL and Redis)', () => {
   let api: TestApi;
@@ -52,6 +51,7 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
 
     expect((await from(api.app, '198.51.100.20', signed(merchant))).body.code).toBe(1);
 
+    // clock: the block ends when Retry-After says
     await sleep(retryAfter * 1000 + 100);
     expect((await from(api.app, ip, signed(merchant))).body.code).toBe(1);
   });
@@ -109,6 +109,7 @@ describe('failed authentication is throttled per client IP (real PostgreSQL and 
     expect(answer.body.msg).toMatch(/^Too many failed authentications from this address/);
     expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // Refused before its nonce was claimed: once the block ends, the same request passes.
+    // clock: the block ends when Retry-After says
     await sleep(Number(answer.headers['retry-after']) * 1000 + 100);
     expect((await from(other, ip, good)).body.code).toBe(1);
   });
@@ -147,6 +148,7 @@ describe('AuthFailureThrottle in memory (no Redis: the embedded mode)', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(() => throttle.refuseIfBlocked('192.0.2.2')).not.toThrow();
 
+    // clock: the block ends when Retry-After says
     await sleep(retryAfter * 1000 + 100);
     expect(() => throttle.refuseIfBlocked('192.0.2.1')).not.toThrow();
   });

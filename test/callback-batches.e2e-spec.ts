@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { QUEUE } from '@app/common';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
@@ -54,7 +54,7 @@ describe('callbacks: two workers racing on the same deliveries, loads and record
     const second = await createWorkerApp(api.config, { shutdownHooks: false, tuning: TUNING });
     workers.push(second);
     // Both announce every first delivery at once; each end adds the next one.
-    await Promise.all([first.get(JobsAfterCommit).deliver(heads), second.get(JobsAfterCommit).deliver(heads)]);
+    await Promise.all([first.get(CallbackJobs).deliver(heads), second.get(CallbackJobs).deliver(heads)]);
 
     await waitFor(
       async () => (await db.db.query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE status = 'succeeded'`)).rows[0].n === ORDERS * 2,

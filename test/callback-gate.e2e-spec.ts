@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { DestinationGate, type GateRules } from '@app/callbacks';
-import { flushQueueKeys } from './helpers/callbacks';
+import { flushQueueKeys, waitFor } from './helpers/callbacks';
 import { TEST_REDIS_URL } from './helpers/config';
 
 /**
@@ -166,12 +166,7 @@ describe.each(['redis', 'in-process'] as const)('DestinationGate (%s)', (mode) =
     const k = fresh();
     expect((await short.enlist(k, ['a', 'b'])).map((a) => a.kind)).toEqual(['run', 'run']);
     expect((await short.take(k, 'late')).kind).toBe('wait');
-    let got = 'wait';
-    // Polls the slot itself (the sign that the lease ended), for at most 5 s.
-    for (const deadline = Date.now() + 5_000; got !== 'run' && Date.now() < deadline;) {
-      got = (await short.take(k, 'late')).kind;
-      if (got !== 'run') await new Promise((r) => setTimeout(r, 25));
-    }
-    expect(got).toBe('run');
+    // Polls the slot itself (the sign that the lease ended).
+    await waitFor(async () => (await short.take(k, 'late')).kind === 'run', 5_000, 'the slot freed when the lease ended');
   });
 });

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Worker } from 'bullmq';
 import { QUEUE } from '@app/common';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
@@ -45,8 +45,8 @@ describe('callbacks: SSRF refusal (CALLBACK_ALLOW_PRIVATE unset)', () => {
     await db.db.query(`UPDATE merchants SET notify_url = $1 WHERE id = $2`, [url(), merchant.id]);
     const order = await db.insertOrder(merchant.id, channels.remotepay);
     const { deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    await api.app.get(CallbackJobs).deliver(deliveryId);
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row.status).toBe('failed');
     const attempts = await db.attempts(deliveryId);
     // The schedule allows 5; a refused address gets 3 (SPEC 7 Address).
@@ -149,15 +149,16 @@ describe('callbacks: durability', () => {
     const first = await startWorker();
     const order = await db.insertOrder(merchantId, channelId);
     const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     await waitFor(async () => (await db.attempts(deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
     await stopWorker(first);
+    // absence check: a stopped worker sends no retry; one would come within the 500 ms schedule
     await sleep(800);
     expect(receiver.forEvent(eventId)).toHaveLength(1);
     expect((await db.delivery(deliveryId)).status).toBe('pending');
 
     const second = await startWorker();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
     expect(receiver.forEvent(eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
     await stopWorker(second);
@@ -168,7 +169,7 @@ describe('callbacks: durability', () => {
     // 1: a delivery waiting for its retry when Redis is flushed.
     const retrying = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
     receiver.respond = (c, i) => (c.body.event_id === retrying.eventId && i === 0 ? { status: 500 } : { status: 200, body: 'success' });
-    await api.app.get(JobsAfterCommit).deliver(retrying.deliveryId);
+    await api.app.get(CallbackJobs).deliver(retrying.deliveryId);
     await waitFor(async () => (await db.attempts(retrying.deliveryId)).some((a) => a.http_status === 500), 10_000, 'first attempt');
     // 2: a delivery committed whose job was never added (the add after commit failed).
     const neverAnnounced = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
@@ -185,7 +186,7 @@ describe('callbacks: durability', () => {
     await flushQueueKeys(api.config.queuePrefix);
 
     for (const d of [retrying, neverAnnounced, killed]) {
-      const row = await waitFor(() => db.settled(d.deliveryId), 30_000, `delivery ${d.deliveryId} settled`);
+      const row = await waitFor(() => db.ended(d.deliveryId), 30_000, `delivery ${d.deliveryId} settled`);
       expect(row.status).toBe('succeeded');
     }
     expect(receiver.forEvent(retrying.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2']);
@@ -201,16 +202,17 @@ describe('callbacks: durability', () => {
   it("a job another worker holds (BullMQ's lock is the lease) is left alone: it is sent only once the lock expired, the attempt that worker never recorded", async () => {
     receiver.respond = () => ({ status: 200, body: 'success' });
     const d = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
-    await api.app.get(JobsAfterCommit).deliver(d.deliveryId);
+    await api.app.get(CallbackJobs).deliver(d.deliveryId);
     // Another worker takes the job and holds its lock for 1.5 s (it is sending, or died while sending).
     const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
     const holder = new Worker(QUEUE.callbacks, null, { connection: queue.opts.connection, prefix: queue.opts.prefix, lockDuration: 1500, autorun: false });
     try {
       expect((await holder.getNextJob('holder'))?.id).toBe(d.deliveryId);
       const worker = await startWorker();
+      // absence check: nothing is sent while the other worker holds the job's lock
       await sleep(1000);
       expect(receiver.forEvent(d.eventId)).toHaveLength(0);
-      const row = await waitFor(() => db.settled(d.deliveryId), 15_000, 'delivery settled');
+      const row = await waitFor(() => db.ended(d.deliveryId), 15_000, 'delivery ended');
       expect(row).toMatchObject({ status: 'succeeded', attempts_made: 1 });
       expect(receiver.forEvent(d.eventId).map((c) => c.headers['x-delivery-attempt'])).toEqual(['1']);
       await stopWorker(worker);

@@ -1,10 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { INTERNAL_FAILURE_TEXT } from '@app/callbacks';
+import { CallbackJobs, INTERNAL_FAILURE_TEXT } from '@app/callbacks';
 import { QUEUE } from '@app/common';
 import { NonceStore } from '@app/db';
 import { JobQueue } from '@app/queue';
-import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
+import { OrderLifecycle } from '@app/orders';
 import { sign, verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import type { Credentials } from '@app/operator';
@@ -68,7 +68,7 @@ describe('callbacks (SPEC 7)', () => {
   async function paidOrderEvent(notifyUrl?: string | null): Promise<{ orderId: string; orderNo: string; eventId: string; deliveryId: string }> {
     const order = await db.insertOrder(merchant.id, channelId, { notifyUrl });
     const event = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(event.deliveryId);
+    await api.app.get(CallbackJobs).deliver(event.deliveryId);
     return { ...order, ...event };
   }
 
@@ -86,6 +86,7 @@ describe('callbacks (SPEC 7)', () => {
       'both deliveries succeeded',
     );
     expect(deliveries.map((d) => d.type)).toEqual(['order.paid', 'order.completed']);
+    // absence check: no second copy of either arrives.
     await sleep(500);
     // Both were written in one transaction; order.completed still went out only after order.paid succeeded.
     expect(receiver.received.filter((c) => c.body.order_no === orderNo).map((c) => c.body.event)).toEqual(['order.paid', 'order.completed']);
@@ -132,7 +133,7 @@ describe('callbacks (SPEC 7)', () => {
     receiver.respond = (_c, i) => (i < 2 ? { status: 500, body: 'boom' } : { status: 200, body: '  SUCCESS\n' });
     const start = receiver.received.length;
     const { eventId, deliveryId } = await paidOrderEvent();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'succeeded', attempts_made: 3, last_error: null });
     const got = receiver.forEvent(eventId);
     expect(got.map((c) => c.headers['x-delivery-attempt'])).toEqual(['1', '2', '3']);
@@ -160,7 +161,7 @@ describe('callbacks (SPEC 7)', () => {
     receiver.respond = (_c, i) => (i === 0 ? { status: 200, body: 'ok' } : { status: 204 });
     const received = receiver.received.length;
     const { eventId, deliveryId } = await paidOrderEvent();
-    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(receiver.forEvent(eventId)).toHaveLength(2);
     const attempts = await db.attempts(deliveryId);
     expect(attempts[0]).toMatchObject({ http_status: 200, response_excerpt: 'ok' });
@@ -172,7 +173,7 @@ describe('callbacks (SPEC 7)', () => {
   it('retries after a timeout', async () => {
     receiver.respond = (_c, i) => (i === 0 ? { status: 200, body: 'success', delayMs: 1500 } : { status: 200, body: 'success' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row.status).toBe('succeeded');
     expect(receiver.forEvent(eventId)).toHaveLength(2);
     const attempts = await db.attempts(deliveryId);
@@ -185,8 +186,9 @@ describe('callbacks (SPEC 7)', () => {
   it('410 ends the delivery as failed at once', async () => {
     receiver.respond = () => ({ status: 410, body: 'gone' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'failed', attempts_made: 1, last_error: 'HTTP 410' });
+    // absence check: no retry after a 410, for the whole retry schedule
     await sleep(SCHEDULE_MS.reduce((a, b) => a + b) + 300);
     expect(receiver.forEvent(eventId)).toHaveLength(1);
   });
@@ -194,8 +196,9 @@ describe('callbacks (SPEC 7)', () => {
   it('after the last attempt the delivery is failed and kept', async () => {
     receiver.respond = () => ({ status: 502, body: 'bad gateway' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'failed', attempts_made: SCHEDULE_MS.length + 1, last_error: 'HTTP 502' });
+    // absence check: no attempt after the last one
     await sleep(800);
     expect(receiver.forEvent(eventId)).toHaveLength(SCHEDULE_MS.length + 1);
     expect((await db.attempts(deliveryId)).map((a) => a.number)).toEqual([1, 2, 3, 4]);
@@ -235,7 +238,7 @@ describe('callbacks (SPEC 7)', () => {
   it('honours Retry-After on 503', async () => {
     receiver.respond = (_c, i) => (i === 0 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200, body: 'success' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     const got = receiver.forEvent(eventId);
     expect(got).toHaveLength(2);
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(980);
@@ -244,7 +247,7 @@ describe('callbacks (SPEC 7)', () => {
   it('honours Retry-After on 429, when it is longer than the schedule', async () => {
     receiver.respond = (_c, i) => (i === 0 ? { status: 429, headers: { 'retry-after': '2' }, body: 'slow down' } : { status: 200, body: 'success' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     const got = receiver.forEvent(eventId);
     expect(got).toHaveLength(2);
     // The schedule alone would retry after 200-220 ms.
@@ -260,7 +263,7 @@ describe('callbacks (SPEC 7)', () => {
     const accepting = `http://127.0.0.1:${receiver.port}/accepts`;
     receiver.respond = (c) => (c.path === '/notify' ? { status, headers: { location: accepting }, body: '' } : { status: 200, body: 'success' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'failed', attempts_made: SCHEDULE_MS.length + 1 });
     const attempts = await db.attempts(deliveryId);
     expect(attempts).toHaveLength(SCHEDULE_MS.length + 1);
@@ -276,7 +279,7 @@ describe('callbacks (SPEC 7)', () => {
     const total = 32 * 1024 * 1024;
     receiver.respond = (_c, i) => (i === 0 ? { status: 200, streamBytes: total } : { status: 200, body: 'success' });
     const { eventId, deliveryId } = await paidOrderEvent();
-    const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     expect(row).toMatchObject({ status: 'succeeded', attempts_made: 2 });
     const [first] = receiver.forEvent(eventId);
     // The worker hung up: the answer was cut off, far short of its length (the kernel buffers a few MiB at most).
@@ -299,7 +302,7 @@ describe('callbacks (SPEC 7)', () => {
     const answers: (string | Buffer)[] = [ascii, chinese, invalid];
     receiver.respond = (_c, i) => (i < answers.length ? { status: 500, body: answers[i] } : { status: 200, body: 'success' });
     const { deliveryId } = await paidOrderEvent();
-    await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+    await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
     const excerpts = (await db.attempts(deliveryId)).map((a) => a.response_excerpt ?? '');
     expect(excerpts.map((e) => Buffer.byteLength(e, 'utf8') <= 1024)).toEqual([true, true, true, true]);
     expect(excerpts[0]).toBe(ascii.slice(0, 1024));
@@ -313,7 +316,7 @@ describe('callbacks (SPEC 7)', () => {
     const other = await merchantWithChannels(api.operator);
     const order = await db.insertOrder(other.merchant.id, other.channels.remotepay);
     const { deliveryId, eventId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     expect(await db.delivery(deliveryId)).toMatchObject({ status: 'no_address', attempts_made: 0 });
     expect(await api.app.get(JobQueue).queue(QUEUE.callbacks).getJob(deliveryId)).toBeUndefined();
     // Through an order's own transition (the lifecycle's after-commit) likewise: recorded, no job.
@@ -338,7 +341,7 @@ describe('callbacks (SPEC 7)', () => {
     );
     expect(resent.body.data).toMatchObject({ event_id: eventId });
     await waitFor(() => receiver.forEvent(eventId).length === 1, 10_000, 'the resent event');
-    expect(await waitFor(() => db.settled(resent.body.data.delivery_id), 10_000, 'resent delivery settled')).toMatchObject({ status: 'succeeded' });
+    expect(await waitFor(() => db.ended(resent.body.data.delivery_id), 10_000, 'resent delivery settled')).toMatchObject({ status: 'succeeded' });
   });
 
   it.each([
@@ -369,7 +372,7 @@ describe('callbacks (SPEC 7)', () => {
     const other = await CallbackReceiver.start();
     try {
       const { eventId, deliveryId } = await paidOrderEvent(other.url);
-      await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+      await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
       expect(other.forEvent(eventId)).toHaveLength(1);
       expect(receiver.forEvent(eventId)).toHaveLength(0);
     } finally {
@@ -417,7 +420,7 @@ describe('callbacks (SPEC 7)', () => {
     const spy = jest.spyOn(NonceStore.prototype, 'claim').mockRejectedValueOnce(new Error('Connection is closed.'));
     try {
       const { eventId, deliveryId, orderNo } = await paidOrderEvent();
-      const row = await waitFor(() => db.settled(deliveryId), 10_000, 'delivery settled');
+      const row = await waitFor(() => db.ended(deliveryId), 10_000, 'delivery ended');
       expect(row.status).toBe('succeeded');
       const attempts = await db.attempts(deliveryId);
       expect(attempts.map((a) => [a.number, a.http_status, a.error])).toEqual([
@@ -441,7 +444,7 @@ describe('callbacks (SPEC 7)', () => {
   describe('callbackResend', () => {
     it('queues a new delivery of the latest event with the same event_id', async () => {
       const { orderNo, eventId, deliveryId } = await paidOrderEvent();
-      await waitFor(() => db.settled(deliveryId), 10_000, 'first delivery');
+      await waitFor(() => db.ended(deliveryId), 10_000, 'first delivery');
       const res = await post<{ event_id: string; event: string; delivery_id: string }>(
         api.app,
         '/api/merchant/callbackResend',
@@ -467,6 +470,7 @@ describe('callbacks (SPEC 7)', () => {
 
     it('resends the latest event when there are several; while its delivery is pending, names that one', async () => {
       const { orderId, orderNo } = await paidOrderEvent();
+      // clock: the later event gets a later created_at
       await sleep(5);
       // Written by the outbox but not yet sent: still pending.
       const later = await db.insertEvent(orderId, 'order.completed');
@@ -504,12 +508,12 @@ describe('callbacks (SPEC 7)', () => {
 
     it('at most 10 resends per order per hour: then 42900 with Retry-After until the oldest leaves the hour', async () => {
       const { orderId, orderNo, eventId, deliveryId } = await paidOrderEvent();
-      await waitFor(() => db.settled(deliveryId), 10_000, 'first delivery');
+      await waitFor(() => db.ended(deliveryId), 10_000, 'first delivery');
       const resend = () => post<{ delivery_id: string }>(api.app, '/api/merchant/callbackResend', signed(merchant, { order_no: orderNo }));
       for (let i = 0; i < 10; i++) {
         const res = await resend();
         expect(res.body.code).toBe(1);
-        await waitFor(() => db.settled(res.body.data.delivery_id), 10_000, `resend ${i + 1} delivered`);
+        await waitFor(() => db.ended(res.body.data.delivery_id), 10_000, `resend ${i + 1} delivered`);
       }
       const refused = await resend();
       expect([refused.status, refused.body.code]).toEqual([429, 42900]);
@@ -526,7 +530,7 @@ describe('callbacks (SPEC 7)', () => {
       );
       const again = await resend();
       expect(again.body.code).toBe(1);
-      await waitFor(() => db.settled(again.body.data.delivery_id), 10_000, 'the freed resend delivered');
+      await waitFor(() => db.ended(again.body.data.delivery_id), 10_000, 'the freed resend delivered');
       expect((await resend()).body.code).toBe(42900);
     });
 

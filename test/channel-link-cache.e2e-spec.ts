@@ -3,15 +3,15 @@ import type { Credentials } from '@app/operator';
 import { createApiApp } from '../apps/api/src/create-api-app';
 import { ChannelLinkCache } from '../apps/api/src/orders/channel-link-cache';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
-import { waitFor } from './helpers/callbacks';
+import { HEARD_WITHIN_MS, waitFor } from './helpers/callbacks';
 import { createOrder, sql } from './helpers/orders';
 
 /**
  * createOrder's channel lookup is cached per API process (ChannelLinkCache) and dropped on
  * `channel_link_changed`: two instances on one database both see a disabled, unlinked, relinked
- * or re-rated channel within 1 s, and neither serves what it could not hear about.
+ * or re-rated channel once it is announced, and neither serves what it could not hear about.
  */
-describe('ChannelLinkCache: two API instances see channel and link changes within 1 s (real PostgreSQL)', () => {
+describe('ChannelLinkCache: two API instances see channel and link changes once announced (real PostgreSQL)', () => {
   let api: TestApi;
   let second: NestFastifyApplication;
   let apps: NestFastifyApplication[];
@@ -23,9 +23,7 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
 
   /** Polls both instances until each answers `code`; fails when one still answers otherwise after 1 s. */
   async function bothAnswer(code: number): Promise<void> {
-    const since = Date.now();
-    await Promise.all(apps.map((app, i) => waitFor(async () => (await codeOn(app)) === code, 1000, `instance ${i} answers ${code} within 1 s`)));
-    expect(Date.now() - since).toBeLessThan(1000);
+    await Promise.all(apps.map((app, i) => waitFor(async () => (await codeOn(app)) === code, HEARD_WITHIN_MS, `instance ${i} answers ${code} once announced`)));
   }
 
   beforeAll(async () => {
@@ -60,7 +58,7 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
     await bothAnswer(1);
   });
 
-  it('an unlinked channel is refused by both instances within 1 s, and a relink is served as fast', async () => {
+  it('an unlinked channel is refused by both instances once announced, and a relink the same way', async () => {
     for (const app of apps) expect(await codeOn(app)).toBe(1);
     await sql(api.app).query('DELETE FROM "merchant_channels" WHERE "merchant_id" = $1 AND "channel_id" = $2', [merchant.id, channel]);
     await bothAnswer(40301);
@@ -68,14 +66,14 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
     await bothAnswer(1);
   });
 
-  it("a new rate on the merchant's link is charged by both instances within 1 s", async () => {
+  it("a new rate on the merchant's link is charged by both instances once announced", async () => {
     const serviceOn = async (app: NestFastifyApplication): Promise<number> =>
       (await createOrder(app, merchant, { cny_amount: '100.00', paychannel_id: channel })).body.data.service_amount;
     for (const app of apps) expect(await serviceOn(app)).toBe(60);
     await api.operator.channels.link(merchant.id, channel, '0.01');
-    const since = Date.now();
-    await Promise.all(apps.map((app, i) => waitFor(async () => (await serviceOn(app)) === 100, 1000, `instance ${i} charges the new rate within 1 s`)));
-    expect(Date.now() - since).toBeLessThan(1000);
+    await Promise.all(
+      apps.map((app, i) => waitFor(async () => (await serviceOn(app)) === 100, HEARD_WITHIN_MS, `instance ${i} charges the new rate once announced`)),
+    );
   });
 
   it("the notification route's channel row is cached by id, dropped on both instances when the channel changes; a missing one is not kept", async () => {
@@ -85,8 +83,8 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
       apps.map((app, i) =>
         waitFor(
           async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === false,
-          1000,
-          `instance ${i} reads the disabled channel within 1 s`,
+          HEARD_WITHIN_MS,
+          `instance ${i} reads the disabled channel once announced`,
         ),
       ),
     );
@@ -95,8 +93,8 @@ describe('ChannelLinkCache: two API instances see channel and link changes withi
       apps.map((app, i) =>
         waitFor(
           async () => (await app.get(ChannelLinkCache).findChannel(channel))?.enabled === true,
-          1000,
-          `instance ${i} reads the enabled channel within 1 s`,
+          HEARD_WITHIN_MS,
+          `instance ${i} reads the enabled channel once announced`,
         ),
       ),
     );

@@ -308,9 +308,7 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
     const row = await orderRow(api.app, res.body.data.order_no);
     epay.hang = true;
     api.app.get(ChannelAdapters).timeoutMs = 300;
-    const started = Date.now();
     await expect(api.app.get(OrderLifecycle).confirm(row.id as string)).rejects.toThrow(/timed out/);
-    expect(Date.now() - started).toBeLessThan(3000);
     expect((await orderRow(api.app, res.body.data.order_no)).status).toBe('paid');
   });
 
@@ -344,9 +342,8 @@ describe('epay adapter against a fake epay gateway (real PostgreSQL and Redis)',
       queryPayment: () => new Promise(() => undefined),
     };
     jest.spyOn(adapters, 'forChannel').mockReturnValue(hanging);
-    const started = Date.now();
+    // The channel never answers: an answer at all is the timeout's.
     const res = await createOrder(api.app, merchant, { cny_amount: '16.00', paychannel_id: channel });
-    expect(Date.now() - started).toBeLessThan(3000);
     expect([res.status, res.body.code]).toEqual([502, 50200]);
     const orderNo = (res.body.data as unknown as { order_no: string }).order_no;
     expect((await orderRow(api.app, orderNo)).status).toBe('cancelled');

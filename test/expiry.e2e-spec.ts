@@ -37,6 +37,7 @@ describe('order expiry: the workers cancel overdue orders in batches, no job per
     expect(created.body.code).toBe(1);
     const orderNo = created.body.data.order_no;
     await sql(api.app).query(`UPDATE "orders" SET "expires_at" = now() + interval '1500 milliseconds' WHERE "order_no" = $1`, [orderNo]);
+    // absence check: not cancelled before its expires_at, 1.5 s away
     await new Promise((r) => setTimeout(r, 500));
     expect((await orderRow(api.app, orderNo)).status).toBe('pending');
     await waitFor(async () => (await orderRow(api.app, orderNo)).status === 'cancelled', 10_000, 'the order expired');

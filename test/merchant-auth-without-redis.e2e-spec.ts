@@ -58,9 +58,11 @@ describe('signed requests without Redis (the embedded mode): the nonce table and
       const tested = await post<{ success: boolean }>(api.app, '/api/merchant/callbackTest', signed(m));
       expect(tested.body).toMatchObject({ code: 1, data: { success: true } });
       expect((await post(api.app, '/api/merchant/callbackTest', receiver.received[0].body)).body.code).toBe(40104);
-      await new Promise((done) => setTimeout(done, 1100)); // the bucket of 1 a second refills
+      // clock: the bucket of 1 a second refills with time, nothing else shows it
+      await new Promise((done) => setTimeout(done, 1100));
       const start = Math.floor(Date.now() / 1000) - 60;
       expect((await post(api.app, '/api/merchant/callbackRecover', signed(m, { start_time: start }))).body).toMatchObject({ code: 1, data: { queued: 0 } });
+      // clock: the next second's token, spent by the recover above
       await new Promise((done) => setTimeout(done, 1100));
       expect((await post(api.app, '/api/merchant/callbackRecover', signed(m, { start_time: start }))).body.code).toBe(42900);
     } finally {

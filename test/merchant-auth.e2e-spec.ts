@@ -4,6 +4,7 @@ import { NONCE_MARGIN_SECONDS, NonceStore } from '@app/db';
 import { sign } from '@app/signature';
 import { type Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, newNonce, post, signed, startTestApi } from './helpers/api';
+import { HEARD_WITHIN_MS, waitFor } from './helpers/callbacks';
 
 const URL = '/api/merchant/getPayChannels';
 
@@ -207,15 +208,14 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     // 40103 comes before 40102: a stale timestamp with a bad signature is 40103.
     expect((await post(api.app, URL, { ...stale, api_key: merchant.api_key })).body.code).toBe(40103);
     await api.operator.merchants.setStatus(other.id, 'active');
-    // The first answer cached the disabled merchant: the enable is heard by NOTIFY, within 1 s by contract.
-    expect(await answersWithin1s(other, 1)).toBe(1);
+    // The first answer cached the disabled merchant: the enable is heard by NOTIFY.
+    expect(await answersOnceHeard(other, 1)).toBe(1);
   });
 
-  /** The code a request signed with `creds` answers once the rotation was heard (NOTIFY, within 1 s by contract). */
-  async function answersWithin1s(creds: Pick<Credentials, 'api_key' | 'api_secret'>, code: number): Promise<number> {
-    const deadline = Date.now() + 1000;
+  /** The code a request signed with `creds` answers once the rotation was heard (NOTIFY; how fast is bench:contract-timings' figure). */
+  async function answersOnceHeard(creds: Pick<Credentials, 'api_key' | 'api_secret'>, code: number): Promise<number> {
     let got = 0;
-    while (got !== code && Date.now() < deadline) got = (await post(api.app, URL, signed(creds))).body.code;
+    await waitFor(async () => (got = (await post(api.app, URL, signed(creds))).body.code) === code, HEARD_WITHIN_MS, `code ${code}`).catch(() => undefined);
     return got;
   }
 
@@ -224,7 +224,7 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     const rotated = await api.operator.merchants.rotateSecret(m.id, '0');
     expect(rotated.api_key).toBe(m.api_key);
     expect(rotated.previous_secret_valid_until).toBeNull();
-    expect(await answersWithin1s(m, 40102)).toBe(40102);
+    expect(await answersOnceHeard(m, 40102)).toBe(40102);
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
   });
 
@@ -235,14 +235,15 @@ describe('MerchantAuthGuard (real PostgreSQL and Redis)', () => {
     const until = Date.parse(rotated.previous_secret_valid_until!);
     expect(until - before).toBeGreaterThanOrEqual(24 * 3_600_000 - 5_000);
     expect(until - before).toBeLessThanOrEqual(24 * 3_600_000 + 5_000);
-    expect(await answersWithin1s(rotated, 1)).toBe(1);
+    expect(await answersOnceHeard(rotated, 1)).toBe(1);
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
 
     // A second rotation with a short grace: the first secret stops at once, the second verifies until the grace ends.
     const again = await api.operator.merchants.rotateSecret(m.id, '3s');
-    expect(await answersWithin1s(m, 40102)).toBe(40102);
+    expect(await answersOnceHeard(m, 40102)).toBe(40102);
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(1);
     expect((await post(api.app, URL, signed(again))).body.code).toBe(1);
+    // clock: the grace ends at previous_secret_valid_until, announced by nothing
     await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(again.previous_secret_valid_until!) - Date.now() + 50)));
     // Nothing announced the end: the cached copy itself stops using the previous secret on time.
     expect((await post(api.app, URL, signed(rotated))).body.code).toBe(40102);
@@ -264,6 +265,7 @@ describe('the nonce window edge (AUTH_TOLERANCE_SECONDS=2)', () => {
   const TOLERANCE = 2;
   let api: TestApi;
   let merchant: Credentials;
+  // clock: the nonce window is whole seconds of the wall clock, so these waits are for the clock itself
   const sleepUntil = async (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms - Date.now())));
 
   beforeAll(async () => {
@@ -277,6 +279,7 @@ describe('the nonce window edge (AUTH_TOLERANCE_SECONDS=2)', () => {
     const tableNonces = new NonceStore(api.config, api.app.get(DataSource));
     const tableKey = `mk_edge_${Date.now()}`;
     // Start just after a second ticks, so the whole-second clock the server reads is known.
+    // clock: start just after a second ticks
     await sleepUntil(Math.ceil(Date.now() / 1000) * 1000 + 20);
     const firstSecond = Math.floor(Date.now() / 1000);
     const fields = { api_key: merchant.api_key, timestamp: firstSecond + TOLERANCE, nonce: newNonce() };
@@ -285,12 +288,14 @@ describe('the nonce window edge (AUTH_TOLERANCE_SECONDS=2)', () => {
     expect(await tableNonces.claim(tableKey, fields.nonce)).toBe(true);
 
     // Twice the tolerance after the first use, the timestamp is still inside the window (now = timestamp + tolerance).
+    // clock: twice the tolerance later
     await sleepUntil((firstSecond + 2 * TOLERANCE) * 1000 + 500);
     const replay = await post(api.app, URL, request);
     expect([replay.status, replay.body.code]).toEqual([401, 40104]);
     expect(await tableNonces.claim(tableKey, fields.nonce)).toBe(false);
 
     // One second later the timestamp has left the window: refused for that, before the nonce is looked at.
+    // clock: one second later
     await sleepUntil((firstSecond + 2 * TOLERANCE + 1) * 1000 + 200);
     expect((await post(api.app, URL, request)).body.code).toBe(40103);
   }, 15_000);
@@ -308,6 +313,7 @@ describe('per api_key rate limit: a steady rate, not a fixed window (RATE_LIMIT_
     const codes = [];
     for (let i = 0; i < 4; i++) codes.push((await post(api.app, URL, signed(m))).body.code);
     expect(codes).toEqual([1, 1, 1, 42900]);
+    // clock: one token a second refills the bucket
     await new Promise((r) => setTimeout(r, 1100));
     expect((await post(api.app, URL, signed(m))).body.code).toBe(1);
     const next = await post(api.app, URL, signed(m));

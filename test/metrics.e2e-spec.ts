@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { AppConfig } from '@app/common';
-import { JobsAfterCommit, OrderLifecycle } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
+import { OrderLifecycle } from '@app/orders';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
@@ -77,6 +78,7 @@ describe('/metrics costs nothing that grows with the data (real PostgreSQL and R
     }
 
     // A refresh is due; it will wait on the lock, the scrapes must not.
+    // clock: the cached figures are due for a refresh after 10 s, nothing else makes them due
     await sleep(Math.max(0, windowStart + 10_100 - Date.now()));
     const locker = new Client({ connectionString: api.databaseUrl });
     await locker.connect();
@@ -155,8 +157,8 @@ describe("the worker's metrics (WORKER_METRICS_PORT)", () => {
       const goneNo = gone.orderNo;
       const ended = await db.insertEvent(gone.orderId);
       // Fixture rows get their callback jobs as a committed transition's do.
-      await api.app.get(JobsAfterCommit).deliver([ok.deliveryId, ended.deliveryId]);
-      for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.settled(id), 10_000, 'settled');
+      await api.app.get(CallbackJobs).deliver([ok.deliveryId, ended.deliveryId]);
+      for (const id of [ok.deliveryId, ended.deliveryId]) await waitFor(() => db.ended(id), 10_000, 'settled');
 
       const url = `http://127.0.0.1:${port}/metrics`;
       expect((await fetch(url)).status).toBe(401);

@@ -3,7 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QUEUE } from '@app/common';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import type { Credentials } from '@app/operator';
 import { runCli } from '../apps/cli/src/main';
@@ -129,13 +129,13 @@ describe('operator CLI: the on-call tools', () => {
     receiver.respond = () => ({ status: 500, body: 'down' });
     const first = await db.insertOrder(merchant.id, channels.remotepay);
     const firstEvent = await db.insertEvent(first.orderId);
-    await api.app.get(JobsAfterCommit).deliver(firstEvent.deliveryId);
+    await api.app.get(CallbackJobs).deliver(firstEvent.deliveryId);
     const destination = `http://127.0.0.1:${receiver.port}`;
     await waitFor(async () => ((await cli('callback:circuits')).json!.open as unknown[]).length > 0, 10_000, 'the circuit to open');
     // A second order's delivery meets the open circuit: parked without spending an attempt.
     const second = await db.insertOrder(merchant.id, channels.remotepay);
     const secondEvent = await db.insertEvent(second.orderId);
-    await api.app.get(JobsAfterCommit).deliver(secondEvent.deliveryId);
+    await api.app.get(CallbackJobs).deliver(secondEvent.deliveryId);
     // Both held until the probe: the first's retry, due 100 ms after the failure that opened the circuit, is parked too
     // (until then it waits out its retry delay, and a reset has nothing of it to release): parked, in the key's line.
     const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
@@ -163,7 +163,7 @@ describe('operator CLI: the on-call tools', () => {
     expect(reset.json!.released).toBe(2);
     expect(reset.json!.woken).toBe(2);
     // Long before the hour-long probe: the held delivery is sent once the circuit is closed.
-    await waitFor(() => db.settled(secondEvent.deliveryId), 10_000, 'the held delivery to be sent');
+    await waitFor(() => db.ended(secondEvent.deliveryId), 10_000, 'the held delivery to be sent');
     expect((await db.delivery(secondEvent.deliveryId)).status).toBe('succeeded');
     expect((await cli('callback:circuits')).json!.open).toEqual([]);
 
@@ -255,7 +255,7 @@ describe('operator CLI: the on-call tools', () => {
       expect(await queue.isPaused()).toBe(true);
       const order = await db.insertOrder(merchant.id, channels.remotepay);
       const event = await db.insertEvent(order.orderId);
-      await api.app.get(JobsAfterCommit).deliver(event.deliveryId);
+      await api.app.get(CallbackJobs).deliver(event.deliveryId);
       // Paused: the job waits in the queue, no worker takes it.
       expect(await (await queue.getJob(event.deliveryId))!.getState()).toMatch(/^(waiting|paused)$/);
       const again = (await cli('worker:pause')).json as { queues: Record<string, { paused: boolean; waiting: number }> };
@@ -267,7 +267,7 @@ describe('operator CLI: the on-call tools', () => {
       expect((await cli('worker:status')).json).toMatchObject({ queues: { [QUEUE.callbacks]: { paused: true } } });
       const resumed = await cli('worker:resume');
       expect(resumed.json).toMatchObject({ queues: { [QUEUE.orders]: { paused: false }, [QUEUE.callbacks]: { paused: false } } });
-      await waitFor(() => db.settled(event.deliveryId), 10_000, 'the delivery after resume');
+      await waitFor(() => db.ended(event.deliveryId), 10_000, 'the delivery after resume');
       expect(receiver.forEvent(event.eventId)).toHaveLength(1);
       expect((await cli('worker:status')).json).toMatchObject({ queues: { [QUEUE.orders]: { paused: false }, [QUEUE.callbacks]: { paused: false } } });
     } finally {

@@ -53,7 +53,7 @@ describe('merchant portal: money out and mode', () => {
     expect(secondLines).toHaveLength(2);
     expect(olderLink(second.html)).toBeNull();
     expect([...firstLines, ...secondLines].map((l) => [l.orderNo, l.amount])).toEqual(expected.map((e) => [e.order_no, `+${formatCny(e.amount_fen)}`]));
-    expect(text(first.html)).toContain('Deposit held');
+    expect(text(first.html)).toContain('Deposit set aside');
 
     // Without a deposit rate the zero deposit entries are in the books but not on the page.
     const plain = await merchantWithChannels(api.operator);
@@ -62,7 +62,7 @@ describe('merchant portal: money out and mode', () => {
     expect((await sql(api.app).query(`SELECT count(*)::int AS n FROM ledger_entries WHERE merchant_id = $1`, [plain.merchant.id]))[0].n).toBe(2);
     const plainPage = await plainClient.get('/portal/ledger');
     expect(ledgerLines(plainPage.html)).toEqual([{ orderNo: order.order_no, refundNo: null, amount: '+¥9.94' }]);
-    expect(text(plainPage.html)).not.toContain('Deposit held');
+    expect(text(plainPage.html)).not.toContain('Deposit set aside');
 
     // Another merchant's entry, newer than this merchant's own, as the cursor: an empty page, none of either's lines.
     await completedOrder(api.app, shop.merchant, { cny_amount: '1.00', paychannel_id: shop.channels.processor });

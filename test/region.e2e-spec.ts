@@ -328,6 +328,7 @@ describe('Region rate limit per client IP (SPEC 8)', () => {
     const other = await fire(1, '198.51.100.8');
     expect(other[0].statusCode).toBe(200);
 
+    // clock: Retry-After is honest, a request after that many seconds is let in
     await new Promise((resolve) => setTimeout(resolve, Number(limited[0].headers['retry-after']) * 1000 + 50));
     expect((await fire(1, '198.51.100.7'))[0].statusCode).toBe(200);
   });

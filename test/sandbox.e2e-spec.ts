@@ -512,6 +512,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
 
   /** Waits until the clock is past `unixSeconds`, so a transition made now lands in a later second. */
   async function pastSecond(unixSeconds: number): Promise<void> {
+    // clock: the wait is for the wall clock's next second itself
     while (Math.floor(Date.now() / 1000) <= unixSeconds) await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
   }
 

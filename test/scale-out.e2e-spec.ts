@@ -124,77 +124,57 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     }
   });
 
-  /** Polls both instances until `accepts` holds for each answer; the time from `since` to the last instance's first such answer. */
-  async function bothWithin(deadlineMs: number, since: number, request: () => Record<string, unknown>, accepts: (code: number) => boolean): Promise<number> {
-    const took = await Promise.all(
-      [0, 1].map(async (i) => {
-        for (;;) {
-          if (accepts((await call(i, 'getPayChannels', request())).code)) return Date.now() - since;
-          if (Date.now() - since > deadlineMs) throw new Error(`instance ${i} still answered the old way after ${deadlineMs} ms`);
-          await sleep(25);
-        }
-      }),
+  /**
+   * Polls both instances until `accepts` holds for each answer. The wait (10 s) is far below the
+   * caches' 60 s max age, so passing proves the change was announced; how fast is bench:contract-timings' figure.
+   */
+  async function bothAccept(request: () => Record<string, unknown>, accepts: (code: number) => boolean): Promise<void> {
+    await Promise.all(
+      [0, 1].map((i) => waitFor(async () => accepts((await call(i, 'getPayChannels', request())).code), 10_000, `instance ${i} answers the new way`)),
     );
-    return Math.max(...took);
   }
 
-  it('a merchant disabled through the operator service is refused (40300) by both instances within 1 s, and readmitted as fast', async () => {
+  it('a merchant disabled through the operator service is refused (40300) by both instances once it is announced, and readmitted the same way', async () => {
     const operator = operatorServices(cli);
     const m = await operator.merchants.create({ name: 'cached-on-both' });
     // Both instances have the merchant cached now.
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
     await operator.merchants.setStatus(m.id, 'disabled');
-    expect(
-      await bothWithin(
-        1000,
-        Date.now(),
-        () => signed(m),
-        (code) => code === 40300,
-      ),
-    ).toBeLessThan(1000);
+    await bothAccept(
+      () => signed(m),
+      (code) => code === 40300,
+    );
     await operator.merchants.setStatus(m.id, 'active');
-    expect(
-      await bothWithin(
-        1000,
-        Date.now(),
-        () => signed(m),
-        (code) => code === 1,
-      ),
-    ).toBeLessThan(1000);
+    await bothAccept(
+      () => signed(m),
+      (code) => code === 1,
+    );
   });
 
-  it('after a routine rotation (24 h grace) both instances take the new secret within 1 s and keep accepting the old one', async () => {
+  it('after a routine rotation (24 h grace) both instances take the new secret once announced and keep accepting the old one', async () => {
     const operator = operatorServices(cli);
     const m = await operator.merchants.create({ name: 'rotated-with-grace-on-both' });
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
     const rotated = await operator.merchants.rotateSecret(m.id);
-    expect(
-      await bothWithin(
-        1000,
-        Date.now(),
-        () => signed(rotated),
-        (code) => code === 1,
-      ),
-    ).toBeLessThan(1000);
+    await bothAccept(
+      () => signed(rotated),
+      (code) => code === 1,
+    );
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
   });
 
-  it('after a secret rotation with --grace 0 both instances refuse the old secret (40102) within 1 s and accept the new one', async () => {
+  it('after a secret rotation with --grace 0 both instances refuse the old secret (40102) once announced and accept the new one', async () => {
     const operator = operatorServices(cli);
     const m = await operator.merchants.create({ name: 'rotated-on-both' });
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(m))).code).toBe(1);
 
     const rotated = await operator.merchants.rotateSecret(m.id, '0');
-    expect(
-      await bothWithin(
-        1000,
-        Date.now(),
-        () => signed(m),
-        (code) => code === 40102,
-      ),
-    ).toBeLessThan(1000);
+    await bothAccept(
+      () => signed(m),
+      (code) => code === 40102,
+    );
     for (const i of [0, 1]) expect((await call(i, 'getPayChannels', signed(rotated))).code).toBe(1);
   });
 
@@ -246,7 +226,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     const resent = await call<{ delivery_id: string }>(1, 'callbackResend', signed(merchant, { order_no: orderNo }));
     expect(resent.data).toEqual({ event_id: events[1].id, event: 'order.completed', delivery_id: expect.any(String) });
     await waitFor(async () => (await deliveriesOf(events[0].id)) === 1 && (await deliveriesOf(events[1].id)) === 2, 20_000, 'three deliveries succeeded');
-    // Two workers compete for every job: a duplicate would arrive about now, if at all.
+    // absence check: two workers compete for every job: a duplicate would arrive about now, if at all.
     await sleep(1_500);
     expect(receiver.forEvent(events[0].id)).toHaveLength(1);
     expect(receiver.forEvent(events[1].id)).toHaveLength(2);

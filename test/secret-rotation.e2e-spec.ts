@@ -1,11 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs } from '@app/callbacks';
 import type { Credentials } from '@app/operator';
 import { verify } from '@app/signature';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
-import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, waitFor } from './helpers/callbacks';
+import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, HEARD_WITHIN_MS, waitFor } from './helpers/callbacks';
 
 const TUNING = { callbackTimeoutMs: 1000, sweepIntervalMs: 300, sweepGraceMs: 2000 };
 
@@ -54,7 +54,7 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
   async function deliveredCallback(): Promise<ReceivedCallback> {
     const order = await db.insertOrder(merchant.id, channelId);
     const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     return waitFor(() => receiver.forEvent(eventId)[0], 10_000, 'the callback arrived');
   }
 
@@ -66,8 +66,12 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
     const old = merchant.api_secret;
     const fresh = rotated.api_secret;
 
-    // Requests: the new secret works once the rotation is heard (within 1 s), the old one still works during the grace.
-    await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code === 1, 1000, 'the new secret accepted');
+    // Requests: the new secret works once the rotation is heard (NOTIFY), the old one still works during the grace.
+    await waitFor(
+      async () => (await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code === 1,
+      HEARD_WITHIN_MS,
+      'the new secret accepted',
+    );
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code).toBe(1);
 
     const during = await deliveredCallback();
@@ -97,7 +101,11 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
 
     // The grace ends (as if 24 h passed).
     await db.db.query(`UPDATE merchants SET api_secret_previous_until = now() WHERE id = $1`, [merchant.id]);
-    await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102, 1000, 'the old secret refused');
+    await waitFor(
+      async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102,
+      HEARD_WITHIN_MS,
+      'the old secret refused',
+    );
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code).toBe(1);
     const after = await deliveredCallback();
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
@@ -109,7 +117,11 @@ describe('secret rotation with a grace period (SPEC 3)', () => {
 
   it('--grace 0 revokes the previous secret at once: requests 40102, callbacks (header and body) verify with the new secret only', async () => {
     const rotated = await api.operator.merchants.rotateSecret(merchant.id, '0');
-    await waitFor(async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102, 1000, 'the old secret refused');
+    await waitFor(
+      async () => (await post(api.app, '/api/merchant/getPayChannels', signed(merchant))).body.code === 40102,
+      HEARD_WITHIN_MS,
+      'the old secret refused',
+    );
     expect((await post(api.app, '/api/merchant/getPayChannels', signed(rotated))).body.code).toBe(1);
     const callback = await deliveredCallback();
     expect(String(callback.headers['webhook-signature']).split(' ')).toHaveLength(1);

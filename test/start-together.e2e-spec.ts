@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { testConfig } from './helpers/config';
-import { sleep, waitFor } from './helpers/callbacks';
+import { waitFor } from './helpers/callbacks';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { runHealthCheck } from './helpers/processes';
@@ -45,9 +45,7 @@ async function stopGroup(run: NpmRun): Promise<void> {
   const pid = run.child.pid!;
   if (!groupAlive(pid)) return;
   process.kill(-pid, 'SIGTERM');
-  const deadline = Date.now() + 30_000;
-  while (groupAlive(pid) && Date.now() < deadline) await sleep(100);
-  if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+  await waitFor(() => !groupAlive(pid), 30_000, 'the group ended').catch(() => process.kill(-pid, 'SIGKILL'));
 }
 
 function builds(dir: string): string[] {

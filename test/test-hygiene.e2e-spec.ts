@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { createEmptyTestDatabase, dropTestDatabases, testDatabases } from './helpers/database';
@@ -62,5 +63,59 @@ describe('test cleanup', () => {
     expect(await as(runs[1], testDatabases)).toHaveLength(1);
     expect(await redis.exists(theirs.nonce, theirs.queueKey)).toBe(2);
     expect(process.env.MP_TEST_RUN).toBe(ownRun);
+  });
+});
+
+/**
+ * Specs wait on a sign of progress, never a fixed time, and assert behaviour, not speed (figures
+ * live in bench/, as ratios). A fixed wait stays only with a comment on the line before, or on
+ * the same line, saying which kind it is and why:
+ *   `// absence check: ...`  nothing more happens (a duplicate, a retry) and nothing would show it sooner;
+ *   `// clock: ...`          the behaviour is defined by the wall clock itself (a rate, a window, a grace).
+ */
+describe('test hygiene: waits and timings', () => {
+  const TEST_DIR = __dirname;
+  const MARKER = /\/\/ (absence check|clock): \S/;
+  /** A call that waits a fixed time: sleep(...), sleepUntil(...), or a promise resolved by a timer. */
+  const FIXED_WAIT = /\bsleep(Until)?\(|setTimeout\(\s*(r|resolve|done)\s*[,)]|setTimeout\(\(\)\s*=>\s*(r|resolve|done)\(\)/;
+  /** An expectation on how long something took, as measured by the spec itself. */
+  const TIMING_ASSERTION = /expect\((?:[^;]*?\bDate\.now\(\)\s*-|[^;]*?(?:latenc|elapsed|took|duration|Within)\w*)[^;]*?\)\s*\.toBeLessThan(?:OrEqual)?\(/;
+
+  function specFiles(): string[] {
+    return readdirSync(TEST_DIR)
+      .filter((name) => /\.(e2e-)?spec\.ts$/.test(name) && name !== 'test-hygiene.e2e-spec.ts')
+      .map((name) => `${TEST_DIR}/${name}`);
+  }
+
+  function findings(file: string, text: string): string[] {
+    const lines = text.split('\n');
+    const found: string[] = [];
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, '');
+      if (/^\s*(\*|\/\*)/.test(line)) return;
+      if (FIXED_WAIT.test(code) && !MARKER.test(line) && !MARKER.test(lines[i - 1] ?? ''))
+        found.push(`${file}:${i + 1}: fixed wait without "// absence check:" or "// clock:": ${line.trim()}`);
+    });
+    const flat = text.replace(/\n\s*/g, ' ');
+    const timing = TIMING_ASSERTION.exec(flat);
+    if (timing) found.push(`${file}: timing assertion (move the figure to bench/): ${timing[0].slice(0, 120)}`);
+    return found;
+  }
+
+  it('no spec waits a fixed time without saying why, nor asserts a duration', () => {
+    const all = specFiles().flatMap((file) => findings(file.slice(TEST_DIR.length + 1), readFileSync(file, 'utf8')));
+    expect(all).toEqual([]);
+  });
+
+  it('catches a bare sleep, a bare timer wait and a duration assertion, and lets a marked absence check pass', () => {
+    expect(findings('x.ts', `await sleep(500);\nexpect(x).toBe(1);`)).toHaveLength(1);
+    expect(findings('x.ts', `await new Promise((r) => setTimeout(r, 500));`)).toHaveLength(1);
+    expect(findings('x.ts', `const since = Date.now();\nawait go();\nexpect(Date.now() - since).toBeLessThan(1000);`)).toHaveLength(1);
+    expect(findings('x.ts', `expect(latencies.at(-1)).toBeLessThan(2000);`)).toHaveLength(1);
+    expect(findings('x.ts', `// absence check: a duplicate would come by now\nawait sleep(500);`)).toEqual([]);
+    expect(findings('x.ts', `await sleep(1100); // clock: the bucket refills`)).toEqual([]);
+    expect(
+      findings('x.ts', `jest.setTimeout(60_000);\nconst t = setTimeout(() => fail(new Error('x')), 5000);\nawait pg.query('SELECT pg_sleep(2)');`),
+    ).toEqual([]);
   });
 });

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { INTERNAL_FAILURE_TEXT } from '@app/callbacks';
-import { JobsAfterCommit } from '@app/orders';
+import { CallbackJobs, INTERNAL_FAILURE_TEXT } from '@app/callbacks';
 import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { CallbackFixtures, CallbackReceiver, type ReceivedCallback, flushQueueKeys, waitFor } from './helpers/callbacks';
@@ -50,7 +49,7 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     merchants.push(merchant);
     const order = await db.insertOrder(merchant.id, channels.remotepay, { notifyUrl: receiver.url });
     const { eventId, deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
+    await api.app.get(CallbackJobs).deliver(deliveryId);
     return { merchant, receiver, eventId, deliveryId };
   }
 
@@ -80,7 +79,7 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
 
   it('500 then 200: a retry line with its next time, then a delivered line, each with the delivery, event and merchant as fields', async () => {
     const { merchant, receiver, eventId, deliveryId } = await delivery((_c, i) => (i === 0 ? { status: 500, body: 'busy' } : { status: 200, body: 'success' }));
-    await waitFor(() => db.settled(deliveryId), 15_000, 'delivered');
+    await waitFor(() => db.ended(deliveryId), 15_000, 'delivered');
     const [retry, delivered] = await waitFor(() => about(deliveryId).length >= 2 && about(deliveryId), 5_000, 'two attempt lines');
     const destination = `http://127.0.0.1:${receiver.port}`;
     expect(retry).toMatchObject({
@@ -114,7 +113,7 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
 
   it('410: an ended line (gone) and a failed-job line with the queue, job name and id, and attempts made', async () => {
     const { deliveryId } = await delivery(() => ({ status: 410, body: 'gone' }));
-    await waitFor(() => db.settled(deliveryId), 15_000, 'ended');
+    await waitFor(() => db.ended(deliveryId), 15_000, 'ended');
     const ended = await waitFor(() => about(deliveryId).find((l) => l.status === 'gone'), 5_000, 'the gone line');
     expect(ended).toMatchObject({ level: 40, attempt: 1, http_status: 410, reason: 'HTTP 410' });
     const failed = await waitFor(() => lines().find((l) => l.job_id === deliveryId && l.msg === 'job failed for good'), 5_000, 'the failed-job line');
@@ -131,7 +130,7 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
 
   it('a circuit: opened at its 2nd failure in a row (with the count), a half-open probe, closed by its success', async () => {
     const { merchant, receiver, deliveryId } = await delivery((_c, i) => (i < 2 ? { status: 503, body: 'down' } : { status: 200, body: 'success' }));
-    await waitFor(() => db.settled(deliveryId), 20_000, 'delivered through the probe');
+    await waitFor(() => db.ended(deliveryId), 20_000, 'delivered through the probe');
     const destination = `http://127.0.0.1:${receiver.port}`;
     const changes = await waitFor(
       () => {
@@ -164,8 +163,8 @@ describe('the worker logs: one JSON line per callback outcome, circuit change an
     await db.db.query(`UPDATE merchants SET api_secret_enc = (SELECT api_secret_enc FROM merchants WHERE id = $2) WHERE id = $1`, [merchant.id, other.id]);
     const order = await db.insertOrder(merchant.id, channels.remotepay, { notifyUrl: receiver.url });
     const { deliveryId } = await db.insertEvent(order.orderId);
-    await api.app.get(JobsAfterCommit).deliver(deliveryId);
-    const row = await waitFor(() => db.settled(deliveryId), 15_000, 'ended');
+    await api.app.get(CallbackJobs).deliver(deliveryId);
+    const row = await waitFor(() => db.ended(deliveryId), 15_000, 'ended');
     expect(row.status).toBe('failed');
     expect((await db.attempts(deliveryId)).map((a) => a.error)).toEqual(Array(4).fill(INTERNAL_FAILURE_TEXT));
     expect(receiver.received).toHaveLength(0);

@@ -130,6 +130,12 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * How long a spec waits for a change announced by NOTIFY to be served: far below the caches' 60 s
+ * max age, so a pass proves the announcement did it. How fast it is, is bench:contract-timings' figure.
+ */
+export const HEARD_WITHIN_MS = 10_000;
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export interface DeliveryRow {
@@ -254,7 +260,8 @@ export class CallbackFixtures {
     return rows;
   }
 
-  async settled(deliveryId: string): Promise<DeliveryRow | null> {
+  /** The delivery once it has ended (succeeded or failed), else null. */
+  async ended(deliveryId: string): Promise<DeliveryRow | null> {
     const row = await this.delivery(deliveryId);
     return row && row.status !== 'pending' ? row : null;
   }

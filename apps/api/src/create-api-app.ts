@@ -51,7 +51,7 @@ export async function createApiApp(config: AppConfig, options: ApiAppOptions = {
     // Nest keeps each JSON or form body's bytes as request.rawBody: WeChat Pay signs the exact body it sends.
     rawBody: true,
   });
-  // Nest's start-up lines (every route mapped) stay held until the start passed its checks
+  // Nest's start-up lines (every route mapped) are kept back until the start passed its checks
   // (app.init below): a refused start says only why, and first.
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new EnvelopeExceptionFilter(app.get(HttpAdapterHost)));

@@ -7,3 +7,4 @@ export * from './delivery-policy';
 export * from './circuit';
 export * from './destination-gate';
 export * from './destination-gate.provider';
+export * from './callback-jobs';

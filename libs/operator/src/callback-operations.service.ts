@@ -1,8 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { parseNotifyUrl } from '@app/common';
 import { CallbackToolsRepository, MerchantRepository, OperationsRepository } from '@app/db';
-import { type DeliveryView, DestinationGate, deliveryView, recoverWindow } from '@app/callbacks';
-import { admitCallbackJobs } from '@app/orders';
+import { type DeliveryView, DestinationGate, admitCallbackJobs, deliveryView, recoverWindow } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { OperatorError } from './operator-error';
 import { OperatorInputError } from './operator-input-error';

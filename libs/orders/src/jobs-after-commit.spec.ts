@@ -1,7 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { AppConfig } from '@app/common';
-import type { DestinationGate } from '@app/callbacks';
-import type { CallbackAttemptRepository } from '@app/db';
+import type { CallbackJobs } from '@app/callbacks';
 import type { JobQueue } from '@app/queue';
 import { JobsAfterCommit } from './jobs-after-commit';
 
@@ -10,12 +8,7 @@ describe('JobsAfterCommit.requeueStuck', () => {
   afterEach(() => jest.restoreAllMocks());
 
   function withQueue(add: (name: string, payload: unknown, options: { jobId: string }) => Promise<unknown>) {
-    return new JobsAfterCommit(
-      { callbackRetryScheduleMs: [15_000] } as AppConfig,
-      { add } as unknown as JobQueue,
-      {} as CallbackAttemptRepository,
-      {} as DestinationGate,
-    );
+    return new JobsAfterCommit({ add } as unknown as JobQueue, {} as CallbackJobs);
   }
 
   it('queues one job a stuck row under its job id and a suffix of the window, so a job failed for good is not in the way', async () => {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DESTINATION_GATE_PROVIDER, DestinationGate } from '@app/callbacks';
+import { CallbackJobs, DESTINATION_GATE_PROVIDER, DestinationGate } from '@app/callbacks';
 import { ChannelAdapters } from '@app/channels';
 import { JobsAfterCommit } from './jobs-after-commit';
 import { OrderLifecycle } from './order-lifecycle';
@@ -11,7 +11,7 @@ import { SellOrderLifecycle } from './sell-order-lifecycle';
  * the worker. Needs the global CommonModule, DbModule and QueueModule of the app that imports it.
  */
 @Module({
-  providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, ChannelAdapters, DESTINATION_GATE_PROVIDER],
-  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, ChannelAdapters, DestinationGate],
+  providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, ChannelAdapters, DESTINATION_GATE_PROVIDER],
+  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, ChannelAdapters, DestinationGate],
 })
 export class OrdersCoreModule {}

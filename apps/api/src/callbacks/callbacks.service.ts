@@ -4,6 +4,7 @@ import { type ApiMessage, DomainError, ErrorCode, SecretBox, apiMessage, unixSec
 import { CallbackDeliveryRepository, CallbackToolsRepository, type Merchant, NonceStore, type ToolAllowance } from '@app/db';
 import {
   INTERNAL_FAILURE_TEST_TEXT,
+  CallbackJobs,
   CallbackSender,
   type DeliveryView,
   RESEND_LIMIT,
@@ -16,7 +17,6 @@ import {
   RECOVER_MAX_AGE_SECONDS,
   recoverWindow,
 } from '@app/callbacks';
-import { JobsAfterCommit } from '@app/orders';
 import { merchantSecrets } from '../auth/merchant-credentials-cache';
 
 /** recoverWindow's refusal in words of the tables: which bound, and for start_time whether too old or ahead of now. */
@@ -47,7 +47,7 @@ export class CallbacksService implements OnApplicationShutdown {
   constructor(
     private readonly deliveries: CallbackDeliveryRepository,
     private readonly tools: CallbackToolsRepository,
-    private readonly jobs: JobsAfterCommit,
+    private readonly jobs: CallbackJobs,
     private readonly nonces: NonceStore,
     private readonly secretBox: SecretBox,
     private readonly sender: CallbackSender,

@@ -142,7 +142,7 @@ export class CashierService {
     }
     try {
       const prepay = await this.adapters.call((signal) => cashier.prepay!(mode, request, payer, signal));
-      await this.prepays.record(order.id, mode, mode === 'jsapi' ? payer.openid! : mode === 'h5' ? payer.ip : null, prepay.value, prepay.validUntil);
+      await this.prepays.save(order.id, mode, mode === 'jsapi' ? payer.openid! : mode === 'h5' ? payer.ip : null, prepay.value, prepay.validUntil);
       this.logger.log({ order_no: order.orderNo, mode }, 'prepay made');
       return { prepay };
     } catch (err) {
@@ -205,7 +205,7 @@ export class CashierService {
     const bound = await this.prepays.claim(order.id, 'native', null);
     if (bound.mode === 'native' && !bound.prepay) {
       const validUntil = new Date(Math.min(order.createdAt.getTime() + 2 * 3600_000, order.expiresAt.getTime()));
-      await this.prepays.record(order.id, 'native', null, codeUrl, validUntil);
+      await this.prepays.save(order.id, 'native', null, codeUrl, validUntil);
     }
     return { status: 303, location: withLang(this.adapters.cashierPath(orderNo), lang) };
   }

@@ -15,7 +15,7 @@ export class StoppedWhileStarting extends StartupRefusal {
  * Holds the worker's start until Redis (its shared client and the queues' connections) answers.
  * It runs in onModuleInit, after the database's startup checks and before any provider's
  * onApplicationBootstrap, where the work starts: a worker that cannot reach a dependency takes
- * nothing. Meanwhile its logs are JSON lines from here on, not held until the app is up.
+ * nothing. Meanwhile its logs are JSON lines from here on, not kept back until the app is up.
  */
 @Injectable()
 export class WorkerDependencies implements OnModuleInit {
@@ -29,7 +29,7 @@ export class WorkerDependencies implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    // The database checks passed: what was held back can be said, and what follows is said at once.
+    // The database checks passed: what was kept back can be said, and what follows is said at once.
     Logger.overrideLogger(this.jsonLogger);
     Logger.flush();
     const waits: Promise<unknown>[] = [...Object.values(QUEUE).map((name) => this.jobs.queue(name).waitUntilReady())];

@@ -122,7 +122,7 @@ export class QueueWorkers implements OnApplicationBootstrap, BeforeApplicationSh
       worker.on('failed', (job, err) => this.logFailure(name, job, err));
       this.workers.push(worker);
     }
-    // WorkerDependencies (onModuleInit) held the start until the database's checks passed and Redis answered.
+    // WorkerDependencies (onModuleInit) kept the start back until the database's checks passed and Redis answered.
     for (const worker of this.workers)
       worker.run().catch((err: Error) => this.logger.error({ queue: worker.name, err: err.message }, 'worker stopped taking jobs'));
   }

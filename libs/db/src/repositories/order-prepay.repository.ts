@@ -54,7 +54,7 @@ export class OrderPrepayRepository {
   }
 
   /** The provider's answer for the bound mode: kept until `validUntil`, with whom it is for. */
-  async record(orderId: string, mode: string, payer: string | null, prepay: string, validUntil: Date): Promise<void> {
+  async save(orderId: string, mode: string, payer: string | null, prepay: string, validUntil: Date): Promise<void> {
     await this.dataSource.query(
       `UPDATE "order_prepays" SET "payer" = $3, "prepay" = $4, "valid_until" = $5, "updated_at" = now() WHERE "order_id" = $1 AND "mode" = $2`,
       [orderId, mode, payer, prepay, validUntil],

@@ -6,7 +6,7 @@ export class BalanceViewDoc implements BalanceView {
   @ApiProperty({ type: 'integer', example: 9940, description: 'Available balance in fen (1/100 yuan): what refunds and payouts are taken from' })
   available_fen: number;
 
-  @ApiProperty({ type: 'integer', example: 0, description: 'Deposit balance in fen, held at the merchant deposit rate' })
+  @ApiProperty({ type: 'integer', example: 0, description: 'Deposit balance in fen, set aside at the merchant deposit rate' })
   deposit_fen: number;
 
   @ApiProperty({ type: 'integer', example: 1763700000, description: 'Unix seconds: when the balances were read' })

@@ -77,7 +77,7 @@ export const en = {
   'ledger.older': 'Older movements',
   'ledger.badCursor': 'This page link is not valid.',
   'ledger.kind.order_credit': 'Order credited',
-  'ledger.kind.order_deposit': 'Deposit held',
+  'ledger.kind.order_deposit': 'Deposit set aside',
   'ledger.kind.refund_debit': 'Refund',
   'ledger.kind.refund_reversal': 'Failed refund returned',
   'ledger.kind.sell_debit': 'Payout (amount + fee)',
