@@ -21,5 +21,10 @@ export function newChannelMode(adapter: ChannelAdapterName, requested: string | 
  * channels of the merchant's own mode, so a link to a live one never exists.
  */
 export function adaptersForMode(mode: MerchantMode, sandboxEnabled: boolean): ChannelAdapterName[] {
-  return CHANNEL_ADAPTERS.filter((adapter) => (adapter === 'sandbox' ? mode === 'test' && sandboxEnabled : true));
+  return CHANNEL_ADAPTERS.filter((adapter) => adapterOffered(adapter, sandboxEnabled) && (adapter !== 'sandbox' || mode === 'test'));
+}
+
+/** The one "sandbox disabled" rule: the sandbox adapter exists only while SANDBOX_ENABLED (its pages, notifications, refunds, links). */
+export function adapterOffered(adapter: ChannelAdapterName, sandboxEnabled: boolean): boolean {
+  return adapter !== 'sandbox' || sandboxEnabled;
 }

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig, BUY_ORDER, DomainError, ErrorCode, apiMessage, formatYuan } from '@app/common';
-import { ChannelAdapters, type Refusal, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
+import { ChannelAdapters, type Refusal, adapterOffered, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
 import { ChannelRepository, LedgerRepository, type Order, OrderRepository, type Refund, RefundRepository, uniqueViolation } from '@app/db';
 import { askOnceThenQuery } from './ask-once-then-query';
 import { type Created, createIdempotently, created, repeated } from './idempotent-create';
@@ -217,7 +217,7 @@ export class RefundLifecycle {
   /** The refund calls of the order's channel: 40301 when the channel is gone or switched off, 40302 when its protocol has none. */
   private async refundOperations(order: Order): Promise<RefundOperations> {
     const channel = await this.channels.findById(order.channelId);
-    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw new DomainError(ErrorCode.ChannelUnavailable);
+    if (!channel || !adapterOffered(channel.adapter, this.config.sandboxEnabled)) throw new DomainError(ErrorCode.ChannelUnavailable);
     const operations = this.adapters.forChannel(channel).refunds;
     if (!operations) throw new DomainError(ErrorCode.PayMethodUnavailable, apiMessage('refund.channelNoRefunds'));
     return operations;

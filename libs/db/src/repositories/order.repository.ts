@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { Channel, type MerchantMode, Order, type OrderStatus } from '../entities';
+import { Channel, type MerchantMode, Order, type OrderStatus, unsettledOrderSql } from '../entities';
 import { preparedQuery } from '../prepared-query';
 import type { Move } from '../state-move';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
@@ -272,7 +272,7 @@ export class OrderRepository {
   /** Buy orders paid (or confirmed) at least `olderThanSeconds` ago that have not completed; sell orders settle in their payout job. */
   async findStuckPaidIds(olderThanSeconds: number, limit: number): Promise<string[]> {
     const rows = await this.orders.query<{ id: string }[]>(
-      `SELECT "id" FROM "orders" WHERE "status" IN ('paid', 'confirmed') AND "order_type" = 1 AND "updated_at" <= now() - make_interval(secs => $1)
+      `SELECT "id" FROM "orders" WHERE ${unsettledOrderSql()} AND "order_type" = 1 AND "updated_at" <= now() - make_interval(secs => $1)
        ORDER BY "updated_at" LIMIT $2`,
       [olderThanSeconds, limit],
     );
