@@ -29,6 +29,7 @@ import { OperatorActions1764620300000 } from './1764620300000-operator-actions';
 import { CallbackRecord1764640000000 } from './1764640000000-callback-record';
 import { Cashier1764660000000 } from './1764660000000-cashier';
 import { AttemptFailedEvent1764690000000 } from './1764690000000-attempt-failed-event';
+import { OneTransitionWriter1764710000000 } from './1764710000000-one-transition-writer';
 
 // Every migration, in order. The apps import classes, not globs, so a new file is listed here too.
 export const MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -62,4 +63,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CallbackRecord1764640000000,
   Cashier1764660000000,
   AttemptFailedEvent1764690000000,
+  OneTransitionWriter1764710000000,
 ];

@@ -39,7 +39,7 @@ describe('health, readiness and metrics', () => {
     expect(res.body).toContain('merchant_pay_http_request_duration_seconds_bucket');
     expect(res.body).toMatch(/merchant_pay_queue_jobs\{queue="orders",state="waiting"\} \d+/);
     expect(res.body).toMatch(/merchant_pay_callback_deliveries\{status="failed"\} \d+/);
-    expect(res.body).toMatch(/merchant_pay_callback_open_circuits \d+/);
+    expect(res.body).toMatch(/merchant_pay_callback_circuits_open \d+/);
     expect(res.body).toMatch(/merchant_pay_callback_held_deliveries \d+/);
     expect(res.body).toContain('merchant_pay_orders_created_total');
   });
@@ -76,7 +76,7 @@ describe('health, readiness and metrics', () => {
       expect(sample(body, 'merchant_pay_queue_jobs{queue="orders",state="active"}')).toBe(0);
       expect(sample(body, 'merchant_pay_callback_deliveries{status="pending"}')).toBe(2);
       expect(sample(body, 'merchant_pay_callback_deliveries{status="failed"}')).toBe(0);
-      expect(sample(body, 'merchant_pay_callback_open_circuits')).toBe(0);
+      expect(sample(body, 'merchant_pay_callback_circuits_open')).toBe(0);
       expect(sample(body, 'merchant_pay_callback_held_deliveries')).toBe(0);
     } finally {
       await second.close();

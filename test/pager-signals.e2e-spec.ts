@@ -187,7 +187,7 @@ describe('signals for the pager: PostgreSQL stopped under a running API and work
       // Redis still answers: its own gauge stays.
       expect(sample(text, 'merchant_pay_redis_up')).toBe(1);
     }
-    for (const name of ['merchant_pay_stuck_money', 'merchant_pay_callback_deliveries', 'merchant_pay_callback_open_circuits', 'recon_mismatches_total'])
+    for (const name of ['merchant_pay_stuck_money', 'merchant_pay_callback_deliveries', 'merchant_pay_callback_held_deliveries', 'recon_mismatches_total'])
       expect([name, hasSamples(duringApi, name)]).toEqual([name, false]);
 
     // The rules over these scrapes, as Prometheus would evaluate them after 15 minutes of the same.

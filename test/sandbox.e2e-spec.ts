@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { Client as PgClient } from 'pg';
 import { canonicalString } from '@app/signature';
 import { ChannelAdapters, signSandboxNotification } from '@app/channels';
-import { ChannelRepository, OrderRepository } from '@app/db';
+import { ChannelRepository, OrderRepository, TransitionRepository } from '@app/db';
 import { QUEUE, unixSeconds } from '@app/common';
 import { ORDER_TRANSITIONS, OrderLifecycle } from '@app/orders';
 import { JobQueue } from '@app/queue';
@@ -537,10 +537,7 @@ describe('sandbox checkout, notifications and the order state machine (real Post
       // Paid as a channel whose word is not final (epay) leaves it, so each later step is a transition of its own.
       ['paid', () => lifecycle.markPaid(order.id, { amountFen: 900, channelTradeNo: `SBX${order.order_no}` }, { final: false })],
       // confirm() takes both steps at once: the first is made alone here, as confirm() makes it.
-      [
-        'confirmed',
-        () => sql(api.app).transaction((em) => api.app.get(OrderRepository).transitionBy(em, order.id, ORDER_TRANSITIONS.between('paid', 'confirmed'))),
-      ],
+      ['confirmed', () => api.app.get(TransitionRepository).moveOrder(sql(api.app).manager, order.id, ORDER_TRANSITIONS.between('paid', 'confirmed'), {}, [])],
       ['completed', () => lifecycle.confirm(order.id)],
     ];
     for (const [status, move] of moves) {

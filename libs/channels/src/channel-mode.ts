@@ -1,12 +1,7 @@
-import { CHANNEL_ADAPTERS, type Channel, type ChannelAdapterName, type MerchantMode } from '@app/db';
+import { CHANNEL_ADAPTERS, type ChannelAdapterName, type MerchantMode } from '@app/db';
 
-/**
- * SPEC 6: a channel moves test or live money. The sandbox always test money; the other adapters
- * live money unless the channel was created with `--mode test` (pointed at a provider's sandbox).
- */
-export function channelMode(channel: Pick<Channel, 'adapter' | 'mode'>): MerchantMode {
-  return channel.adapter === 'sandbox' ? 'test' : channel.mode;
-}
+/** A channel's mode: one rule for TypeScript and SQL, beside the channel entity (libs/db). */
+export { channelMode } from '@app/db';
 
 /** The mode a new channel gets: `requested` when given, else the adapter's own. Null when the adapter cannot have it. */
 export function newChannelMode(adapter: ChannelAdapterName, requested: string | undefined): MerchantMode | null {
@@ -21,5 +16,10 @@ export function newChannelMode(adapter: ChannelAdapterName, requested: string | 
  * channels of the merchant's own mode, so a link to a live one never exists.
  */
 export function adaptersForMode(mode: MerchantMode, sandboxEnabled: boolean): ChannelAdapterName[] {
-  return CHANNEL_ADAPTERS.filter((adapter) => (adapter === 'sandbox' ? mode === 'test' && sandboxEnabled : true));
+  return CHANNEL_ADAPTERS.filter((adapter) => adapterOffered(adapter, sandboxEnabled) && (adapter !== 'sandbox' || mode === 'test'));
+}
+
+/** The one "sandbox disabled" rule: the sandbox adapter exists only while SANDBOX_ENABLED (its pages, notifications, refunds, links). */
+export function adapterOffered(adapter: ChannelAdapterName, sandboxEnabled: boolean): boolean {
+  return adapter !== 'sandbox' || sandboxEnabled;
 }

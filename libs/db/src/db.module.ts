@@ -30,6 +30,7 @@ import { StatementRepository } from './repositories/statement.repository';
 import { OperationsRepository } from './repositories/operations.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 import { SettlementRepository } from './repositories/settlement.repository';
+import { TransitionRepository } from './repositories/transition.repository';
 import { QueueBackendRepository } from './repositories/queue-backend.repository';
 import { OperatorActionRepository } from './repositories/operator-action.repository';
 
@@ -59,6 +60,7 @@ const REPOSITORIES = [
   OperationsRepository,
   RetentionRepository,
   SettlementRepository,
+  TransitionRepository,
   QueueBackendRepository,
   OperatorActionRepository,
 ];

@@ -24,6 +24,7 @@ export * from './repositories/recon.repository';
 export * from './repositories/refund.repository';
 export * from './repositories/sandbox-bill.repository';
 export * from './repositories/settlement.repository';
+export * from './repositories/transition.repository';
 export * from './repositories/sign-in-throttle.repository';
 export * from './repositories/statement.repository';
 export * from './run-migrations';

@@ -11,6 +11,14 @@ import { AppConfig } from '@app/common';
 export const NONCE_MARGIN_SECONDS = 5;
 
 /**
+ * The nonce claim in Redis (SET NX EX), as a Lua expression true when claimed: the API's admission
+ * script claims with it, NonceStore.claim with the same command, key and TTL.
+ */
+export function claimNonceLua(key: string, ttlSeconds: string): string {
+  return `redis.call('SET', ${key}, '1', 'EX', ${ttlSeconds}, 'NX')`;
+}
+
+/**
  * Used nonces, shared by every API instance: Redis `SET NX EX` when there is Redis, else a
  * table whose primary key does the same (the embedded mode). A timestamp first used at the
  * window's future edge stays accepted for twice the tolerance, so its nonce is kept that long

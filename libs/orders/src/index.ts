@@ -8,3 +8,4 @@ export * from './order-no';
 export * from './order-transitions';
 export * from './refund-lifecycle';
 export * from './sell-order-lifecycle';
+export * from './transitions';

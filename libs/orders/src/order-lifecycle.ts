@@ -8,7 +8,6 @@ import {
   ChannelRepository,
   type Move,
   type NewOrder,
-  type CallbackEventType,
   type Order,
   OrderEventRepository,
   OrderRepository,
@@ -18,7 +17,8 @@ import {
   SettlementRepository,
 } from '@app/db';
 import { JobsAfterCommit } from './jobs-after-commit';
-import { type CancelReason, amountMismatchPayload, attemptFailedPayload, orderEventPayload } from './order-event-payload';
+import { Transitions, orderTransitionEvents } from './transitions';
+import { amountMismatchPayload, attemptFailedPayload } from './order-event-payload';
 import { ORDER_TRANSITIONS } from './order-transitions';
 
 /** What a verified success notification did to its order. */
@@ -60,15 +60,9 @@ const PAY_THEN_SETTLE: Move<OrderStatus> = {
   pairs: PAY.pairs.filter((p) => CONFIRM_THEN_CREDIT.pairs.some((c) => c.from === PAY.to && c.orderType === p.orderType)),
 };
 
-/** The order with another status: what an event of the settlement says (its updatetime and paid_at are the settled row's, set in SQL). */
-function asStatus(order: Order, status: OrderStatus): Order {
-  return Object.assign(Object.create(Object.getPrototypeOf(order) as object) as Order, order, { status });
-}
-
 /** An event of a settlement (settle_order), its payload from the order as read with the status the event reports. */
 function settlementEvent(order: Order, type: 'order.paid' | 'order.completed'): SettlementEvent {
-  const reported = asStatus(order, type === 'order.paid' ? PAY.to : CREDIT.to);
-  return { type, payload: (eventId) => orderEventPayload(eventId, type, reported) };
+  return orderTransitionEvents(order, type === 'order.paid' ? PAY.to : CREDIT.to, [{ type }])[0];
 }
 
 /**
@@ -86,6 +80,7 @@ export class OrderLifecycle {
     private readonly orders: OrderRepository,
     private readonly events: OrderEventRepository,
     private readonly settlement: SettlementRepository,
+    private readonly transitions: Transitions,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly afterCommit: JobsAfterCommit,
@@ -122,14 +117,9 @@ export class OrderLifecycle {
     } catch (err) {
       if (!(err instanceof ChannelError)) throw err;
       this.logger.warn({ order_no: values.orderNo, channel_id: channel.id, err: err.message }, 'channel failed at creation, order cancelled');
-      const recorded = await this.dataSource.transaction(async (em) => {
-        const order = await this.orders.insert(em, values);
-        const cancelled = await this.orders.transitionBy(em, order.id, FAIL);
-        if (!cancelled) throw new Error(`order ${order.orderNo} left pending in its own transaction`, { cause: err });
-        return { order: cancelled, ...(await this.record(em, cancelled, 'order.cancelled', 'failed')) };
-      });
-      await this.afterCommit.deliver(recorded.deliveryId);
-      return { order: recorded.order, channelFailed: true };
+      const cancelled = await this.transitions.order((em) => this.orders.insert(em, values), FAIL, [{ type: 'order.cancelled', reason: 'failed' }]);
+      if (!cancelled) throw new Error(`order ${values.orderNo} left pending in its own transaction`, { cause: err });
+      return { order: cancelled, channelFailed: true };
     }
     // No job per order: the worker's expiry pass cancels it once expires_at has passed.
     const order = await this.orders.insert(this.dataSource.manager, values, payment);
@@ -170,41 +160,24 @@ export class OrderLifecycle {
         settlementEvent(order, 'order.completed'),
       ]);
       if (settled) {
-        await this.deliverAfterCommit(settled.events);
+        await this.transitions.deliver(settled.events);
         return settled.latePayment ? 'late_paid' : 'paid';
       }
       // Not pending or cancelled any more (a repeat), or an order type settled in steps: as below.
     }
-    const recorded = await this.dataSource.transaction(async (em) => {
-      const paid = await this.orders.transitionBy(em, order.id, PAY, paidChange);
-      if (!paid) return null;
-      const paidEvent = await this.record(em, paid, 'order.paid');
-      const completedEvent = final ? await this.settle(em, paid) : null;
-      return { paid, events: completedEvent ? [paidEvent, completedEvent] : [paidEvent] };
+    const paid = await this.transitions.order(order, PAY, [{ type: 'order.paid' }], {
+      changes: paidChange,
+      alongside: final ? async (em, moved) => [await this.settle(em, moved)].filter((e) => e !== null) : undefined,
     });
-    if (!recorded) return 'unchanged';
-    await this.deliverAfterCommit(recorded.events);
+    if (!paid) return 'unchanged';
     if (!final) await this.afterCommit.enqueue('order.confirm', { orderId: order.id }, { jobId: `confirm-${order.id}` });
-    return recorded.paid.latePayment ? 'late_paid' : 'paid';
-  }
-
-  /**
-   * After the commit of one order's events (in seq order): the first one's delivery gets its job,
-   * the later ones wait for it to end (SPEC 7 Order). When it was its order's head as it was
-   * written it still is: its job without a read back. Else (an earlier event still pending, such
-   * as a late payment's order.cancelled, which may end meanwhile) the heads are read after the commit.
-   * A delivery written `no_address` gets no job and needs no read (SPEC 7 Address).
-   */
-  private async deliverAfterCommit(events: RecordedEvent[]): Promise<void> {
-    const first = events[0]?.head;
-    const addressed = events.filter((e) => !e.noAddress);
-    if (first) await this.afterCommit.deliverHeads([first]);
-    else if (addressed.length > 0) await this.afterCommit.deliver(addressed.map((e) => e.deliveryId));
+    return paid.latePayment ? 'late_paid' : 'paid';
   }
 
   /** The channel reports the unpaid trade closed (alipay TRADE_CLOSED): pending -> cancelled, reason closed. */
   async markClosedByChannel(orderId: string): Promise<boolean> {
-    return (await this.transit(orderId, CHANNEL_CLOSED, 'order.cancelled', {}, 'closed')) !== null;
+    const order = await this.orders.findById(orderId);
+    return order !== null && (await this.transitions.order(order, CHANNEL_CLOSED, [{ type: 'order.cancelled', reason: 'closed' }])) !== null;
   }
 
   /**
@@ -226,15 +199,7 @@ export class OrderLifecycle {
    * Concurrent passes (several workers) skip each other's rows: an order expires once.
    */
   async expireOverdue(limit: number = SWEEP_BATCH): Promise<number> {
-    const deliveryIds = await this.dataSource.transaction(async (em) => {
-      const cancelled = await this.orders.transitionOverdue(em, EXPIRE, limit);
-      const recorded = await this.events.recordMany(em, cancelled, 'order.cancelled', (eventId, order) =>
-        orderEventPayload(eventId, 'order.cancelled', order, 'expired'),
-      );
-      return recorded.map((r) => r.deliveryId);
-    });
-    await this.afterCommit.deliver(deliveryIds);
-    return deliveryIds.length;
+    return this.transitions.orders((em) => this.orders.lockOverdue(em, EXPIRE, limit), EXPIRE, { type: 'order.cancelled', reason: 'expired' });
   }
 
   /**
@@ -267,7 +232,7 @@ export class OrderLifecycle {
     }
     // Each settle_order statement is its own transaction. A concurrent confirm finds the order moved and changes nothing.
     const recorded = await this.settle(this.dataSource.manager, order, confirmation ?? {});
-    if (recorded) await this.deliverAfterCommit([recorded]);
+    if (recorded) await this.transitions.deliver([recorded]);
   }
 
   /**
@@ -305,15 +270,11 @@ export class OrderLifecycle {
    * pending top-up. A success notification arriving after this still counts, as after expiry.
    */
   async close(orderId: string): Promise<Order | null> {
-    const recorded = await this.dataSource.transaction(async (em) => {
-      const order = await this.orders.transitionBy(em, orderId, CLOSE);
-      if (!order) return null;
-      return { ...(await this.record(em, order, 'order.cancelled', 'closed')), order };
-    });
-    if (!recorded) return null;
-    await this.afterCommit.deliver(recorded.deliveryId);
-    await this.tellChannelClosed(recorded.order);
-    return recorded.order;
+    const order = await this.orders.findById(orderId);
+    const closed = order && (await this.transitions.order(order, CLOSE, [{ type: 'order.cancelled', reason: 'closed' }]));
+    if (!closed) return null;
+    await this.tellChannelClosed(closed);
+    return closed;
   }
 
   /**
@@ -376,26 +337,5 @@ export class OrderLifecycle {
 
   private paymentQuery(order: Order): PaymentQuery {
     return { orderNo: order.orderNo, amountFen: order.cnyFen, channelTradeNo: order.channelTradeNo, paidAt: order.paidAt };
-  }
-
-  /** One transition with its event and delivery in one transaction, then the delivery job. */
-  private async transit(
-    orderId: string,
-    move: Move<OrderStatus>,
-    event: CallbackEventType,
-    changes: { paid?: boolean; channelTradeNo?: string | null } = {},
-    reason?: CancelReason,
-  ): Promise<(RecordedEvent & { order: Order }) | null> {
-    const recorded = await this.dataSource.transaction(async (em) => {
-      const order = await this.orders.transitionBy(em, orderId, move, changes);
-      if (!order) return null;
-      return { ...(await this.record(em, order, event, reason)), order };
-    });
-    if (recorded) await this.afterCommit.deliver(recorded.deliveryId);
-    return recorded;
-  }
-
-  private record(em: EntityManager, order: Order, type: CallbackEventType, reason?: CancelReason): Promise<RecordedEvent> {
-    return this.events.record(em, order, type, (eventId) => orderEventPayload(eventId, type, order, reason));
   }
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CallbackJobs, DESTINATION_GATE_PROVIDER, DestinationGate } from '@app/callbacks';
 import { ChannelAdapters } from '@app/channels';
 import { JobsAfterCommit } from './jobs-after-commit';
+import { Transitions } from './transitions';
 import { OrderLifecycle } from './order-lifecycle';
 import { RefundLifecycle } from './refund-lifecycle';
 import { SellOrderLifecycle } from './sell-order-lifecycle';
@@ -11,7 +12,7 @@ import { SellOrderLifecycle } from './sell-order-lifecycle';
  * the worker. Needs the global CommonModule, DbModule and QueueModule of the app that imports it.
  */
 @Module({
-  providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, ChannelAdapters, DESTINATION_GATE_PROVIDER],
-  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, ChannelAdapters, DestinationGate],
+  providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, Transitions, ChannelAdapters, DESTINATION_GATE_PROVIDER],
+  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, Transitions, ChannelAdapters, DestinationGate],
 })
 export class OrdersCoreModule {}

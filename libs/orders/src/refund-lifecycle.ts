@@ -2,21 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppConfig, BUY_ORDER, DomainError, ErrorCode, apiMessage, formatYuan } from '@app/common';
-import { ChannelAdapters, type Refusal, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
-import {
-  ChannelRepository,
-  LedgerRepository,
-  type Order,
-  OrderEventRepository,
-  OrderRepository,
-  type Refund,
-  RefundRepository,
-  uniqueViolation,
-} from '@app/db';
+import { ChannelAdapters, type Refusal, adapterOffered, type RefundOperations, type RefundRequest, type RefundStatus } from '@app/channels';
+import { ChannelRepository, LedgerRepository, type Order, OrderRepository, type Refund, RefundRepository, uniqueViolation } from '@app/db';
 import { askOnceThenQuery } from './ask-once-then-query';
 import { type Created, createIdempotently, created, repeated } from './idempotent-create';
 import { JobsAfterCommit } from './jobs-after-commit';
-import { refundEventPayload } from './order-event-payload';
+import { Transitions } from './transitions';
 import { newOrderNo } from './order-no';
 import { SWEEP_BATCH } from './order-lifecycle';
 import { REFUND_TRANSITIONS, type RefundTransitionCause } from './order-transitions';
@@ -61,10 +52,10 @@ export class RefundLifecycle {
     private readonly orders: OrderRepository,
     private readonly refunds: RefundRepository,
     private readonly ledger: LedgerRepository,
-    private readonly events: OrderEventRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly jobs: JobsAfterCommit,
+    private readonly transitions: Transitions,
   ) {}
 
   /**
@@ -217,21 +208,16 @@ export class RefundLifecycle {
     alongside: (em: EntityManager) => Promise<unknown>,
   ): Promise<void> {
     const type = cause === 'channel_success' ? 'refund.succeeded' : 'refund.failed';
-    const recorded = await this.dataSource.transaction(async (em) => {
-      const settled = await this.refunds.transition(em, refund.id, REFUND_TRANSITIONS.step(cause), changes);
-      if (!settled) return null;
+    const settled = await this.transitions.refund(refund, order, REFUND_TRANSITIONS.step(cause), type, changes, async (em) => {
       await alongside(em);
-      return this.events.record(em, order, type, (eventId) => refundEventPayload(eventId, type, settled, order), settled.id);
     });
-    if (!recorded) return;
-    this.logger.log({ refund_no: refund.refundNo, order_no: order.orderNo, event: type, failure: changes.failure ?? undefined }, 'refund settled');
-    await this.jobs.deliver(recorded.deliveryId);
+    if (settled) this.logger.log({ refund_no: refund.refundNo, order_no: order.orderNo, event: type, failure: changes.failure ?? undefined }, 'refund settled');
   }
 
   /** The refund calls of the order's channel: 40301 when the channel is gone or switched off, 40302 when its protocol has none. */
   private async refundOperations(order: Order): Promise<RefundOperations> {
     const channel = await this.channels.findById(order.channelId);
-    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw new DomainError(ErrorCode.ChannelUnavailable);
+    if (!channel || !adapterOffered(channel.adapter, this.config.sandboxEnabled)) throw new DomainError(ErrorCode.ChannelUnavailable);
     const operations = this.adapters.forChannel(channel).refunds;
     if (!operations) throw new DomainError(ErrorCode.PayMethodUnavailable, apiMessage('refund.channelNoRefunds'));
     return operations;

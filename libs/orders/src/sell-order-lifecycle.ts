@@ -1,24 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { SELL_ORDER, SecretBox, maskBankCard } from '@app/common';
 import { ChannelAdapters, type PayoutOperations, type PayoutRequest, type PayoutStatus, type Refusal } from '@app/channels';
-import {
-  ChannelRepository,
-  LedgerRepository,
-  type Move,
-  type NewOrder,
-  type Order,
-  OrderEventRepository,
-  type CallbackEventType,
-  OrderRepository,
-  type OrderStatus,
-  type Payout,
-  PayoutRepository,
-} from '@app/db';
+import { ChannelRepository, LedgerRepository, type NewOrder, type Order, OrderRepository, type Payout, PayoutRepository } from '@app/db';
 import { askOnceThenQuery } from './ask-once-then-query';
 import { JobsAfterCommit } from './jobs-after-commit';
-import { type CancelReason, orderEventPayload } from './order-event-payload';
+import { Transitions } from './transitions';
 import { SWEEP_BATCH } from './order-lifecycle';
 import { CHANNEL_LEASE_MS } from './refund-lifecycle';
 import { ORDER_TRANSITIONS } from './order-transitions';
@@ -75,10 +63,10 @@ export class SellOrderLifecycle {
     private readonly orders: OrderRepository,
     private readonly payouts: PayoutRepository,
     private readonly ledger: LedgerRepository,
-    private readonly events: OrderEventRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
     private readonly jobs: JobsAfterCommit,
+    private readonly transitions: Transitions,
   ) {}
 
   /**
@@ -184,12 +172,16 @@ export class SellOrderLifecycle {
 
   /** pending -> paid (order.paid): the channel paid the payee. */
   private paidOut(order: Order, status: PayoutStatus): Promise<Order | null> {
-    return this.transit(order, PAY_OUT, 'order.paid', async () => undefined, { paid: true, channelTradeNo: status.channelPayoutNo });
+    return this.transitions.order(order, PAY_OUT, [{ type: 'order.paid' }], { changes: { paid: true, channelTradeNo: status.channelPayoutNo } });
   }
 
   /** paid -> completed (order.completed): the channel confirms the payout is final. */
   private async complete(order: Order): Promise<void> {
-    await this.transit(order, SETTLE, 'order.completed', (em, moved) => this.payouts.settle(em, moved.id));
+    await this.transitions.order(order, SETTLE, [{ type: 'order.completed' }], {
+      alongside: async (em, moved) => {
+        await this.payouts.settle(em, moved.id);
+      },
+    });
   }
 
   /**
@@ -198,39 +190,13 @@ export class SellOrderLifecycle {
    * an unknown outcome has no Refusal to give (SPEC 6).
    */
   private async refused(order: Order, refusal: Refusal): Promise<void> {
-    const cancelled = await this.transit(
-      order,
-      REFUSE,
-      'order.cancelled',
-      async (em, moved) => {
+    const cancelled = await this.transitions.order(order, REFUSE, [{ type: 'order.cancelled', reason: 'refused' }], {
+      alongside: async (em, moved) => {
         await this.ledger.reverse(em, 'sell_debit', 'sell_reversal', { merchantId: moved.merchantId, orderId: moved.id });
         await this.payouts.settle(em, moved.id, refusal.failure);
       },
-      {},
-      'refused',
-    );
+    });
     if (cancelled)
       this.logger.log({ order_no: order.orderNo, failure: refusal.failure, refusal_code: refusal.code }, 'sell order payout refused; debit reversed');
-  }
-
-  /** One transition, the work that goes with it and its event in one transaction, then the delivery job. */
-  private async transit(
-    order: Order,
-    move: Move<OrderStatus>,
-    type: CallbackEventType,
-    alongside: (em: EntityManager, moved: Order) => Promise<unknown>,
-    changes: { paid?: boolean; channelTradeNo?: string | null } = {},
-    reason?: CancelReason,
-  ): Promise<Order | null> {
-    const recorded = await this.dataSource.transaction(async (em) => {
-      const moved = await this.orders.transitionBy(em, order.id, move, changes);
-      if (!moved) return null;
-      await alongside(em, moved);
-      const event = await this.events.record(em, moved, type, (eventId) => orderEventPayload(eventId, type, moved, reason));
-      return { order: moved, deliveryId: event.deliveryId };
-    });
-    if (!recorded) return null;
-    await this.jobs.deliver(recorded.deliveryId);
-    return recorded.order;
   }
 }

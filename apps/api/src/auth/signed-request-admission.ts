@@ -1,15 +1,15 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { AppConfig, DomainError, ErrorCode, apiMessage } from '@app/common';
-import { NonceStore } from '@app/db';
+import { NonceStore, claimNonceLua } from '@app/db';
 import { AuthFailureThrottle, addressBlocked } from './auth-failure-throttle';
-import { TokenBuckets } from './token-buckets';
+import { TAKE_TOKEN_LUA, TokenBuckets } from './token-buckets';
 
 /**
  * KEYS: the address's failed-auth count, the nonce, the api_key's bucket.
  * ARGV: failures that block, nonce TTL (s), tokens per second, burst.
  * Answers {0, 0} admitted, {1, ms} address blocked, {2, 0} nonce used, {3, ms} no token.
- * The bucket arithmetic is takeToken's (token-buckets.ts), on Redis's clock.
+ * The nonce claim is NonceStore's and the bucket takeToken's twin, each from its one home.
  */
 const ADMIT_SCRIPT = `
 local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -18,23 +18,10 @@ if failures >= tonumber(ARGV[1]) then
   if left < 0 then left = 1000 end
   return {1, left}
 end
-if not redis.call('SET', KEYS[2], '1', 'EX', ARGV[2], 'NX') then
+if not ${claimNonceLua('KEYS[2]', 'ARGV[2]')} then
   return {2, 0}
 end
-local perSecond = tonumber(ARGV[3])
-local burst = tonumber(ARGV[4])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local bucket = redis.call('HMGET', KEYS[3], 'tokens', 'at')
-local tokens = burst
-if bucket[1] then
-  tokens = math.min(burst, tonumber(bucket[1]) + math.max(0, now - tonumber(bucket[2])) * perSecond / 1000)
-end
-if tokens < 1 then
-  return {3, math.ceil((1 - tokens) * 1000 / perSecond)}
-end
-redis.call('HSET', KEYS[3], 'tokens', tostring(tokens - 1), 'at', tostring(now))
-redis.call('PEXPIRE', KEYS[3], math.ceil(burst * 1000 / perSecond) + 1000)
+${TAKE_TOKEN_LUA}
 return {0, 0}
 `;
 

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, BUY_ORDER, DomainError, ERROR_INFO, ErrorCode, apiMessage, orderPaySpan } from '@app/common';
-import { type ChannelAdapter, ChannelAdapters, type NotificationAnswer, type NotificationContext } from '@app/channels';
+import { type ChannelAdapter, ChannelAdapters, adapterOffered, type NotificationAnswer, type NotificationContext } from '@app/channels';
 import { type Channel, type Order, OrderRepository, RefundRepository } from '@app/db';
 import { OrderLifecycle, RefundLifecycle } from '@app/orders';
 import { mergeRequestParams } from '../http/request-params';
@@ -40,7 +40,7 @@ export class ChannelNotifyService {
     // From this process's copy, which a change to the channel empties (ChannelLinkCache).
     const channel = channelId === null ? null : await this.channelRows.findChannel(channelId);
     // With SANDBOX_ENABLED off the sandbox does not exist, not even for orders made before.
-    if (!channel || (channel.adapter === 'sandbox' && !this.config.sandboxEnabled)) throw DomainError.invalid('channelId', apiMessage('notify.unknownChannel'));
+    if (!channel || !adapterOffered(channel.adapter, this.config.sandboxEnabled)) throw DomainError.invalid('channelId', apiMessage('notify.unknownChannel'));
     const adapter = this.adapters.forChannel(channel);
     const answers = adapter.notificationAnswers;
     try {

@@ -80,15 +80,7 @@ export class CachedGauges implements OnApplicationBootstrap {
         (g) => DELIVERY_STATUSES.forEach((status) => g.set({ status }, this.figures.deliveries?.[status] ?? 0)),
       ),
     });
-    new Gauge({
-      name: 'merchant_pay_callback_open_circuits',
-      help: 'Callback destinations whose circuit is open (SPEC 7 Fairness; refreshed at most every 10 s)',
-      registers,
-      collect: fromDatabase(
-        (f) => f.circuits,
-        (g) => g.set(this.figures.circuits!.openCircuits),
-      ),
-    });
+    // Open circuits: one gauge, merchant_pay_callback_circuits_open (libs/db operational-gauges), counted at the scrape.
     new Gauge({
       name: 'merchant_pay_callback_held_deliveries',
       help: 'Due callback deliveries held back by an open circuit, spending no attempts (refreshed at most every 10 s)',

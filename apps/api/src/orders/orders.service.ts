@@ -23,6 +23,7 @@ import type { OrderQueryListDto } from './dto/order-query-list.dto';
 import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 import { ChannelLinkCache } from './channel-link-cache';
 import { channelNotLinked } from '../channels/channel-not-linked';
+import { assertChannelAmountRange } from '../channels/channel-amount-range';
 
 /** createOrder's answer: the interface's fields, plus merchant_order_no. */
 export interface CreatedOrderView {
@@ -175,9 +176,7 @@ export class OrdersService {
     if (!linked) throw await channelNotLinked(this.channels, merchant, params.paychannel_id, this.config.sandboxEnabled);
     const { channel } = linked;
     if (!channel.payMethod.split(',').includes(params.paychannel_paymethod)) throw new DomainError(ErrorCode.PayMethodUnavailable);
-    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
-      throw DomainError.invalid('cny_amount', apiMessage('cny_amount.channelRange', { min: formatYuan(channel.minFen), max: formatYuan(channel.maxFen) }));
-    }
+    assertChannelAmountRange(channel, cnyFen);
 
     const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);
     const depositRateE8 = storedRateE8(merchant.depositRate, `merchant ${merchant.id}`);

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig, BUY_ORDER, formatYuan } from '@app/common';
-import { ChannelAdapters, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
+import { ChannelAdapters, adapterOffered, signSandboxNotification, verifySandboxCheckoutToken } from '@app/channels';
 import { type Order, OrderRepository, SandboxBillRepository } from '@app/db';
 import type { Lang } from '../pay-pages/pay-page';
 import { payerOutcome, payerSubject } from '../pay-pages/pay-sheet';
@@ -79,7 +79,7 @@ export class SandboxCheckoutService {
    * before modes existed is never paid here (SPEC 5).
    */
   private async resolve(orderNo: string, token: unknown): Promise<{ order: Order; secretKey: string; merchantName: string } | null> {
-    if (!this.config.sandboxEnabled || !/^\d{22}$/.test(orderNo)) return null;
+    if (!adapterOffered('sandbox', this.config.sandboxEnabled) || !/^\d{22}$/.test(orderNo)) return null;
     // The order, its channel and its merchant in one round trip: the page and Pay each need them.
     const found = await this.orders.findCheckout(orderNo);
     // A sell order is paid out by the channel, never on a checkout page.

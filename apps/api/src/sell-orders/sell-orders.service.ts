@@ -7,7 +7,6 @@ import {
   SecretBox,
   computeSellOrderAmounts,
   formatRate,
-  formatYuan,
   parseYuan,
   storedRateE8,
   apiMessage,
@@ -17,6 +16,7 @@ import { ChannelRepository, type Merchant, type Order, OrderRepository, type Pay
 import { SELL_ORDER_EXPIRES_AT, SellOrderLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
 import { type CreatedOrderView, orderFields, toCreatedView } from '../orders/orders.service';
 import { channelNotLinked } from '../channels/channel-not-linked';
+import { assertChannelAmountRange } from '../channels/channel-amount-range';
 import type { CreateSellOrderDto } from './dto/create-sell-order.dto';
 import { assertNotifyUrlAllowed } from '../http/notify-url-allowed';
 
@@ -91,9 +91,7 @@ export class SellOrdersService {
     if (!linked) throw await channelNotLinked(this.channels, merchant, params.paychannel_id, this.config.sandboxEnabled);
     const { channel } = linked;
     if (!this.adapters.forChannel(channel).payouts) throw new DomainError(ErrorCode.PayMethodUnavailable, apiMessage('sellOrder.noPayouts'));
-    if (cnyFen < channel.minFen || cnyFen > channel.maxFen) {
-      throw DomainError.invalid('cny_amount', apiMessage('cny_amount.channelRange', { min: formatYuan(channel.minFen), max: formatYuan(channel.maxFen) }));
-    }
+    assertChannelAmountRange(channel, cnyFen);
     const serviceRateE8 = storedRateE8(linked.serviceRate, `merchant ${merchant.id} channel ${channel.id}`);
     const amounts = computeSellOrderAmounts(cnyFen, serviceRateE8);
     const now = new Date();

@@ -9,6 +9,23 @@ export type PayMethod = (typeof PAY_METHODS)[number];
 export const CHANNEL_ADAPTERS = ['sandbox', 'epay', 'alipay', 'wechatpay'] as const;
 export type ChannelAdapterName = (typeof CHANNEL_ADAPTERS)[number];
 
+/** The adapter that moves test money whatever its row says (SPEC 6). */
+const ALWAYS_TEST: ChannelAdapterName = 'sandbox';
+
+/**
+ * SPEC 6: a channel moves test or live money. The sandbox always test money; the other adapters
+ * live money unless the channel was created with `--mode test` (pointed at a provider's sandbox).
+ * channelModeSql is the same rule for a query; they live together so they cannot drift.
+ */
+export function channelMode(channel: { adapter: ChannelAdapterName; mode: MerchantMode }): MerchantMode {
+  return channel.adapter === ALWAYS_TEST ? 'test' : channel.mode;
+}
+
+/** channelMode of the channels row aliased `c`, in SQL. */
+export function channelModeSql(c: string): string {
+  return `(CASE WHEN ${c}.adapter = '${ALWAYS_TEST}' THEN 'test' ELSE ${c}.mode END)`;
+}
+
 @Entity('channels')
 export class Channel {
   @PrimaryGeneratedColumn()

@@ -4,6 +4,14 @@ import { bigintNumber } from './transformers';
 export const ORDER_STATUSES = ['pending', 'paid', 'confirmed', 'completed', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
+/** Paid but not completed: the lifecycle moves such an order on within minutes, so one left here is stuck money. */
+export const UNSETTLED_ORDER_STATUSES: readonly OrderStatus[] = ['paid', 'confirmed'];
+
+/** The predicate of an unsettled order, as the sweep, the stuck-money gauge, order:stuck and their partial index all write it. */
+export function unsettledOrderSql(status = '"status"'): string {
+  return `${status} IN (${UNSETTLED_ORDER_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+}
+
 @Entity('orders')
 @Index('uq_orders_merchant_order_no', ['merchantId', 'merchantOrderNo'], { unique: true, where: '"merchant_order_no" IS NOT NULL' })
 // orderQueryList: newest first within a merchant, optionally within one status (SPEC 5).
@@ -13,7 +21,7 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 @Index('ix_orders_merchant_paid', ['merchantId', 'paidAt'], { where: '"paid_at" IS NOT NULL' })
 @Index('ix_orders_pending_expiry', ['expiresAt'], { where: `"status" = 'pending'` })
 // Stuck money (the gauge, order:stuck): orders paid but not completed.
-@Index('ix_orders_unsettled', ['updatedAt'], { where: `"status" IN ('paid', 'confirmed')` })
+@Index('ix_orders_unsettled', ['updatedAt'], { where: unsettledOrderSql() })
 export class Order {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

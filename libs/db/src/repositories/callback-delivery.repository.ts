@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CALLBACK_EVENT_TYPES, type OrderEventType } from '../entities';
-import { deliveryAddressSql } from './delivery-address';
 
 /** callbackResend's allowance: at most `max` resend deliveries per order within `windowSeconds`. */
 export interface ResendLimit {
@@ -106,8 +105,7 @@ export class CallbackDeliveryRepository {
       if (recent.count >= limit.max) return { kind: 'limited', retryAfterMs: recent.retry_after_ms ?? 1000 };
       const deliveryId = randomUUID();
       await em.query(
-        `INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin, notify_url, event_seq)
-         SELECT $1, e.id, e.order_id, $3, 'pending', 0, now(), 'resend', ${deliveryAddressSql('e')}, e.seq FROM order_events e WHERE e.id = $2`,
+        `SELECT d.delivery_id FROM order_events e CROSS JOIN LATERAL add_callback_delivery($1, e.id, e.order_id, $3, e.refund_id, e.seq, 'resend') d WHERE e.id = $2`,
         [deliveryId, latest.id, merchantId],
       );
       return { kind: 'queued', ...event, deliveryId };

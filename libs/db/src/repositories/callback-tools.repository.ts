@@ -92,15 +92,13 @@ export class CallbackToolsRepository {
         `WITH failed AS (
            SELECT DISTINCT event_id, order_id FROM callback_deliveries
             WHERE merchant_id = $1 AND status IN ('failed', 'no_address') AND updated_at BETWEEN $2 AND $3),
-         inserted AS (
-           INSERT INTO callback_deliveries (id, event_id, order_id, merchant_id, status, attempts_made, next_attempt_at, origin, notify_url, event_seq)
-           SELECT gen_random_uuid(), f.event_id, f.order_id, $1, 'pending', 0, now(), 'recover', a.url, e.seq
-             FROM failed f JOIN order_events e ON e.id = f.event_id CROSS JOIN LATERAL (SELECT ${deliveryAddressSql('e')} AS url) a
+         due AS MATERIALIZED (
+           SELECT f.event_id, f.order_id, e.refund_id, e.seq
+             FROM failed f JOIN order_events e ON e.id = f.event_id
             WHERE NOT EXISTS (SELECT 1 FROM callback_deliveries o WHERE o.event_id = f.event_id AND o.status IN ('pending', 'succeeded'))
               -- SPEC 7 Address: an event that never had an address is sent once there is one; until then nothing is queued for it.
-              AND a.url IS NOT NULL
-           RETURNING id)
-         SELECT id FROM inserted`,
+              AND ${deliveryAddressSql('e')} IS NOT NULL)
+         SELECT d.delivery_id AS id FROM due CROSS JOIN LATERAL add_callback_delivery(gen_random_uuid(), due.event_id, due.order_id, $1, due.refund_id, due.seq, 'recover') d`,
         [merchantId, from, to],
       );
       return { kind: 'queued', deliveryIds: rows.map((r) => r.id) };

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
-import { Channel, type ChannelAdapterName, type ChannelCategory, MerchantChannel } from '../entities';
+import { Channel, type ChannelAdapterName, type ChannelCategory, MerchantChannel, channelModeSql } from '../entities';
 
 export type NewChannel = Omit<Channel, 'id' | 'createdAt' | 'updatedAt' | 'configEnc'>;
 
@@ -12,7 +12,7 @@ export interface LinkedChannel {
 }
 
 /** SPEC 6: a channel serves merchants of its own mode only; the sandbox is test money whatever its row says. */
-const SAME_MODE = `(CASE WHEN c.adapter = 'sandbox' THEN 'test' ELSE c.mode END) = (SELECT m.mode FROM merchants m WHERE m.id = mc.merchant_id)`;
+const SAME_MODE = `${channelModeSql('c')} = (SELECT m.mode FROM merchants m WHERE m.id = mc.merchant_id)`;
 
 @Injectable()
 export class ChannelRepository {

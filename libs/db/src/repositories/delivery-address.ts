@@ -3,7 +3,7 @@
  * event's refund's notify_url, else the order's, else the merchant's, resolved when the delivery
  * is written and kept on it. `event` names a row with "order_id" and "refund_id" (an
  * order_events row, or a CTE returning them). Every stored URL passed the one parser at input.
- * settle_order (libs/db/src/sql/settlement-functions.ts) embeds it: a change ships with a migration reloading it.
+ * add_callback_delivery (libs/db/src/sql/transition-functions.ts) embeds it: a change ships with a migration reloading it.
  */
 export function deliveryAddressSql(event: string): string {
   return `(SELECT COALESCE(r."notify_url", o."notify_url", m."notify_url")

@@ -56,11 +56,6 @@ const CHECK_VIOLATION = '23514';
 export class LedgerRepository {
   constructor(@InjectRepository(Balance) private readonly balances: Repository<Balance>) {}
 
-  /** Adds `amountFen` to the kind's balance, once per subject and kind; returns whether this call moved it. */
-  credit(em: EntityManager, kind: LedgerKind, subject: LedgerSubject, amountFen: number): Promise<boolean> {
-    return this.post(em, kind, subject, amountFen);
-  }
-
   /**
    * Takes `amountFen` from the kind's balance, once per subject and kind. Throws 40902 when the
    * balance is lower (the caller's transaction then rolls back with it).
@@ -85,7 +80,8 @@ export class LedgerRepository {
 
   /**
    * Credits a completed top-up: merchant_actual to available, deposit to deposit. A second call
-   * inserts nothing and moves no money. Returns whether this call credited.
+   * inserts nothing and moves no money. Returns whether this call credited. The one credit path is
+   * credit_order; settle_order calls it too, so a merchant is credited by one writer.
    */
   async creditOrder(em: EntityManager, order: Order): Promise<boolean> {
     // credit_order (libs/db/src/sql/settlement-functions.ts), as settle_order ends: the balance row is taken by its last step.

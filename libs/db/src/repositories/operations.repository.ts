@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { unsettledOrderSql } from '../entities';
 
 /** A delivery as callback:list --merchant shows it: one line, no attempts. */
 export interface MerchantDeliveryLine {
@@ -148,7 +149,7 @@ export class OperationsRepository {
       `SELECT (SELECT count(*)::int FROM refunds WHERE status = 'processing' AND created_at < now() - interval '1 hour') AS refund_processing,
               (SELECT count(*)::int FROM payouts p JOIN orders o ON o.id = p.order_id
                 WHERE p.settled_at IS NULL AND o.created_at < now() - interval '1 hour') AS payout_processing,
-              (SELECT count(*)::int FROM orders WHERE status IN ('paid', 'confirmed') AND updated_at < now() - interval '10 minutes') AS order_not_completed,
+              (SELECT count(*)::int FROM orders WHERE ${unsettledOrderSql()} AND updated_at < now() - interval '10 minutes') AS order_not_completed,
               (SELECT count(*)::int FROM (
                  SELECT DISTINCT ON (channel_id, bill_date) status FROM recon_runs
                   WHERE bill_date >= (now() AT TIME ZONE 'Asia/Shanghai')::date - 7
@@ -166,7 +167,7 @@ export class OperationsRepository {
     const [orders, refunds, payouts]: StuckItem[][] = await Promise.all([
       this.dataSource.query(
         `SELECT 'order' AS kind, order_no AS "orderNo", NULL AS "refundNo", merchant_id AS "merchantId", status, updated_at AS since
-           FROM orders WHERE status IN ('paid', 'confirmed') AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+           FROM orders WHERE ${unsettledOrderSql()} AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
         [before, limit],
       ),
       this.dataSource.query(

@@ -1,31 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { EntityManager, EntityTarget, Repository, SelectQueryBuilder } from 'typeorm';
-import { Channel, type MerchantMode, Order, type OrderStatus } from '../entities';
+import type { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
+import { Channel, type MerchantMode, Order, type OrderStatus, unsettledOrderSql } from '../entities';
 import { preparedQuery } from '../prepared-query';
 import type { Move } from '../state-move';
 import { type OrderListFilter, orderListQuery } from './order-list-query';
+import { hydrate } from './transition.repository';
 
 export type NewOrder = Omit<Order, 'id' | 'status' | 'payUrl' | 'channelTradeNo' | 'latePayment' | 'paidAt' | 'channelQueries' | 'updatedAt'>;
 
 export type { OrderListFilter } from './order-list-query';
-
-/** What a transition may set besides status and updated_at. */
-export interface TransitionChanges {
-  /** Sets paid_at to now() and, when the order was cancelled, late_payment to true. */
-  paid?: boolean;
-  channelTradeNo?: string | null;
-}
-
-/** An entity from a raw row whose columns carry their database names after `prefix`, as TypeORM would hydrate it. */
-function hydrate<T>(em: EntityManager, entity: EntityTarget<T> & (new () => T), row: Record<string, unknown>, prefix = ''): T {
-  const made = new entity();
-  const { driver } = em.connection;
-  for (const column of em.connection.getMetadata(entity).columns) {
-    (made as Record<string, unknown>)[column.propertyName] = driver.prepareHydratedValue(row[`${prefix}${column.databaseName}`], column);
-  }
-  return made;
-}
 
 /** An orders row as RETURNING * gives it, turned into the entity as TypeORM would (bigint amounts as numbers, dates). */
 function hydrateOrder(em: EntityManager, row: Record<string, unknown>): Order {
@@ -257,49 +241,6 @@ export class OrderRepository {
   }
 
   /**
-   * The one way an order changes state: a single conditional UPDATE, so of two concurrent
-   * callers exactly one sees the order; the other gets null and must change nothing. Only the
-   * (state, order type) pairs of the move (ORDER_TRANSITIONS in libs/orders) match, so a cause
-   * never moves a kind of order it has no row for.
-   */
-  transitionBy(em: EntityManager, id: string, move: Move<OrderStatus>, changes: TransitionChanges = {}): Promise<Order | null> {
-    return this.update(
-      em,
-      id,
-      move.pairs.map((p) => p.from),
-      move.pairs.map((p) => p.orderType),
-      move.to,
-      changes,
-    );
-  }
-
-  private async update(
-    em: EntityManager,
-    id: string,
-    statuses: OrderStatus[],
-    orderTypes: number[],
-    to: OrderStatus,
-    changes: TransitionChanges,
-  ): Promise<Order | null> {
-    const sets = [`"status" = $4`, `"updated_at" = GREATEST(now(), "created_at")`];
-    const params: unknown[] = [id, statuses, orderTypes, to];
-    if (changes.paid) {
-      // The SET list sees the row as it was: a cancelled order paid late is flagged.
-      sets.push(`"paid_at" = now()`, `"late_payment" = "late_payment" OR "status" = 'cancelled'`);
-    }
-    if (changes.channelTradeNo) {
-      params.push(changes.channelTradeNo);
-      sets.push(`"channel_trade_no" = $${params.length}`);
-    }
-    const [rows] = await em.query<[Record<string, unknown>[], number]>(
-      `UPDATE "orders" SET ${sets.join(', ')}
-       WHERE "id" = $1 AND ("status", "order_type") IN (SELECT * FROM unnest($2::varchar[], $3::smallint[])) RETURNING *`,
-      params,
-    );
-    return rows.length === 0 ? null : hydrateOrder(em, rows[0]);
-  }
-
-  /**
    * The merchant's order, locked until the transaction ends: refunds of one order are decided
    * one at a time (the sum of its refunds, one in progress).
    */
@@ -312,23 +253,18 @@ export class OrderRepository {
   }
 
   /**
-   * Up to `limit` orders the move applies to whose expires_at has passed, oldest first, moved in
-   * one statement. Rows another transaction holds are skipped (FOR UPDATE SKIP LOCKED), and the
-   * UPDATE re-checks the state, so concurrent callers never move one order twice.
+   * Up to `limit` orders the move applies to whose expires_at has passed, oldest first, locked
+   * until the transaction ends. Rows another transaction holds are skipped (FOR UPDATE SKIP
+   * LOCKED) and the transition re-checks the state, so concurrent passes never move one order twice.
    */
-  async transitionOverdue(em: EntityManager, move: Move<OrderStatus>, limit: number): Promise<Order[]> {
-    const statuses = move.pairs.map((p) => p.from);
-    const orderTypes = move.pairs.map((p) => p.orderType);
+  async lockOverdue(em: EntityManager, move: Move<OrderStatus>, limit: number): Promise<Order[]> {
     // "status" = ANY: with the states known when planning, ix_orders_pending_expiry (partial, pending) serves the scan.
-    const [rows] = await em.query<[Record<string, unknown>[], number]>(
-      `UPDATE "orders" o SET "status" = $3, "updated_at" = GREATEST(now(), o."created_at")
-         FROM (SELECT "id" FROM "orders"
-                WHERE "status" = ANY($1::varchar[]) AND ("status", "order_type") IN (SELECT * FROM unnest($1::varchar[], $2::smallint[]))
-                  AND "expires_at" <= now()
-                ORDER BY "expires_at" LIMIT $4 FOR UPDATE SKIP LOCKED) due
-        WHERE o."id" = due."id" AND (o."status", o."order_type") IN (SELECT * FROM unnest($1::varchar[], $2::smallint[]))
-        RETURNING o.*`,
-      [statuses, orderTypes, move.to, limit],
+    const rows = await em.query<Record<string, unknown>[]>(
+      `SELECT * FROM "orders"
+        WHERE "status" = ANY($1::varchar[]) AND ("status", "order_type") IN (SELECT * FROM unnest($1::varchar[], $2::smallint[]))
+          AND "expires_at" <= now()
+        ORDER BY "expires_at" LIMIT $3 FOR UPDATE SKIP LOCKED`,
+      [move.pairs.map((p) => p.from), move.pairs.map((p) => p.orderType), limit],
     );
     return rows.map((row) => hydrateOrder(em, row));
   }
@@ -336,7 +272,7 @@ export class OrderRepository {
   /** Buy orders paid (or confirmed) at least `olderThanSeconds` ago that have not completed; sell orders settle in their payout job. */
   async findStuckPaidIds(olderThanSeconds: number, limit: number): Promise<string[]> {
     const rows = await this.orders.query<{ id: string }[]>(
-      `SELECT "id" FROM "orders" WHERE "status" IN ('paid', 'confirmed') AND "order_type" = 1 AND "updated_at" <= now() - make_interval(secs => $1)
+      `SELECT "id" FROM "orders" WHERE ${unsettledOrderSql()} AND "order_type" = 1 AND "updated_at" <= now() - make_interval(secs => $1)
        ORDER BY "updated_at" LIMIT $2`,
       [olderThanSeconds, limit],
     );

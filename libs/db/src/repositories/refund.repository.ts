@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
-import { Refund, type RefundStatus } from '../entities';
-import type { Move } from '../state-move';
+import { Refund } from '../entities';
 
 /** A refund or payout as its claim returned it: the token says whose lease it is. */
 export type Leased<T> = T & { leaseToken: string };
@@ -11,12 +10,6 @@ export type NewRefund = Omit<
   Refund,
   'id' | 'status' | 'channelRefundNo' | 'failure' | 'channelRequestedAt' | 'leaseUntil' | 'leaseToken' | 'attemptedAt' | 'updatedAt'
 >;
-
-/** What a refund's transition may set besides status and updated_at. */
-export interface RefundChanges {
-  channelRefundNo?: string | null;
-  failure?: string | null;
-}
 
 @Injectable()
 export class RefundRepository {
@@ -69,22 +62,6 @@ export class RefundRepository {
   async hasProcessing(em: EntityManager, orderId: string): Promise<boolean> {
     const rows = await em.query<unknown[]>(`SELECT 1 FROM "refunds" WHERE "order_id" = $1 AND "status" = 'processing' LIMIT 1`, [orderId]);
     return rows.length > 0;
-  }
-
-  /**
-   * The one way a refund changes state: a conditional UPDATE on a move of REFUND_TRANSITIONS, so
-   * of two concurrent callers exactly one sees the refund; the other gets null.
-   */
-  async transition(em: EntityManager, id: string, { from, to }: Pick<Move<RefundStatus>, 'from' | 'to'>, changes: RefundChanges = {}): Promise<Refund | null> {
-    const params: unknown[] = [id, from, to, changes.channelRefundNo ?? null, changes.failure?.slice(0, 256) ?? null];
-    const [rows] = await em.query<[{ id: string }[], number]>(
-      `UPDATE "refunds" SET "status" = $3, "updated_at" = GREATEST(now(), "created_at"), "lease_until" = NULL,
-              "channel_refund_no" = COALESCE($4, "channel_refund_no"), "failure" = COALESCE($5, "failure")
-        WHERE "id" = $1 AND "status" = ANY($2::varchar[]) RETURNING "id"`,
-      params,
-    );
-    if (rows.length === 0) return null;
-    return em.findOneByOrFail(Refund, { id });
   }
 
   /**

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { CallbackEventType, OrderStatus } from '../entities';
+import type { OrderStatus } from '../entities';
 import { preparedQuery } from '../prepared-query';
 import type { Move } from '../state-move';
 import type { RecordedEvent } from './order-event.repository';
-import type { TransitionChanges } from './order.repository';
+import type { TransitionChanges, TransitionEvent } from './transition.repository';
 
 /** An event the settlement records, in order; its payload's updatetime and paid_at are set from the settled row. */
-export interface SettlementEvent {
-  type: CallbackEventType;
-  payload: (eventId: string) => Record<string, unknown>;
-}
+export type SettlementEvent = TransitionEvent;
 
 /** What a settlement wrote: its events in the order given, each with its delivery. */
 export interface Settled {
