@@ -101,7 +101,10 @@ export class DbModule {
           useFactory: (dataSource: DataSource, config: AppConfig) => (config.databasePooled ? markPooled(dataSource) : dataSource),
           inject: [getDataSourceToken(name), AppConfig],
         },
-        ...entityRepositories, ...REPOSITORIES, StartupChecks],
+        ...entityRepositories,
+        ...REPOSITORIES,
+        StartupChecks,
+      ],
       exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES, StartupChecks],
     };
   }

@@ -37,3 +37,4 @@ export * from './repositories/retention.repository';
 export * from './operational-gauges';
 export * from './repositories/queue-backend.repository';
 export * from './repositories/operator-action.repository';
+export * from './replica';
