@@ -63,9 +63,9 @@ describe('MerchantCredentialsCache: invalidated by merchant_changed, bypassed wh
     const url = new URL(api.databaseUrl);
     relay = new CuttableRelay({ host: url.hostname, port: Number(url.port || 5432) });
     await relay.open();
-    // The cache's listener goes through the relay; its lookups use the app's own pool.
+    // The cache's listener (DATABASE_DIRECT_URL) goes through the relay; its lookups use the app's own pool.
     url.port = String(relay.port);
-    const config = new AppConfig({ ...api.config, databaseUrl: url.toString() });
+    const config = new AppConfig({ ...api.config, databaseDirectUrl: url.toString() });
     cache = new MerchantCredentialsCache(config, api.app.get(MerchantRepository), api.app.get(SecretBox));
     cache.listenerTimings = { reconnectMs: 100, pingMs: 200, pingTimeoutMs: 500 };
     await cache.onModuleInit();

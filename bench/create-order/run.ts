@@ -159,6 +159,10 @@ async function main(): Promise<void> {
   const keys = JSON.stringify(db.merchants.map((m) => ({ id: m.id, api_key: m.api_key, api_secret: m.api_secret })));
   const api = await forkServer(__filename, 'api', db.env);
   const api2 = await forkServer(__filename, 'api', db.env);
+  // The API as behind a transaction pooler (issue 40): DATABASE_DIRECT_URL set apart from DATABASE_URL,
+  // so its hot statements go unnamed (parsed and planned every time) and the statement limit is the database's default.
+  await adminQueryOn(db.url, [`ALTER DATABASE "${db.name}" SET statement_timeout = 30000`]);
+  const unnamed = await forkServer(__filename, 'api', { ...db.env, DATABASE_DIRECT_URL: `${db.url}?application_name=direct` });
   const bareLean = await forkServer(__filename, 'bare', { ...db.env, BENCH_MERCHANT_KEYS: keys, BENCH_BARE_TABLE: LEAN_TABLE });
   const bareOrders = await forkServer(__filename, 'bare', { ...db.env, BENCH_MERCHANT_KEYS: keys, BENCH_BARE_TABLE: 'orders' });
   const params = { order_type: 1, cny_amount: '100.00', paychannel_id: db.channelId, paychannel_paymethod: 'alipay' };
@@ -168,6 +172,7 @@ async function main(): Promise<void> {
   const scenarios: Scenario[] = [
     { name: 'service, 1 merchant', ports: [api.port], body: one, children: [api.child] },
     { name: `service, ${MERCHANTS} merchants`, ports: [api.port], body: many, children: [api.child] },
+    { name: 'service, unnamed statements (pooled), 1 merchant', ports: [unnamed.port], body: one, children: [unnamed.child] },
     { name: 'bare -> lean table, 1 merchant', ports: [bareLean.port], body: one, children: [bareLean.child] },
     { name: 'bare -> orders table, 1 merchant', ports: [bareOrders.port], body: one, children: [bareOrders.child] },
     { name: 'service x2 processes, 1 merchant', ports: [api.port, api2.port], body: one, children: [api.child, api2.child] },
@@ -220,6 +225,8 @@ async function main(): Promise<void> {
         goals.push(`at 64: 1 merchant / lean bare ${ratio(single.rps, lean.rps, 2)} (goal >= 0.5x), p99 ${ratio(single.p99, lean.p99, 1)} lean's (goal <= 3x)`);
       if (connections >= 64) goals.push(`at ${connections}: 1 merchant / ${MERCHANTS} merchants ${ratio(single.rps, spread.rps, 2)} (goal >= 0.9x)`);
       if (two) goals.push(`at ${connections}: two API processes / one ${ratio(two.rps, single.rps, 2)} (goal >= 1x)`);
+      const pooled = measured['service, unnamed statements (pooled), 1 merchant'];
+      goals.push(`at ${connections}: unnamed statements / named ${ratio(pooled.rps, single.rps, 2)} req/s, p99 ${ratio(pooled.p99, single.p99, 2)}`);
     }
     console.log(
       `createOrder: autocannon, ${SECONDS} s per run after a 2 s warm-up, a fresh nonce and signature per request; every server shares the 2 cores with the load generator, PostgreSQL, Redis and the neighbours`,
@@ -277,7 +284,7 @@ async function main(): Promise<void> {
     console.log('|---|---|---|');
     for (const row of profile) console.log(`| ${row.selfPercent.toFixed(1)} | ${row.fn} | ${row.where} |`);
   } finally {
-    for (const server of [api, api2, bareLean, bareOrders]) await server.stop();
+    for (const server of [api, api2, unnamed, bareLean, bareOrders]) await server.stop();
     await removeRedisPrefix(db.name);
     await db.drop();
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type AppConfig, loadConfig } from '@app/common';
+import { databaseEnv } from './database';
 import { TEST_REDIS_URL, testQueuePrefix } from './redis-keys';
 
 export { TEST_REDIS_URL };
@@ -7,7 +8,7 @@ export { TEST_REDIS_URL };
 /** A configuration for one spec file: its own database, a queue prefix of its own (of this run, so the teardown finds what a failed spec left), quiet logs, the sandbox on. */
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): AppConfig {
   return loadConfig({
-    DATABASE_URL: databaseUrl,
+    ...databaseEnv(databaseUrl),
     REDIS_URL: TEST_REDIS_URL,
     // One key per database, as in production: every app a spec starts on it opens its check value.
     MASTER_KEY: createHash('sha256').update(`master key of ${databaseUrl}`).digest('base64'),

@@ -32,6 +32,27 @@ export function databaseUrl(name: string): string {
   return `${SERVER_URL}/${name}`;
 }
 
+/**
+ * TEST_PGBOUNCER_URL (.ci/pgbouncer.sh): a PgBouncer in transaction pooling in front of the test
+ * server, whose wildcard entry reaches every database of the run. The apps' DATABASE_URL then
+ * goes through it and DATABASE_DIRECT_URL to PostgreSQL itself; fixtures keep the direct URL.
+ */
+const PGBOUNCER_URL = process.env.TEST_PGBOUNCER_URL || null;
+
+/** The apps' database variables for a spec's database (its direct URL): through PgBouncer when the run has one. */
+export function databaseEnv(directUrl: string): { DATABASE_URL: string; DATABASE_DIRECT_URL?: string } {
+  if (!PGBOUNCER_URL) return { DATABASE_URL: directUrl };
+  const pooled = new URL(directUrl);
+  const bouncer = new URL(PGBOUNCER_URL);
+  pooled.host = bouncer.host;
+  return { DATABASE_URL: pooled.toString(), DATABASE_DIRECT_URL: directUrl };
+}
+
+/** Through a pooler the statement limit is the database's default (no startup parameter passes): the apps' own 30 s. */
+async function pooledDefaults(client: Client, name: string): Promise<void> {
+  if (PGBOUNCER_URL) await client.query(`ALTER DATABASE "${name}" SET statement_timeout = 30000`);
+}
+
 async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: databaseUrl('postgres') });
   await client.connect();
@@ -73,13 +94,19 @@ export async function prepareTemplateDatabase(): Promise<void> {
 /** An empty database (no migration applied), for tests of a migration over existing rows. */
 export async function createEmptyTestDatabase(): Promise<string> {
   const name = `${runPrefix()}${randomBytes(4).toString('hex')}`;
-  await admin((client) => client.query(`CREATE DATABASE "${name}"`));
+  await admin(async (client) => {
+    await client.query(`CREATE DATABASE "${name}"`);
+    await pooledDefaults(client, name);
+  });
   return databaseUrl(name);
 }
 
 /** A database of its own for one spec file, cloned from the migrated template. */
 export async function createTestDatabase(): Promise<string> {
   const name = `${runPrefix()}${randomBytes(4).toString('hex')}`;
-  await admin((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateName()}"`));
+  await admin(async (client) => {
+    await client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateName()}"`);
+    await pooledDefaults(client, name);
+  });
   return databaseUrl(name);
 }

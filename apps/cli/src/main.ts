@@ -75,7 +75,8 @@ async function runCommand(argv: string[], io: CliIo, audit: AuditTrail): Promise
   }
   try {
     if (name === 'migration:run') {
-      const databaseUrl = env.DATABASE_URL;
+      // Migrations want a session of their own: PostgreSQL itself, not a transaction pooler.
+      const databaseUrl = env.DATABASE_DIRECT_URL || env.DATABASE_URL;
       if (!databaseUrl) throw new ConfigError('DATABASE_URL', 'is required');
       io.stdout(`${JSON.stringify({ applied: await runMigrations(databaseUrl) })}\n`);
       return 0;

@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     env.LOG_LEVEL ??= 'warn';
   }
   const config = loadConfigOrExit(env, 'Start');
-  await runMigrations(config.databaseUrl);
+  await runMigrations(config.databaseDirectUrl);
   const demo = embedded ? await demoMerchant(config, dataDir) : null;
   const portal = demo ? await demoPortalLine(config, dataDir, demo.api_key) : null;
 

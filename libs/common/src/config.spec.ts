@@ -237,3 +237,23 @@ describe('DATABASE_POOL_SIZE', () => {
     expect(() => loadConfig({ ...base, DATABASE_POOL_SIZE: value })).toThrow(/^DATABASE_POOL_SIZE: must be an integer from 2 to 1000/);
   });
 });
+
+describe('DATABASE_DIRECT_URL and DATABASE_REPLICA_URL (SPEC 10)', () => {
+  it('without them, everything on DATABASE_URL, not pooled, no replica', () => {
+    const config = loadConfig(base);
+    expect(config).toMatchObject({ databaseDirectUrl: base.DATABASE_URL, databasePooled: false, databaseReplicaUrl: null });
+  });
+
+  it('a DATABASE_DIRECT_URL apart from DATABASE_URL says DATABASE_URL is a pooler', () => {
+    const config = loadConfig({ ...base, DATABASE_URL: 'postgres://app@pgbouncer:6432/x', DATABASE_DIRECT_URL: 'postgres://app@db:5432/x' });
+    expect(config).toMatchObject({ databaseUrl: 'postgres://app@pgbouncer:6432/x', databaseDirectUrl: 'postgres://app@db:5432/x', databasePooled: true });
+    expect(loadConfig({ ...base, DATABASE_DIRECT_URL: base.DATABASE_URL }).databasePooled).toBe(false);
+  });
+
+  it.each([
+    [{ DATABASE_DIRECT_URL: 'mysql://x' }, 'DATABASE_DIRECT_URL'],
+    [{ DATABASE_REPLICA_URL: 'not a url' }, 'DATABASE_REPLICA_URL'],
+  ])('refuses %j naming %s', (env, variable) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(new RegExp(`^${variable}: `));
+  });
+});

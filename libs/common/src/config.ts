@@ -21,6 +21,16 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
 export class AppConfig {
   port: number;
   databaseUrl: string;
+  /**
+   * DATABASE_DIRECT_URL: PostgreSQL itself, for what needs a session of its own (LISTEN, the
+   * PostgreSQL queue backend, migrations); DATABASE_URL when unset. Set and different, it says
+   * DATABASE_URL is a pooler in transaction pooling (PgBouncer): see `databasePooled`.
+   */
+  databaseDirectUrl: string;
+  /** DATABASE_URL reaches PostgreSQL through a transaction pooler (DATABASE_DIRECT_URL set to another URL): nothing session-scoped goes through it. */
+  databasePooled: boolean;
+  /** DATABASE_REPLICA_URL: a streaming replica for the read-only merchant queries (lists, statements, exports); null: those read the primary. */
+  databaseReplicaUrl: string | null;
   /** Absent only with QUEUE_BACKEND=postgres (the embedded mode): nonces then live in a table. */
   redisUrl: string | null;
   /** QUEUE_BACKEND: where BullMQ keeps the jobs; every process of a deployment the same, checked against the database (SPEC 10). */
@@ -266,9 +276,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
   const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', ['redis:', 'rediss:']) : null;
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseDirectUrl = env.DATABASE_DIRECT_URL ? url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:']) : databaseUrl;
   return new AppConfig({
     port,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    databaseDirectUrl,
+    databasePooled: databaseDirectUrl !== databaseUrl,
+    databaseReplicaUrl: env.DATABASE_REPLICA_URL ? url(env, 'DATABASE_REPLICA_URL', ['postgres:', 'postgresql:']) : null,
     redisUrl,
     queueBackend: queueBackend(env),
     statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),

@@ -5,6 +5,7 @@ import { AppConfig } from '@app/common';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
 import { NonceStore } from './nonce.store';
+import { markPooled } from './prepared-query';
 import { CallbackAttemptRepository } from './repositories/callback-attempt.repository';
 import { CallbackDeliveryRepository } from './repositories/callback-delivery.repository';
 import { CallbackFiguresRepository } from './repositories/callback-figures.repository';
@@ -87,13 +88,25 @@ export class DbModule {
           name,
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(config.databaseUrl, config.databasePoolSize ?? poolSize, applicationName, config.statementTimeoutMs),
+            ...dataSourceOptions(config.databaseUrl, config.databasePoolSize ?? poolSize, applicationName, config.statementTimeoutMs, {
+              pooled: config.databasePooled,
+              replicaUrl: config.databaseReplicaUrl,
+            }),
             retryAttempts: 3,
             retryDelay: 1000,
           }),
         }),
       ],
-      providers: [{ provide: DataSource, useExisting: getDataSourceToken(name) }, ...entityRepositories, ...REPOSITORIES, StartupChecks],
+      providers: [
+        {
+          provide: DataSource,
+          useFactory: (dataSource: DataSource, config: AppConfig) => (config.databasePooled ? markPooled(dataSource) : dataSource),
+          inject: [getDataSourceToken(name), AppConfig],
+        },
+        ...entityRepositories,
+        ...REPOSITORIES,
+        StartupChecks,
+      ],
       exports: [DataSource, ...entityRepositories.map((r) => r.provide), ...REPOSITORIES, StartupChecks],
     };
   }

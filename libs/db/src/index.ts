@@ -38,3 +38,5 @@ export * from './repositories/retention.repository';
 export * from './operational-gauges';
 export * from './repositories/queue-backend.repository';
 export * from './repositories/operator-action.repository';
+export * from './replica';
+export * from './prepared-query';

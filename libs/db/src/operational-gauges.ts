@@ -62,9 +62,10 @@ export class DatabaseProbe {
   }
 
   private async probe(): Promise<boolean> {
-    const options = this.dataSource.options as { url?: string; applicationName?: string };
+    const options = this.dataSource.options as { url?: string; replication?: { master: { url?: string } }; applicationName?: string };
     const client = new Client({
-      connectionString: options.url,
+      // The primary, also when a read replica is configured (TypeORM's replication options then hold the URLs).
+      connectionString: options.url ?? options.replication?.master.url,
       application_name: `${options.applicationName ?? 'merchant-pay'}-probe`,
       connectionTimeoutMillis: DB_PROBE_PATIENCE_MS,
       query_timeout: DB_PROBE_PATIENCE_MS,

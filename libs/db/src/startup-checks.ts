@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { KEY_CHECK_CONTEXT, SecretBox, StartupRefusal } from '@app/common';
+import { AppConfig, KEY_CHECK_CONTEXT, SecretBox, StartupRefusal } from '@app/common';
 import { MIGRATIONS } from '../../../migrations';
 import { SealedValueRepository } from './repositories/sealed-value.repository';
 
@@ -37,6 +37,7 @@ export class StartupChecks implements OnModuleInit {
     private readonly dataSource: DataSource,
     private readonly sealedValues: SealedValueRepository,
     private readonly secrets: SecretBox,
+    private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): Promise<void> {
@@ -56,6 +57,7 @@ export class StartupChecks implements OnModuleInit {
         `the database schema is behind this build (${pending.length} migration${pending.length > 1 ? 's' : ''} pending, first ${pending[0]}): run \`npm run migration:run\` first`,
       );
     }
+    if (this.config.databasePooled) await this.checkPooledStatementTimeout();
     const sealed = (await this.sealedValues.keyCheck()) ?? (await this.sealedValues.createKeyCheck(this.secrets.seal(KEY_CHECK_TEXT, KEY_CHECK_CONTEXT)));
     let opened: string | null = null;
     try {
@@ -68,5 +70,20 @@ export class StartupChecks implements OnModuleInit {
         'the master key does not open this database (its check value was sealed with another key): set the MASTER_KEY this database was created with, or MASTER_KEYS=new,old during a rotation',
       );
     }
+  }
+
+  /**
+   * Through a transaction pooler no startup parameter reaches PostgreSQL: the statement limit is
+   * the role's (or database's) default, and it must be the one DATABASE_STATEMENT_TIMEOUT_MS says.
+   */
+  private async checkPooledStatementTimeout(): Promise<void> {
+    const [row] = await this.dataSource.query<{ ms: string }[]>(`SELECT setting AS ms FROM pg_settings WHERE name = 'statement_timeout'`);
+    const inForce = Number(row.ms);
+    const wanted = this.config.statementTimeoutMs;
+    if (inForce === wanted) return;
+    throw new StartupRefusal(
+      `DATABASE_STATEMENT_TIMEOUT_MS is ${wanted} but statements through the pooler at DATABASE_URL run with statement_timeout ${inForce} ms (a pooler passes no startup parameter): ` +
+        `set it for the app's role, ALTER ROLE <role> IN DATABASE <database> SET statement_timeout = '${wanted}ms' (deploy/postgres/app-role.sql), or set DATABASE_STATEMENT_TIMEOUT_MS=${inForce}`,
+    );
   }
 }

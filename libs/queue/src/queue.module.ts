@@ -21,7 +21,8 @@ export class QueueModule {
     } else {
       // Must happen before any Queue or Worker is constructed, which is later, when Nest builds the providers.
       setDefaultBackendFactory(createPostgresBackend);
-      connection = { connectionString: config.databaseUrl, migrate: true, max: 5 };
+      // Its workers wait on LISTEN, which wants a session: PostgreSQL itself, never a transaction pooler.
+      connection = { connectionString: config.databaseDirectUrl, migrate: true, max: 5 };
     }
     return {
       module: QueueModule,

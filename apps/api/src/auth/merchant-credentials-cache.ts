@@ -62,7 +62,7 @@ export class MerchantCredentialsCache extends NotifiedCacheProvider<MerchantCred
     private readonly secretBox: SecretBox,
   ) {
     super({
-      databaseUrl: config.databaseUrl,
+      databaseUrl: config.databaseDirectUrl,
       channel: MERCHANT_CHANGED_CHANNEL,
       maxEntries: MERCHANT_CACHE_MAX_ENTRIES,
       maxAgeMs: MERCHANT_CACHE_MAX_AGE_MS,

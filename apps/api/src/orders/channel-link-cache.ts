@@ -35,7 +35,7 @@ export class ChannelLinkCache extends NotifiedCacheProvider<Entry> {
     private readonly channels: ChannelRepository,
   ) {
     super({
-      databaseUrl: config.databaseUrl,
+      databaseUrl: config.databaseDirectUrl,
       channel: CHANNEL_LINK_CHANGED_CHANNEL,
       maxEntries: CHANNEL_LINK_CACHE_MAX_ENTRIES,
       maxAgeMs: CHANNEL_LINK_CACHE_MAX_AGE_MS,

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '@app/common';
 import { Balance, LEDGER_KINDS, type LedgerAccount, type LedgerKind, type Order } from '../entities';
+import { onReplica } from '../replica';
 
 /** What an entry is about: an order, or a refund of that order. */
 export interface LedgerSubject {
@@ -122,8 +123,10 @@ export class LedgerRepository {
    * an empty page, never its entries' neighbours.
    */
   async movements(merchantId: number, limit: number, beforeId: string | null = null): Promise<LedgerLine[]> {
-    const rows = await this.balances.query<LedgerRow[]>(
-      `SELECT l."id", l."kind", l."amount_fen", o."order_no", r."refund_no", l."created_at"
+    // The portal's list of movements, on the read replica when there is one (DATABASE_REPLICA_URL).
+    const rows = await onReplica(this.balances.manager.connection, (em) =>
+      em.query<LedgerRow[]>(
+        `SELECT l."id", l."kind", l."amount_fen", o."order_no", r."refund_no", l."created_at"
          FROM "ledger_entries" l
          JOIN "orders" o ON o."id" = l."order_id"
          LEFT JOIN "refunds" r ON r."id" = l."refund_id"
@@ -131,7 +134,8 @@ export class LedgerRepository {
           AND ($3::bigint IS NULL OR (l."created_at", l."id") < (SELECT c."created_at", c."id" FROM "ledger_entries" c WHERE c."merchant_id" = $1 AND c."id" = $3::bigint))
         ORDER BY l."created_at" DESC, l."id" DESC
         LIMIT $2`,
-      [merchantId, limit, beforeId],
+        [merchantId, limit, beforeId],
+      ),
     );
     return rows.map(ledgerLine);
   }

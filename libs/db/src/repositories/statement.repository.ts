@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { LEDGER_KINDS, type LedgerAccount, type LedgerKind } from '../entities';
+import { onReplica } from '../replica';
 
 export interface StatementEntry {
   id: string;
@@ -92,12 +93,14 @@ export class StatementRepository {
   /** What the day's first `count` movements moved, per balance: the running balance where a page starts. */
   async movedBefore(merchantId: number, day: string, count: number): Promise<Balances> {
     if (count === 0) return { available: 0, deposit: 0 };
-    const [row] = await this.dataSource.query<SumsRow[]>(
-      `SELECT ${SUMS.replaceAll('$DEPOSIT', '$4')}
+    const [row] = await onReplica(this.dataSource, (em) =>
+      em.query<SumsRow[]>(
+        `SELECT ${SUMS.replaceAll('$DEPOSIT', '$4')}
          FROM (SELECT kind, amount_fen FROM ledger_entries
                 WHERE merchant_id = $1 AND created_at >= ${start(2)} AND created_at < ${end(2)} AND amount_fen <> 0
                 ORDER BY created_at, id LIMIT $3) first`,
-      [merchantId, day, count, DEPOSIT_KINDS],
+        [merchantId, day, count, DEPOSIT_KINDS],
+      ),
     );
     return balances(row.available, row.deposit);
   }
@@ -122,18 +125,21 @@ export class StatementRepository {
 
   /** The entries `where` picks (params: the merchant id first), with their order's and refund's numbers. */
   private async entries(where: string, params: unknown[]): Promise<StatementEntry[]> {
-    const rows = await this.dataSource.query<
-      { id: string; kind: LedgerKind; amount_fen: string; order_no: string; merchant_order_no: string | null; refund_no: string | null; created_at: Date }[]
-    >(
-      // The page is found on the index alone (skipping `offset` entries reads no table row), then its rows are read.
-      `WITH page AS (SELECT id, created_at FROM ledger_entries ${where})
+    // Movements read on the read replica when there is one (DATABASE_REPLICA_URL); the day's figures, which may append kept days, on the primary.
+    const rows = await onReplica(this.dataSource, (em) =>
+      em.query<
+        { id: string; kind: LedgerKind; amount_fen: string; order_no: string; merchant_order_no: string | null; refund_no: string | null; created_at: Date }[]
+      >(
+        // The page is found on the index alone (skipping `offset` entries reads no table row), then its rows are read.
+        `WITH page AS (SELECT id, created_at FROM ledger_entries ${where})
        SELECT l.id, l.kind, l.amount_fen, o.order_no, o.merchant_order_no, r.refund_no, l.created_at
          FROM page p
          JOIN ledger_entries l ON l.id = p.id AND l.merchant_id = $1
          JOIN orders o ON o.id = l.order_id AND o.merchant_id = $1
          LEFT JOIN refunds r ON r.id = l.refund_id
         ORDER BY p.created_at, p.id`,
-      params,
+        params,
+      ),
     );
     return rows.map((r) => ({
       id: String(r.id),
