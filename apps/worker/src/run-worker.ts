@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { type AppConfig, registerRunningBuild, stopOnSignals } from '@app/common';
+import { type AppConfig, describeRedisTarget, queueKeyPrefix, registerRunningBuild, stopOnSignals } from '@app/common';
 import { createWorkerApp } from './create-worker-app';
 import { StoppedWhileStarting } from './health/worker-dependencies';
 import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
@@ -36,5 +36,6 @@ export async function runWorker(config: AppConfig): Promise<void> {
     throw err;
   });
   if (!app) return;
-  logger.log(`taking jobs (queue on ${config.queueBackend === 'redis' ? 'Redis' : 'PostgreSQL'}, prefix ${config.queuePrefix})`);
+  const on = config.queueBackend === 'redis' && config.redis ? `Redis, ${describeRedisTarget(config.redis)}` : 'PostgreSQL';
+  logger.log(`taking jobs (queue on ${on}, prefix ${queueKeyPrefix(config.redis, config.queuePrefix)})`);
 }
