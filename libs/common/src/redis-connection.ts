@@ -48,21 +48,28 @@ function clusterOptions(target: Extract<RedisTarget, { kind: 'cluster' }>, use: 
   };
 }
 
+/**
+ * Sentinel: the client hears of a failover from the sentinels (+switch-master) and reconnects to
+ * the new primary; a write that reached the demoted one (READONLY) reconnects and is sent again.
+ */
+function sentinelOptions(target: Extract<RedisTarget, { kind: 'sentinel' }>): RedisOptions {
+  return {
+    sentinels: target.sentinels,
+    name: target.name,
+    failoverDetector: true,
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+    ...(target.password ? { password: target.password } : {}),
+    ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
+  };
+}
+
 /** Every ioredis client of ours is made here, from the target the configuration read. */
 export function createRedisClient(target: RedisTarget, use: RedisUse, extra: RedisOptions = {}): RedisClient {
   switch (target.kind) {
     case 'url':
       return new Redis(target.url, optionsFor(use, extra));
     case 'sentinel':
-      return new Redis(
-        optionsFor(use, {
-          sentinels: target.sentinels,
-          name: target.name,
-          ...(target.password ? { password: target.password } : {}),
-          ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
-          ...extra,
-        }),
-      );
+      return new Redis(optionsFor(use, { ...sentinelOptions(target), ...extra }));
     case 'cluster': {
       const options = clusterOptions(target, use);
       options.redisOptions = { ...options.redisOptions, ...extra };
@@ -82,13 +89,7 @@ export function bullConnection(target: RedisTarget): Record<string, unknown> | R
     case 'url':
       return { url: target.url, maxRetriesPerRequest: null };
     case 'sentinel':
-      return {
-        sentinels: target.sentinels,
-        name: target.name,
-        maxRetriesPerRequest: null,
-        ...(target.password ? { password: target.password } : {}),
-        ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
-      };
+      return { ...sentinelOptions(target), maxRetriesPerRequest: null };
     case 'cluster':
       return createRedisClient(target, 'queue');
   }
