@@ -83,7 +83,7 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
       RATE_LIMIT_MERCHANT_BURST: '100000',
       LOG_LEVEL: 'warn',
     };
-    processes.push(launch('api', API_MAIN, { ...shared, PORT: String(port) }));
+    processes.push(launch('api', API_MAIN, { ...shared, PORT: String(port), LOG_LEVEL: 'info' }));
     processes.push(launch('worker', WORKER_MAIN, { ...shared, LOG_LEVEL: 'info' }));
     for (const p of processes) {
       p.child.once('exit', (code, signal) => {
@@ -118,7 +118,12 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
 
   async function call<T = Record<string, unknown>>(op: string, body: Record<string, unknown>): Promise<Envelope<T> | null> {
     try {
-      const res = await fetch(`${base}/api/merchant/${op}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${base}/api/merchant/${op}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      });
       return (await res.json()) as Envelope<T>;
     } catch {
       return null;
@@ -153,6 +158,7 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
             body: new URLSearchParams(
               Object.entries(signSandboxNotification(secretKey, orderNo, 1234, 'paid')).map(([k, v]): [string, string] => [k, String(v)]),
             ).toString(),
+            signal: AbortSignal.timeout(15_000),
           }).then(
             (r) => r.text(),
             () => '',
@@ -177,7 +183,12 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
 
   it('switched over, then its primary killed: every accepted order paid, credited once, completed, each event delivered at least once', async () => {
     const load = trickle();
-    const paidBy = (n: number, what: string) => waitFor(() => load.paid.length >= n, 60_000, `${n} orders paid (${what})`);
+    const paidBy = (n: number, what: string) =>
+      waitFor(() => load.paid.length >= n, 60_000, `${n} orders paid (${what})`).catch((err: Error) => {
+        process.stderr.write(`refusals: ${JSON.stringify(load.refusals)}\n`);
+        for (const p of processes) process.stderr.write(`--- ${p.name} ---\n${p.output().slice(-6000)}\n`);
+        throw err;
+      });
     await paidBy(5, 'before any failover');
 
     const first = await redis.primaryPort();
