@@ -142,7 +142,13 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
         while (!orderNo) {
           const created = await call<{ order_no: string }>(
             'createOrder',
-            signed(merchant, { order_type: 1, cny_amount: '12.34', paychannel_id: channelId, paychannel_paymethod: 'alipay', merchant_order_no: merchantOrderNo }),
+            signed(merchant, {
+              order_type: 1,
+              cny_amount: '12.34',
+              paychannel_id: channelId,
+              paychannel_paymethod: 'alipay',
+              merchant_order_no: merchantOrderNo,
+            }),
           );
           if (created?.code === 1) orderNo = created.data.order_no;
           else {

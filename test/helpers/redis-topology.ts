@@ -42,10 +42,24 @@ async function answers(port: number): Promise<boolean> {
   );
 }
 
+/** Its own sign that it listens (a loaded machine takes a while), or what it said before it exited. */
+async function answering(p: RedisProcess): Promise<void> {
+  await waitFor(
+    () => {
+      if (p.child.exitCode !== null) throw new Error(`${p.name} on ${p.port} exited: ${p.output()}`);
+      return /Ready to accept connections|Sentinel ID is/.test(p.output()) && answers(p.port);
+    },
+    60_000,
+    `${p.name} on ${p.port} answering`,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${p.output()}`);
+  });
+}
+
 /** A redis-server with no persistence in `dir`. */
 async function server(name: string, port: number, dir: string, extra: string[] = []): Promise<RedisProcess> {
   const p = start(name, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra], port);
-  await waitFor(() => answers(port), 10_000, `${name} on ${port} answering`);
+  await answering(p);
   return p;
 }
 
@@ -71,7 +85,7 @@ export class SentinelSet {
     try {
       set.servers.push(await server('primary', base, set.dir));
       set.servers.push(await server('replica', base + 1, set.dir, ['--replicaof', '127.0.0.1', String(base)]));
-      await waitFor(async () => (await cli(base + 1, 'info', 'replication')).includes('master_link_status:up'), 10_000, 'the replica in sync');
+      await waitFor(async () => (await cli(base + 1, 'info', 'replication')).includes('master_link_status:up'), 60_000, 'the replica in sync');
       for (const i of [0, 1, 2]) {
         const port = base + 10 + i;
         const conf = join(set.dir, `sentinel-${port}.conf`);
@@ -91,7 +105,7 @@ export class SentinelSet {
         );
         const s = start(`sentinel-${i}`, 'redis-sentinel', [conf], port);
         set.sentinels.push(s);
-        await waitFor(() => answers(port), 10_000, `sentinel on ${port} answering`);
+        await answering(s);
       }
       // Every sentinel knows the replica and the two other sentinels: a failover can be agreed.
       for (const s of set.sentinels) {
@@ -101,7 +115,7 @@ export class SentinelSet {
             const field = (key: string): number => Number(lines[lines.indexOf(key) + 1]);
             return field('num-slaves') >= 1 && field('num-other-sentinels') >= 2;
           },
-          20_000,
+          60_000,
           `sentinel ${s.port} knowing the replica and its peers`,
         );
       }
@@ -199,7 +213,7 @@ export class LocalCluster {
         ),
       );
       for (const n of cluster.nodes) {
-        await waitFor(async () => (await cli(n.port, 'cluster', 'info')).includes('cluster_state:ok'), 20_000, `node ${n.port} seeing the cluster ok`);
+        await waitFor(async () => (await cli(n.port, 'cluster', 'info')).includes('cluster_state:ok'), 60_000, `node ${n.port} seeing the cluster ok`);
       }
     } catch (err) {
       await cluster.stop();
