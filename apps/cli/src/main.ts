@@ -92,7 +92,9 @@ async function runCommand(argv: string[], io: CliIo, audit: AuditTrail): Promise
     if (!command) throw new UsageError(`unknown command "${name}"\n${usage()}`);
     const flags = parseFlags(args, command.flags, command.positional);
     // A command that never touches the queues does not need to know their backend.
-    const config = loadConfig(command.queues ? env : { QUEUE_BACKEND: env.REDIS_URL ? 'redis' : 'postgres', ...env });
+    const config = loadConfig(
+      command.queues ? env : { QUEUE_BACKEND: env.REDIS_URL || env.REDIS_SENTINELS || env.REDIS_CLUSTER_NODES ? 'redis' : 'postgres', ...env },
+    );
     const app = await NestFactory.createApplicationContext(OperatorModule.forRoot(config, { queues: command.queues }), {
       ...NEST_START_OPTIONS,
       logger: ['error'],

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { type AppConfig, registerRunningBuild, startTracing, stopOnSignals, stopTracing } from '@app/common';
+import { type AppConfig, describeRedisTarget, queueKeyPrefix, registerRunningBuild, startTracing, stopOnSignals, stopTracing } from '@app/common';
 import { createWorkerApp } from './create-worker-app';
 import { StoppedWhileStarting } from './health/worker-dependencies';
 import { CALLBACK_TIMEOUT_MS } from '@app/callbacks';
@@ -39,5 +39,6 @@ export async function runWorker(config: AppConfig): Promise<void> {
     throw err;
   });
   if (!app) return;
-  logger.log(`taking jobs (queue on ${config.queueBackend === 'redis' ? 'Redis' : 'PostgreSQL'}, prefix ${config.queuePrefix})`);
+  const on = config.queueBackend === 'redis' && config.redis ? `Redis, ${describeRedisTarget(config.redis)}` : 'PostgreSQL';
+  logger.log(`taking jobs (queue on ${on}, prefix ${queueKeyPrefix(config.redis, config.queuePrefix)})`);
 }

@@ -18,6 +18,6 @@ export const DESTINATION_GATE_PROVIDER = {
       },
       redis ?? null,
       config.queuePrefix,
-      config.redisUrl !== null,
+      config.redis !== null,
     ),
 };

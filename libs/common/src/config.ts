@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { IPv6 } from 'ipaddr.js';
 import { parseDurationList } from './duration';
 import { exitOnStartupFailure } from './startup';
+import { parseRedisNodes, type RedisTarget } from './redis-connection';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,6 +34,8 @@ export class AppConfig {
   databaseReplicaUrl: string | null;
   /** Absent only with QUEUE_BACKEND=postgres (the embedded mode): nonces then live in a table. */
   redisUrl: string | null;
+  /** Where Redis is: REDIS_URL, REDIS_SENTINELS + REDIS_SENTINEL_NAME, or REDIS_CLUSTER_NODES (null: none, the embedded mode). */
+  redis: RedisTarget | null;
   /** QUEUE_BACKEND: where BullMQ keeps the jobs; every process of a deployment the same, checked against the database (SPEC 10). */
   queueBackend: 'redis' | 'postgres';
   /** DATABASE_STATEMENT_TIMEOUT_MS: the longest one statement of the apps' connections may run (0: no limit). */
@@ -255,9 +258,38 @@ export function workerHealthFile(env: Env = process.env): string {
 function queueBackend(env: Env): 'redis' | 'postgres' {
   const raw = text(env, 'QUEUE_BACKEND', 'redis');
   if (raw !== 'redis' && raw !== 'postgres') throw new ConfigError('QUEUE_BACKEND', `must be redis or postgres, got ${JSON.stringify(raw)}`);
-  if (raw === 'redis' && !env.REDIS_URL)
-    throw new ConfigError('REDIS_URL', 'is required (the queues run on Redis; QUEUE_BACKEND=postgres on every process runs them on PostgreSQL instead)');
+  if (raw === 'redis' && !env.REDIS_URL && !env.REDIS_SENTINELS && !env.REDIS_CLUSTER_NODES)
+    throw new ConfigError(
+      'REDIS_URL',
+      'is required (or REDIS_SENTINELS with REDIS_SENTINEL_NAME, or REDIS_CLUSTER_NODES): the queues run on Redis; QUEUE_BACKEND=postgres on every process runs them on PostgreSQL instead',
+    );
   return raw;
+}
+
+/** SPEC 10: one Redis server, a Sentinel-watched primary, or a Cluster; exactly one way named. */
+function redisTarget(env: Env): RedisTarget | null {
+  const named = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'].filter((name) => env[name]);
+  if (named.length > 1) throw new ConfigError(named[1], `cannot be set with ${named[0]}: name Redis one way (a server, Sentinel or a Cluster)`);
+  const password = env.REDIS_PASSWORD || null;
+  if (env.REDIS_URL) return { kind: 'url', url: url(env, 'REDIS_URL', ['redis:', 'rediss:']) };
+  if (env.REDIS_SENTINELS) {
+    const sentinels = parseRedisNodes(env.REDIS_SENTINELS);
+    if (!sentinels)
+      throw new ConfigError('REDIS_SENTINELS', 'must be a comma list of host:port, for example sentinel-1:26379,sentinel-2:26379,sentinel-3:26379');
+    const name = env.REDIS_SENTINEL_NAME?.trim();
+    if (!name)
+      throw new ConfigError(
+        'REDIS_SENTINEL_NAME',
+        'is required with REDIS_SENTINELS: the name the sentinels monitor the primary under (sentinel monitor <name> ...)',
+      );
+    return { kind: 'sentinel', sentinels, name, password, sentinelPassword: env.REDIS_SENTINEL_PASSWORD || null };
+  }
+  if (env.REDIS_CLUSTER_NODES) {
+    const nodes = parseRedisNodes(env.REDIS_CLUSTER_NODES);
+    if (!nodes) throw new ConfigError('REDIS_CLUSTER_NODES', 'must be a comma list of host:port, for example redis-1:6379,redis-2:6379,redis-3:6379');
+    return { kind: 'cluster', nodes, password };
+  }
+  return null;
 }
 
 /** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */
@@ -275,7 +307,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
-  const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', ['redis:', 'rediss:']) : null;
+  const redis = redisTarget(env);
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const databaseDirectUrl = env.DATABASE_DIRECT_URL ? url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:']) : databaseUrl;
   return new AppConfig({
@@ -284,7 +316,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseDirectUrl,
     databasePooled: databaseDirectUrl !== databaseUrl,
     databaseReplicaUrl: env.DATABASE_REPLICA_URL ? url(env, 'DATABASE_REPLICA_URL', ['postgres:', 'postgresql:']) : null,
-    redisUrl,
+    redisUrl: redis?.kind === 'url' ? redis.url : null,
+    redis,
     queueBackend: queueBackend(env),
     statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),
     databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? null : integer(env, 'DATABASE_POOL_SIZE', 10, 2, 1000),

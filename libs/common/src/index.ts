@@ -3,6 +3,7 @@ export type { ApiMessageKey } from './api-messages/en';
 export * from './bank-card';
 export * from './common.module';
 export * from './redis.module';
+export * from './redis-connection';
 export * from './config';
 export * from './connection-report';
 export * from './duration';

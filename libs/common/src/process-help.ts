@@ -7,7 +7,8 @@ usage: node dist/apps/api/src/main.js [--help]
 It starts with its configuration from the environment (README.md, Configuration) and refuses,
 with one JSON line, a bad variable, a database with pending migrations or a master key that does
 not open it. Required: DATABASE_URL, MASTER_KEY (or MASTER_KEYS / MASTER_KEY_FILE), REDIS_URL
-(or QUEUE_BACKEND=postgres on every process). Common: PORT (3000), PUBLIC_BASE_URL, TRUST_PROXY,
+(or REDIS_SENTINELS + REDIS_SENTINEL_NAME, or REDIS_CLUSTER_NODES; or QUEUE_BACKEND=postgres on
+every process). Common: PORT (3000), PUBLIC_BASE_URL, TRUST_PROXY,
 METRICS_TOKEN, LOG_LEVEL.
 `,
   worker: `merchant-pay worker: callbacks, confirmations, refunds, payouts, expiry, reconciliation, retention.
@@ -18,8 +19,8 @@ usage: node dist/apps/worker/src/main.js [--health | --help]
 It starts with its configuration from the environment (README.md, Configuration) and refuses,
 with one JSON line, a bad variable, a database with pending migrations, a master key that does
 not open it or a queue backend other than the one the database records. Required: DATABASE_URL,
-MASTER_KEY (or MASTER_KEYS / MASTER_KEY_FILE), REDIS_URL (or QUEUE_BACKEND=postgres on every
-process). Common: WORKER_METRICS_PORT, WORKER_HEALTH_FILE, METRICS_TOKEN, LOG_LEVEL.
+MASTER_KEY (or MASTER_KEYS / MASTER_KEY_FILE), REDIS_URL (or REDIS_SENTINELS +
+REDIS_SENTINEL_NAME, or REDIS_CLUSTER_NODES; or QUEUE_BACKEND=postgres on every process). Common: WORKER_METRICS_PORT, WORKER_HEALTH_FILE, METRICS_TOKEN, LOG_LEVEL.
 `,
 };
 

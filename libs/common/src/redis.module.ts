@@ -2,6 +2,7 @@ import { type DynamicModule, Global, Injectable, Module, type OnApplicationShutd
 import { Redis } from 'ioredis';
 import type { AppConfig } from './config';
 import { ConnectionReport } from './connection-report';
+import { createRedisClient } from './redis-connection';
 
 /** Closes the connection when the app stops, so a test or Ctrl-C does not hang on an open socket. */
 @Injectable()
@@ -14,15 +15,16 @@ class RedisCloser implements OnApplicationShutdown {
 }
 
 /**
- * One shared Redis connection, injected as the `Redis` class, when REDIS_URL is set. Without
- * it nothing is provided and the consumers (nonces, rate limits) fall back to PostgreSQL or memory.
+ * One shared Redis connection, injected as the `Redis` class, when Redis is configured (REDIS_URL,
+ * Sentinel or a Cluster: see redis-connection.ts, where every client is made). Without it nothing
+ * is provided and the consumers (nonces, rate limits) fall back to PostgreSQL or memory.
  */
 @Global()
 @Module({})
 export class RedisModule {
   static forRoot(config: AppConfig): DynamicModule {
-    if (!config.redisUrl) return { module: RedisModule };
-    const url = config.redisUrl;
+    const target = config.redis;
+    if (!target) return { module: RedisModule };
     return {
       module: RedisModule,
       providers: [
@@ -30,7 +32,7 @@ export class RedisModule {
           provide: Redis,
           // A request must fail fast (50300) rather than wait for Redis to come back.
           useFactory: () => {
-            const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+            const redis = createRedisClient(target, 'requests');
             new ConnectionReport('Redis').watch(redis);
             return redis;
           },

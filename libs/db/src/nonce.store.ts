@@ -2,13 +2,16 @@ import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { AppConfig } from '@app/common';
+import { AppConfig, keyspacePrefix } from '@app/common';
 
 /**
  * Beyond twice the tolerance: timestamps are compared in whole seconds (up to 1 s more of
  * acceptance), TTLs are rounded, and API instances' clocks differ a little (SPEC 3: at least 5 s).
  */
 export const NONCE_MARGIN_SECONDS = 5;
+
+/** The keyspace of what the API's admission script touches in one call: nonces, the api_key buckets, the failed-auth counts (one hash tag on a Cluster). */
+export const ADMISSION_KEYSPACE = 'admission';
 
 /**
  * The nonce claim in Redis (SET NX EX), as a Lua expression true when claimed: the API's admission
@@ -29,6 +32,8 @@ export class NonceStore {
   private readonly logger = new Logger(NonceStore.name);
   /** How long a used nonce is kept; the API's admission script claims nonces with the same key and TTL. */
   readonly ttlSeconds: number;
+  /** Nothing before `nonce:` on one server or Sentinel (as always); on a Cluster the admission keyspace's hash tag, which the admission script's other keys share. */
+  private readonly keyPrefix: string;
   private lastPrune = 0;
 
   constructor(
@@ -37,16 +42,17 @@ export class NonceStore {
     @Optional() private readonly redis?: Redis,
   ) {
     this.ttlSeconds = config.authToleranceSeconds * 2 + NONCE_MARGIN_SECONDS;
+    this.keyPrefix = keyspacePrefix(config.redis, config.queuePrefix, ADMISSION_KEYSPACE, '');
   }
 
-  static redisKey(apiKey: string, nonce: string): string {
-    return `nonce:${apiKey}:${nonce}`;
+  redisKey(apiKey: string, nonce: string): string {
+    return `${this.keyPrefix}nonce:${apiKey}:${nonce}`;
   }
 
   /** Records the nonce; false when this api_key has used it already. Atomic across instances. */
   async claim(apiKey: string, nonce: string): Promise<boolean> {
     if (this.redis) {
-      const result = await this.redis.set(NonceStore.redisKey(apiKey, nonce), '1', 'EX', this.ttlSeconds, 'NX');
+      const result = await this.redis.set(this.redisKey(apiKey, nonce), '1', 'EX', this.ttlSeconds, 'NX');
       return result === 'OK';
     }
     this.pruneNow();

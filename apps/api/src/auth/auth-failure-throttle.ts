@@ -1,7 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { AppConfig, DomainError, ErrorCode, apiMessage } from '@app/common';
+import { AppConfig, DomainError, ErrorCode, apiMessage, keyspacePrefix } from '@app/common';
+import { ADMISSION_KEYSPACE } from '@app/db';
 
 /**
  * The refusals a guesser collects: malformed, unknown key, bad signature, stale timestamp,
@@ -43,7 +44,8 @@ export class AuthFailureThrottle {
 
   constructor(config: AppConfig, @Optional() redis?: Redis) {
     // Under QUEUE_PREFIX: deployments (and test runs) sharing one Redis count their addresses apart.
-    const keyPrefix = `${config.queuePrefix}:rl:auth-fail`;
+    // On a Cluster in the admission keyspace's slot: the admission script reads this count with the nonce and bucket keys.
+    const keyPrefix = `${keyspacePrefix(config.redis, config.queuePrefix, ADMISSION_KEYSPACE, `${config.queuePrefix}:`)}rl:auth-fail`;
     const points = 2 * config.rateLimitAuthFailPerSecond;
     this.blockingFailures = points;
     this.failures = redis

@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { AppConfig, DomainError, ErrorCode, apiMessage } from '@app/common';
-import { NonceStore, claimNonceLua } from '@app/db';
+import { AppConfig, DomainError, ErrorCode, apiMessage, keyspacePrefix } from '@app/common';
+import { ADMISSION_KEYSPACE, NonceStore, claimNonceLua } from '@app/db';
 import { AuthFailureThrottle, addressBlocked } from './auth-failure-throttle';
 import { TAKE_TOKEN_LUA, TokenBuckets } from './token-buckets';
 
@@ -71,8 +71,9 @@ export class SignedRequestAdmission {
     this.perSecond = config.rateLimitMerchantPerSecond;
     // A burst below the steady rate would refuse what the rate allows within one second.
     this.burst = Math.max(config.rateLimitMerchantBurst, config.rateLimitMerchantPerSecond);
-    // Under QUEUE_PREFIX: deployments (and test runs) sharing one Redis keep their budgets apart.
-    this.bucketPrefix = `${config.queuePrefix}:rl:merchant:`;
+    // Under QUEUE_PREFIX: deployments (and test runs) sharing one Redis keep their budgets apart;
+    // on a Cluster in the admission keyspace's slot, with the nonce and failure keys the script also touches.
+    this.bucketPrefix = `${keyspacePrefix(config.redis, config.queuePrefix, ADMISSION_KEYSPACE, `${config.queuePrefix}:`)}rl:merchant:`;
     if (redis) {
       redis.defineCommand('admitSignedRequest', { numberOfKeys: 3, lua: ADMIT_SCRIPT });
       this.redis = redis as RedisWithAdmit;
@@ -88,7 +89,7 @@ export class SignedRequestAdmission {
     if (!this.redis) return this.admitWithoutRedis(apiKey, nonce);
     const [outcome, ms] = await this.redis.admitSignedRequest(
       this.authFailures.redisKey(ip),
-      NonceStore.redisKey(apiKey, nonce),
+      this.nonces.redisKey(apiKey, nonce),
       this.bucketPrefix + apiKey,
       this.authFailures.blockingFailures,
       this.nonces.ttlSeconds,

@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { AppConfig } from '@app/common';
+import { AppConfig, keyspacePrefix } from '@app/common';
 
 /**
  * SPEC 8a: sign-in attempts per client IP, whatever the email (PORTAL_SIGNIN_PER_MINUTE a
@@ -14,7 +14,8 @@ export class SignInAddressLimit {
   private readonly attempts: RateLimiterAbstract;
 
   constructor(config: AppConfig, @Optional() redis?: Redis) {
-    const options = { keyPrefix: `${config.queuePrefix}:rl:portal-sign-in`, points: config.portalSigninPerMinute, duration: 60 };
+    const keyPrefix = `${keyspacePrefix(config.redis, config.queuePrefix, 'portal', `${config.queuePrefix}:`)}rl:portal-sign-in`;
+    const options = { keyPrefix, points: config.portalSigninPerMinute, duration: 60 };
     const memory = new RateLimiterMemory(options);
     this.attempts = redis ? new RateLimiterRedis({ ...options, storeClient: redis, useRedisPackage: false, insuranceLimiter: memory }) : memory;
   }
