@@ -26,6 +26,7 @@ import {
   countHere,
   forkServer,
   machineCpu,
+  profileHere,
   profileWhile,
   removeRedisPrefix,
   signedBody,
@@ -51,6 +52,7 @@ import {
  *    retry schedule with their delayed jobs: its rate and p50 against the clean run (SPEC 7 Cost).
  * BENCH_PROFILE=1 adds a run of BENCH_PROFILE_ORDERS per merchant count with the API and the
  * worker CPU-profiled (node:inspector, as --cpu-prof): the functions with the most self time.
+ * BENCH_ALONE_PROFILE=1 profiles the deliveries alone in this process (BENCH_CPUPROFILE_HERE=<file> keeps the profile).
  * Prints the ratios. Env: BENCH_ONLY=alone (stop after the deliveries alone, with the worker's
  * CPU per delivery: the worker runs in this process), BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
  * BENCH_BACKLOGS (10000,100000; empty for none), BENCH_POSTGRES_URL, REDIS_URL.
@@ -68,6 +70,8 @@ const PROFILE_ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 600);
 const BURST = Number(process.env.BENCH_BURST ?? 100_000);
 /** BENCH_ONLY=alone: the bare loop and the deliveries alone, nothing else (a quick check of the worker's own path). */
 const ALONE_ONLY = process.env.BENCH_ONLY === 'alone';
+/** BENCH_ALONE_PROFILE=1: the deliveries alone CPU-profiled (this process is the worker there; the profiler's cost is in the figures). */
+const ALONE_PROFILE = process.env.BENCH_ALONE_PROFILE === '1';
 
 /** Milliseconds on a clock every process of the bench shares (the receiver stamps arrivals in its own process). */
 function now(): number {
@@ -150,11 +154,13 @@ async function main(): Promise<void> {
     }
     return made;
   };
+  // Every 50 ms: rates and latencies are stamped by the receiver, so a coarser poll changes no
+  // figure, and the asking (IPC to the receiver) stays out of the worker's CPU when it runs here.
   const waitUntil = async (done: () => Promise<boolean>, what: string): Promise<void> => {
     const deadline = Date.now() + 300_000;
     while (!(await done())) {
       if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 50));
     }
   };
 
@@ -231,9 +237,13 @@ async function main(): Promise<void> {
   const aloneCost = await phaseCost();
   const aloneCountsBefore = counted();
   const aloneStarted = now();
-  await db.query('COMMIT');
-  await afterCommit.deliver(aloneDeliveries.map((d) => d.id));
-  await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
+  const deliverAlone = async (): Promise<void> => {
+    await db.query('COMMIT');
+    // A thousand per call, as the burst below: JobsAfterCommit's 2 s enqueue budget is sized for one transaction's few.
+    for (let i = 0; i < aloneDeliveries.length; i += 1_000) await afterCommit.deliver(aloneDeliveries.slice(i, i + 1_000).map((d) => d.id));
+    await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
+  };
+  const aloneProfile = ALONE_PROFILE ? (await profileHere(deliverAlone)).profile : (await deliverAlone(), undefined);
   const aloneS = ((await receiver.status()).lastArrival - aloneStarted) / 1000;
   const aloneCpu = await aloneCost(alone.length);
   const aloneCounts = counted();
@@ -241,6 +251,12 @@ async function main(): Promise<void> {
   const alonePerDelivery = {
     pg_statements: +((aloneCounts.pgQueries - aloneCountsBefore.pgQueries) / alone.length).toFixed(2),
     redis_commands: +((aloneCounts.redisCommands - aloneCountsBefore.redisCommands) / alone.length).toFixed(2),
+    redis_by_name: Object.fromEntries(
+      Object.entries(aloneCounts.redisByName)
+        .map(([name, n]) => [name, +((n - (aloneCountsBefore.redisByName[name] ?? 0)) / alone.length).toFixed(2)] as const)
+        .filter(([, n]) => n >= 0.01)
+        .sort((a, b) => b[1] - a[1]),
+    ),
   };
   const aloneRate = alone.length / aloneS;
   await worker.close();
@@ -256,6 +272,7 @@ async function main(): Promise<void> {
           bare_cpu_ms_per_post: bareCpu,
           deliveries_alone_cpu_ms_per_delivery: aloneCpu,
           deliveries_alone_worker_per_delivery: alonePerDelivery,
+          ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
         },
         null,
         2,
@@ -527,6 +544,7 @@ async function main(): Promise<void> {
     bare_cpu_ms_per_post: bareCpu,
     deliveries_alone_cpu_ms_per_delivery: aloneCpu,
     deliveries_alone_worker_per_delivery: alonePerDelivery,
+    ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
     // Customers pressing Pay on the sandbox checkout page, the API and the worker in processes of their own.
     pipeline_one_merchant: summary(clean),
     [`pipeline_${merchants.length}_merchants`]: summary(many),
