@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
+import { Socket } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -217,8 +218,15 @@ export function countCosts(): { request(): void } {
  * commands sent so far, and the Redis commands by name (a script by the name it was defined
  * under: BullMQ's and the gate's).
  */
-export function countHere(): () => { pgQueries: number; redisCommands: number; redisByName: Record<string, number> } {
-  const cost = { pgQueries: 0, redisCommands: 0 };
+export function countHere(): () => { pgQueries: number; redisCommands: number; redisWrites: number; redisByName: Record<string, number> } {
+  const cost = { pgQueries: 0, redisCommands: 0, redisWrites: 0 };
+  // Writes on this process's sockets to Redis's port: the round trips (a pipeline is one write).
+  const redisPort = Number(new URL(REDIS).port || 6379);
+  const socketWrite = Socket.prototype.write as (...args: unknown[]) => boolean;
+  (Socket.prototype as unknown as { write: (...args: unknown[]) => boolean }).write = function (this: Socket, ...args: unknown[]) {
+    if (this.remotePort === redisPort) cost.redisWrites++;
+    return socketWrite.apply(this, args);
+  };
   const byName: Record<string, number> = {};
   const pgQuery = PgClient.prototype.query as (...args: unknown[]) => unknown;
   (PgClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: PgClient, ...args: unknown[]) {

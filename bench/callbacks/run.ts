@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { Agent, request } from 'undici';
 import { QUEUE, loadConfig, parseNotifyUrl } from '@app/common';
@@ -213,6 +214,8 @@ async function main(): Promise<void> {
   // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once, to an in-process worker.
   const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
   const afterCommit = worker.get(JobsAfterCommit);
+  // BENCH_AUTOPIPELINING=0: the worker's shared Redis client writes each command apart, as before auto-pipelining (an A/B in one build).
+  if (process.env.BENCH_AUTOPIPELINING === '0') worker.get(Redis).options.enableAutoPipelining = false;
   const alone = await insertOrders(ORDERS);
   await receiver.reset();
   await db.query('BEGIN');
@@ -251,6 +254,7 @@ async function main(): Promise<void> {
   const alonePerDelivery = {
     pg_statements: +((aloneCounts.pgQueries - aloneCountsBefore.pgQueries) / alone.length).toFixed(2),
     redis_commands: +((aloneCounts.redisCommands - aloneCountsBefore.redisCommands) / alone.length).toFixed(2),
+    redis_writes: +((aloneCounts.redisWrites - aloneCountsBefore.redisWrites) / alone.length).toFixed(2),
     redis_by_name: Object.fromEntries(
       Object.entries(aloneCounts.redisByName)
         .map(([name, n]) => [name, +((n - (aloneCountsBefore.redisByName[name] ?? 0)) / alone.length).toFixed(2)] as const)
