@@ -84,7 +84,8 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * A setup step (not measured) asked again when JobQueue's 2 s enqueue budget ran out: on a
+ * A setup step (not measured) asked again when JobQueue's 2 s enqueue budget ran out, or when
+ * PostgreSQL chose it as a deadlock's victim (the clean-up after a burst meets the worker's records): on a
  * loaded machine a thousand adds can take longer, and the add goes on in Redis meanwhile (the
  * same job ids are added once, and the gate's enlist and line-up keep a delivery once).
  */
@@ -94,7 +95,7 @@ async function setUpAgain(step: () => Promise<unknown>): Promise<void> {
       await step();
       return;
     } catch (err) {
-      if (attempt >= 5 || !/timed out/.test((err as Error).message)) throw err;
+      if (attempt >= 5 || !/timed out|deadlock detected/.test((err as Error).message)) throw err;
     }
   }
 }
@@ -529,7 +530,8 @@ async function main(): Promise<void> {
         process.stderr.write(`burst ${mode} after: ${JSON.stringify(await callbacks.getJobCounts())} ${JSON.stringify(await receiver.status())}\n`);
       dueBurst[mode] = { ...run, burstSent: (await receiver.status()).burst - sentBefore };
       // The burst is over for the next measure: its rows settled, its parked jobs cleared.
-      await db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]);
+      // The worker still records the burst's attempts in flight meanwhile (rows locked in another order): a deadlock's victim asks again.
+      await setUpAgain(() => db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]));
       await callbacks.clean(0, 1_000_000, 'delayed');
     }
   }
