@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
+import { Socket } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -212,9 +213,21 @@ export function countCosts(): { request(): void } {
   return { request: () => void cost.requests++ };
 }
 
-/** countCosts for this process itself (a worker running in it): PostgreSQL queries and Redis commands sent so far. */
-export function countHere(): () => { pgQueries: number; redisCommands: number } {
-  const cost = { pgQueries: 0, redisCommands: 0 };
+/**
+ * countCosts for this process itself (a worker running in it): PostgreSQL queries and Redis
+ * commands sent so far, and the Redis commands by name (a script by the name it was defined
+ * under: BullMQ's and the gate's).
+ */
+export function countHere(): () => { pgQueries: number; redisCommands: number; redisWrites: number; redisByName: Record<string, number> } {
+  const cost = { pgQueries: 0, redisCommands: 0, redisWrites: 0 };
+  // Writes on this process's sockets to Redis's port: the round trips (a pipeline is one write).
+  const redisPort = Number(new URL(REDIS).port || 6379);
+  const socketWrite = Socket.prototype.write as (...args: unknown[]) => boolean;
+  (Socket.prototype as unknown as { write: (...args: unknown[]) => boolean }).write = function (this: Socket, ...args: unknown[]) {
+    if (this.remotePort === redisPort) cost.redisWrites++;
+    return socketWrite.apply(this, args);
+  };
+  const byName: Record<string, number> = {};
   const pgQuery = PgClient.prototype.query as (...args: unknown[]) => unknown;
   (PgClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: PgClient, ...args: unknown[]) {
     cost.pgQueries++;
@@ -223,9 +236,17 @@ export function countHere(): () => { pgQueries: number; redisCommands: number } 
   const sendCommand = Redis.prototype.sendCommand;
   Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
     cost.redisCommands++;
+    const command = args[0] as unknown as { name: string; args: unknown[] };
+    let name = command.name;
+    if (name === 'evalsha' || name === 'eval') {
+      const scripts = (this as unknown as { scriptsSet?: Record<string, { sha: string; lua: string }> }).scriptsSet ?? {};
+      const first = String(command.args[0]);
+      name = Object.entries(scripts).find(([, s]) => s.sha === first || s.lua === first)?.[0] ?? `${name}:${first.slice(0, 8)}`;
+    }
+    byName[name] = (byName[name] ?? 0) + 1;
     return sendCommand.apply(this, args);
   };
-  return () => ({ ...cost });
+  return () => ({ ...cost, redisByName: { ...byName } });
 }
 
 export function askCost(child: ChildProcess): Promise<ServerCost> {
@@ -369,6 +390,25 @@ function summarizeProfile(profile: CpuProfile, top: number): ProfileRow[] {
     .sort((a, b) => b.us - a.us)
     .slice(0, top)
     .map((r) => ({ fn: r.fn, where: r.where, selfPercent: (100 * r.us) / Math.max(1, total) }));
+}
+
+/**
+ * Profiles this process itself while `load` runs (the deliveries alone: the worker is in it);
+ * BENCH_CPUPROFILE_HERE=<file> keeps the whole profile for DevTools or a per-package sum.
+ */
+export async function profileHere<T>(load: () => Promise<T>, top = 20): Promise<{ result: T; profile: ProfileRow[] }> {
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((done, fail) => session.post(method, params ?? {}, (err, result) => (err ? fail(err) : done(result))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  const result = await load();
+  const { profile } = (await post('Profiler.stop')) as { profile: CpuProfile };
+  session.disconnect();
+  if (process.env.BENCH_CPUPROFILE_HERE) writeFileSync(process.env.BENCH_CPUPROFILE_HERE, JSON.stringify(profile));
+  return { result, profile: summarizeProfile(profile, top) };
 }
 
 /** Profiles `child` (which called answerProfile) while `load` runs. */

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { Agent, request } from 'undici';
 import { QUEUE, loadConfig, parseNotifyUrl } from '@app/common';
@@ -26,6 +27,7 @@ import {
   countHere,
   forkServer,
   machineCpu,
+  profileHere,
   profileWhile,
   removeRedisPrefix,
   signedBody,
@@ -51,6 +53,7 @@ import {
  *    retry schedule with their delayed jobs: its rate and p50 against the clean run (SPEC 7 Cost).
  * BENCH_PROFILE=1 adds a run of BENCH_PROFILE_ORDERS per merchant count with the API and the
  * worker CPU-profiled (node:inspector, as --cpu-prof): the functions with the most self time.
+ * BENCH_ALONE_PROFILE=1 profiles the deliveries alone in this process (BENCH_CPUPROFILE_HERE=<file> keeps the profile).
  * Prints the ratios. Env: BENCH_ONLY=alone (stop after the deliveries alone, with the worker's
  * CPU per delivery: the worker runs in this process), BENCH_ORDERS (2000), BENCH_CONCURRENCY (32), BENCH_MERCHANTS (20),
  * BENCH_BACKLOGS (10000,100000; empty for none), BENCH_POSTGRES_URL, REDIS_URL.
@@ -68,6 +71,8 @@ const PROFILE_ORDERS = Number(process.env.BENCH_PROFILE_ORDERS ?? 600);
 const BURST = Number(process.env.BENCH_BURST ?? 100_000);
 /** BENCH_ONLY=alone: the bare loop and the deliveries alone, nothing else (a quick check of the worker's own path). */
 const ALONE_ONLY = process.env.BENCH_ONLY === 'alone';
+/** BENCH_ALONE_PROFILE=1: the deliveries alone CPU-profiled (this process is the worker there; the profiler's cost is in the figures). */
+const ALONE_PROFILE = process.env.BENCH_ALONE_PROFILE === '1';
 
 /** Milliseconds on a clock every process of the bench shares (the receiver stamps arrivals in its own process). */
 function now(): number {
@@ -76,6 +81,23 @@ function now(): number {
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/**
+ * A setup step (not measured) asked again when JobQueue's 2 s enqueue budget ran out, or when
+ * PostgreSQL chose it as a deadlock's victim (the clean-up after a burst meets the worker's records): on a
+ * loaded machine a thousand adds can take longer, and the add goes on in Redis meanwhile (the
+ * same job ids are added once, and the gate's enlist and line-up keep a delivery once).
+ */
+async function setUpAgain(step: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await step();
+      return;
+    } catch (err) {
+      if (attempt >= 5 || !/timed out|deadlock detected/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -150,11 +172,13 @@ async function main(): Promise<void> {
     }
     return made;
   };
+  // Every 50 ms: rates and latencies are stamped by the receiver, so a coarser poll changes no
+  // figure, and the asking (IPC to the receiver) stays out of the worker's CPU when it runs here.
   const waitUntil = async (done: () => Promise<boolean>, what: string): Promise<void> => {
     const deadline = Date.now() + 300_000;
     while (!(await done())) {
       if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 50));
     }
   };
 
@@ -207,6 +231,8 @@ async function main(): Promise<void> {
   // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once, to an in-process worker.
   const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
   const afterCommit = worker.get(JobsAfterCommit);
+  // BENCH_AUTOPIPELINING=0: the worker's shared Redis client writes each command apart, as before auto-pipelining (an A/B in one build).
+  if (process.env.BENCH_AUTOPIPELINING === '0') worker.get(Redis).options.enableAutoPipelining = false;
   const alone = await insertOrders(ORDERS);
   await receiver.reset();
   await db.query('BEGIN');
@@ -231,9 +257,13 @@ async function main(): Promise<void> {
   const aloneCost = await phaseCost();
   const aloneCountsBefore = counted();
   const aloneStarted = now();
-  await db.query('COMMIT');
-  await afterCommit.deliver(aloneDeliveries.map((d) => d.id));
-  await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
+  const deliverAlone = async (): Promise<void> => {
+    await db.query('COMMIT');
+    // A thousand per call, as the burst below: JobsAfterCommit's 2 s enqueue budget is sized for one transaction's few.
+    for (let i = 0; i < aloneDeliveries.length; i += 1_000) await afterCommit.deliver(aloneDeliveries.slice(i, i + 1_000).map((d) => d.id));
+    await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
+  };
+  const aloneProfile = ALONE_PROFILE ? (await profileHere(deliverAlone)).profile : (await deliverAlone(), undefined);
   const aloneS = ((await receiver.status()).lastArrival - aloneStarted) / 1000;
   const aloneCpu = await aloneCost(alone.length);
   const aloneCounts = counted();
@@ -241,6 +271,13 @@ async function main(): Promise<void> {
   const alonePerDelivery = {
     pg_statements: +((aloneCounts.pgQueries - aloneCountsBefore.pgQueries) / alone.length).toFixed(2),
     redis_commands: +((aloneCounts.redisCommands - aloneCountsBefore.redisCommands) / alone.length).toFixed(2),
+    redis_writes: +((aloneCounts.redisWrites - aloneCountsBefore.redisWrites) / alone.length).toFixed(2),
+    redis_by_name: Object.fromEntries(
+      Object.entries(aloneCounts.redisByName)
+        .map(([name, n]) => [name, +((n - (aloneCountsBefore.redisByName[name] ?? 0)) / alone.length).toFixed(2)] as const)
+        .filter(([, n]) => n >= 0.01)
+        .sort((a, b) => b[1] - a[1]),
+    ),
   };
   const aloneRate = alone.length / aloneS;
   await worker.close();
@@ -256,6 +293,7 @@ async function main(): Promise<void> {
           bare_cpu_ms_per_post: bareCpu,
           deliveries_alone_cpu_ms_per_delivery: aloneCpu,
           deliveries_alone_worker_per_delivery: alonePerDelivery,
+          ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
         },
         null,
         2,
@@ -433,13 +471,15 @@ async function main(): Promise<void> {
       );
       // A thousand jobs per call: JobQueue's 2 s enqueue budget is sized for after-commit adds.
       for (let i = 0; i < rows.length; i += 1_000) {
-        await jobs.addBulk(
-          'callback.deliver',
-          rows.slice(i, i + 1_000).map((r) => ({
-            jobId: r.id,
-            payload: { deliveryId: r.id, merchantId: r.merchant_id, destination: parseNotifyUrl(r.notify_url)?.destination ?? null },
-          })),
-          { attempts: 16, delay: 3_600_000 },
+        await setUpAgain(() =>
+          jobs.addBulk(
+            'callback.deliver',
+            rows.slice(i, i + 1_000).map((r) => ({
+              jobId: r.id,
+              payload: { deliveryId: r.id, merchantId: r.merchant_id, destination: parseNotifyUrl(r.notify_url)?.destination ?? null },
+            })),
+            { attempts: 16, delay: 3_600_000 },
+          ),
         );
       }
     }
@@ -482,7 +522,7 @@ async function main(): Promise<void> {
         );
         // As JobsAfterCommit announces them: each admitted by its key or lined up behind it.
         for (let i = 0; i < rows.length; i += 1_000)
-          await addCallbackJobs(gate, jobs, rows.slice(i, i + 1_000) as unknown as Parameters<typeof addCallbackJobs>[2], 16);
+          await setUpAgain(() => addCallbackJobs(gate, jobs, rows.slice(i, i + 1_000) as unknown as Parameters<typeof addCallbackJobs>[2], 16));
       }
       if (process.env.BENCH_DEBUG) process.stderr.write(`burst ${mode}: ${JSON.stringify(await callbacks.getJobCounts())}\n`);
       const run = await pipeline(ORDERS, [merchant]);
@@ -490,7 +530,8 @@ async function main(): Promise<void> {
         process.stderr.write(`burst ${mode} after: ${JSON.stringify(await callbacks.getJobCounts())} ${JSON.stringify(await receiver.status())}\n`);
       dueBurst[mode] = { ...run, burstSent: (await receiver.status()).burst - sentBefore };
       // The burst is over for the next measure: its rows settled, its parked jobs cleared.
-      await db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]);
+      // The worker still records the burst's attempts in flight meanwhile (rows locked in another order): a deadlock's victim asks again.
+      await setUpAgain(() => db.query(`UPDATE callback_deliveries SET status = 'failed' WHERE merchant_id = $1 AND status = 'pending'`, [burstMerchant.id]));
       await callbacks.clean(0, 1_000_000, 'delayed');
     }
   }
@@ -527,6 +568,7 @@ async function main(): Promise<void> {
     bare_cpu_ms_per_post: bareCpu,
     deliveries_alone_cpu_ms_per_delivery: aloneCpu,
     deliveries_alone_worker_per_delivery: alonePerDelivery,
+    ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
     // Customers pressing Pay on the sandbox checkout page, the API and the worker in processes of their own.
     pipeline_one_merchant: summary(clean),
     [`pipeline_${merchants.length}_merchants`]: summary(many),

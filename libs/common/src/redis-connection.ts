@@ -76,6 +76,8 @@ export function createRedisClient(target: RedisTarget, use: RedisUse, extra: Red
       const options = clusterOptions(target, use);
       options.redisOptions = { ...options.redisOptions, ...extra };
       if (extra.lazyConnect) options.lazyConnect = true;
+      // A Cluster pipelines per slot with its own option, not its nodes'.
+      if (extra.enableAutoPipelining) options.enableAutoPipelining = true;
       return new Cluster(target.nodes, options) as unknown as RedisClient;
     }
   }
