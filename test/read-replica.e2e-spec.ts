@@ -11,6 +11,7 @@ import { createTestDatabase } from './helpers/database';
 import { operatorServices } from './helpers/operator-services';
 import { createOrder, orderDetail } from './helpers/orders';
 import { removeTestKeys } from './helpers/redis-keys';
+import { waitFor } from './helpers/callbacks';
 
 /**
  * TEST_REPLICA_URL: a streaming replica of the test server (.ci/pgbouncer.sh makes one with
@@ -22,13 +23,9 @@ const describeWithReplica = REPLICA ? describe : describe.skip;
 if (!REPLICA)
   console.warn('read-replica.e2e-spec: skipped, TEST_REPLICA_URL is not set (.ci/pgbouncer.sh sets it, with a streaming replica of the test server)');
 
-/** Polls `check` until it returns true; gives up after `tries` rounds of 100 ms. */
+/** Waits on `check` (a sign of progress) for at most `tries` x 100 ms. */
 async function until(what: string, check: () => Promise<boolean>, tries = 600): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await check()) return;
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new Error(`gave up waiting for ${what}`);
+  await waitFor(check, tries * 100, what);
 }
 
 describeWithReplica('DATABASE_REPLICA_URL: the merchant lists read on a streaming replica (SPEC 10)', () => {

@@ -154,6 +154,7 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
           else {
             // Sent again with the same merchant_order_no: an order made whose answer was lost is answered, not made twice (SPEC 5).
             refusals.push(created?.code ?? 0);
+            // clock: a client's pause before it sends again while Redis fails over.
             await sleep(100);
           }
         }
@@ -171,9 +172,11 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
           );
           if (answer === 'success') break;
           refusals.push(-1);
+          // clock: the gateway's pause before it notifies again, as a provider retries.
           await sleep(100);
         }
         paid.push(orderNo);
+        // clock: the trickle's pace, a few payments a second across the failover.
         await sleep(50);
       }
     })();
