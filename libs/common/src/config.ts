@@ -245,6 +245,11 @@ function trustProxy(env: Env): false | number | string[] {
   throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops or a comma list of proxy addresses/CIDRs: ${problem}`);
 }
 
+/** PORT, alone: the API's healthcheck (`main.js --health`) reads nothing else. */
+export function apiPort(env: Env = process.env): number {
+  return integer(env, 'PORT', 3000, 1, 65535);
+}
+
 /** WORKER_HEALTH_FILE, alone: the healthcheck (`main.js --health`) reads nothing else. */
 export function workerHealthFile(env: Env = process.env): string {
   return text(env, 'WORKER_HEALTH_FILE', join(tmpdir(), 'merchant-pay-worker.health'));
@@ -294,7 +299,7 @@ function redisTarget(env: Env): RedisTarget | null {
 
 /** Builds the configuration from the environment, or throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
-  const port = integer(env, 'PORT', 3000, 1, 65535);
+  const port = apiPort(env);
   const prefix = text(env, 'API_PREFIX', '/api');
   if (!/^\/[A-Za-z0-9_\-/]*[A-Za-z0-9_-]$/.test(prefix)) {
     throw new ConfigError('API_PREFIX', 'must start with / and must not end with /, for example /api');

@@ -2,7 +2,8 @@
 const HELP: Record<'api' | 'worker', string> = {
   api: `merchant-pay API: the merchant API, the portal, /health, /ready and /metrics.
 
-usage: node dist/apps/api/src/main.js [--help]
+usage: node dist/apps/api/src/main.js [--health | --help]
+  --health  exits 0 when this container's API answers /ready on its PORT (a healthcheck)
 
 It starts with its configuration from the environment (README.md, Configuration) and refuses,
 with one JSON line, a bad variable, a database with pending migrations or a master key that does

@@ -6,7 +6,7 @@ export interface ConnectionShape {
   /**
    * The URL is a transaction pooler (PgBouncer): no startup parameter it would refuse (Debian's
    * 1.18 refuses any it does not know, or drops it when told to ignore it); statement_timeout
-   * then comes from the role's default (deploy/postgres/app-role.sql), checked at start.
+   * then comes from the role's default (deploy/pgbouncer/app-role.sql), checked at start.
    */
   pooled?: boolean;
   /** A streaming replica: the read-only merchant queries that ask for it read there (TypeORM's replication, writes and everything else on the primary). */

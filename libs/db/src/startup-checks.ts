@@ -83,7 +83,7 @@ export class StartupChecks implements OnModuleInit {
     if (inForce === wanted) return;
     throw new StartupRefusal(
       `DATABASE_STATEMENT_TIMEOUT_MS is ${wanted} but statements through the pooler at DATABASE_URL run with statement_timeout ${inForce} ms (a pooler passes no startup parameter): ` +
-        `set it for the app's role, ALTER ROLE <role> IN DATABASE <database> SET statement_timeout = '${wanted}ms' (deploy/postgres/app-role.sql), or set DATABASE_STATEMENT_TIMEOUT_MS=${inForce}`,
+        `set it for the app's role, ALTER ROLE <role> IN DATABASE <database> SET statement_timeout = '${wanted}ms' (deploy/pgbouncer/app-role.sql), or set DATABASE_STATEMENT_TIMEOUT_MS=${inForce}`,
     );
   }
 }

@@ -5,7 +5,8 @@
 -- limit in force is the one DATABASE_STATEMENT_TIMEOUT_MS says (else it refuses, with one line).
 -- Migrations connect with DATABASE_DIRECT_URL and lift the limit for themselves.
 --
--- psql -v role=merchant_pay -v db=merchant_pay -v ms=30000 -f deploy/postgres/app-role.sql
+-- Not under deploy/postgres/: compose runs every file there when it makes the database, and this one
+-- wants its variables. By hand: psql -v role=merchant_pay -v db=merchant_pay -v ms=30000 -f deploy/pgbouncer/app-role.sql
 
 ALTER ROLE :"role" IN DATABASE :"db" SET statement_timeout = :'ms';
 
