@@ -12,7 +12,7 @@ import { CallbackReceiver, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
-import { type Running, launch, stopProcess } from './helpers/processes';
+import { type Running, appsReady, launch, stopProcess } from './helpers/processes';
 import { operatorServices } from './helpers/operator-services';
 import { LocalCluster } from './helpers/redis-topology';
 
@@ -91,22 +91,7 @@ describe('Redis Cluster: the API, the queues and the callbacks on three nodes', 
     };
     processes.push(launch('api', API_MAIN, { ...shared, PORT: String(port) }));
     processes.push(launch('worker', WORKER_MAIN, { ...shared, LOG_LEVEL: 'info' }));
-    try {
-      // A loaded machine starts the compiled apps slowly: wait on their own signs, generously.
-      await waitFor(
-        () =>
-          fetch(`${base}/ready`).then(
-            (r) => r.status === 200,
-            () => false,
-          ),
-        120_000,
-        'the API ready',
-      );
-      await waitFor(() => processes[1].output().includes('taking jobs'), 120_000, 'the worker taking jobs');
-    } catch (err) {
-      for (const p of processes) process.stderr.write(`--- ${p.name} ---\n${p.output()}\n`);
-      throw err;
-    }
+    await appsReady(base, processes[1], processes);
   }, 300_000);
 
   afterAll(async () => {

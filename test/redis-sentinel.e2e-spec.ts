@@ -12,7 +12,7 @@ import { CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
-import { type Running, launch, stopProcess } from './helpers/processes';
+import { type Running, appsReady, launch, stopProcess } from './helpers/processes';
 import { operatorServices } from './helpers/operator-services';
 import { SentinelSet } from './helpers/redis-topology';
 
@@ -90,22 +90,7 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
         if (code !== 0 && signal !== 'SIGTERM') process.stderr.write(`${p.name} exited (${code ?? signal}):\n${p.output()}\n`);
       });
     }
-    // A loaded machine starts the compiled apps slowly: wait on their own signs, generously.
-    try {
-      await waitFor(
-        () =>
-          fetch(`${base}/ready`).then(
-            (r) => r.status === 200,
-            () => false,
-          ),
-        120_000,
-        'the API ready',
-      );
-      await waitFor(() => processes[1].output().includes('taking jobs'), 120_000, 'the worker taking jobs');
-    } catch (err) {
-      for (const p of processes) process.stderr.write(`--- ${p.name} ---\n${p.output()}\n`);
-      throw err;
-    }
+    await appsReady(base, processes[1], processes);
   }, 300_000);
 
   afterAll(async () => {

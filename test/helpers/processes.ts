@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { waitFor } from './callbacks';
 
 export interface Exit {
   code: number | null;
@@ -43,4 +44,27 @@ export function runHealthCheck(main: string, env: Record<string, string>): Promi
       done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout });
     });
   });
+}
+
+/**
+ * Waits until a compiled API answers /ready on `base` and the worker says it is taking jobs; a
+ * loaded machine starts them slowly, so generously. On a timeout every process's output is
+ * written out before the error.
+ */
+export async function appsReady(base: string, worker: Running, processes: Running[], timeoutMs = 120_000): Promise<void> {
+  try {
+    await waitFor(
+      () =>
+        fetch(`${base}/ready`).then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      timeoutMs,
+      'the API ready',
+    );
+    await waitFor(() => worker.output().includes('taking jobs'), timeoutMs, 'the worker taking jobs');
+  } catch (err) {
+    for (const p of processes) process.stderr.write(`--- ${p.name} ---\n${p.output()}\n`);
+    throw err;
+  }
 }
