@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
 import { type Credentials, OperatorModule } from '@app/operator';
-import { signed } from './helpers/api';
+import { signed, type Envelope } from './helpers/api';
 import { CallbackReceiver, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
@@ -21,12 +21,6 @@ const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
 /** This spec's own ports: nodes on 47040-47042 (cluster bus 57040-57042). */
 const BASE_PORT = Number(process.env.REDISHA_CLUSTER_PORT ?? 47040);
 const CIRCUIT_FAILURES = 3;
-
-interface Envelope<T = Record<string, unknown>> {
-  code: number;
-  msg: string;
-  data: T;
-}
 
 /**
  * SPEC 10: Redis Cluster. The real API and worker on a local 3-node Cluster (REDIS_CLUSTER_NODES):

@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
 import { type Credentials, OperatorModule } from '@app/operator';
-import { signed } from './helpers/api';
+import { signed, type Envelope } from './helpers/api';
 import { CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
@@ -20,12 +20,6 @@ const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
 /** This spec's own ports (47000-47019): data nodes on 47000-47001, sentinels on 47010-47012. */
 const BASE_PORT = Number(process.env.REDISHA_SENTINEL_PORT ?? 47000);
-
-interface Envelope<T = Record<string, unknown>> {
-  code: number;
-  msg: string;
-  data: T;
-}
 
 /**
  * SPEC 10: Redis behind Sentinel. The real API and worker run with REDIS_SENTINELS and

@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
 import { signSandboxNotification } from '@app/channels';
 import { type Credentials, OperatorModule } from '@app/operator';
-import { signed } from './helpers/api';
+import { signed, type Envelope } from './helpers/api';
 import { CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
@@ -17,12 +17,6 @@ import { operatorServices } from './helpers/operator-services';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
-
-interface Envelope<T = Record<string, unknown>> {
-  code: number;
-  msg: string;
-  data: T;
-}
 
 describe('scale-out: two API processes and two workers on one PostgreSQL and one Redis', () => {
   const processes: Running[] = [];

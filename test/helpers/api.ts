@@ -101,3 +101,10 @@ export async function merchantWithChannels(
   }
   return { merchant, channels };
 }
+
+/** The answer every merchant route gives (SPEC 2), as the multi-process specs read it over HTTP. */
+export interface Envelope<T = Record<string, unknown>> {
+  code: number;
+  msg: string;
+  data: T;
+}
