@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Worker } from 'bullmq';
-import { QUEUE } from '@app/common';
-import { CallbackJobs } from '@app/callbacks';
+import { QUEUE, parseNotifyUrl } from '@app/common';
+import { CallbackJobs, DestinationGate, PARKED_JOB_DELAY_MS } from '@app/callbacks';
 import { JobQueue } from '@app/queue';
 import { createWorkerApp } from '../apps/worker/src/create-worker-app';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
@@ -198,6 +198,33 @@ describe('callbacks: durability', () => {
     ]);
     await stopWorker(worker);
   }, 60_000);
+
+  it('slots held by deliveries whose jobs stay parked (an admission nobody woke) are freed by the sweep: the line behind them is sent long before their leases end', async () => {
+    receiver.respond = () => ({ status: 200, body: 'success' });
+    const gate = api.app.get(DestinationGate);
+    const queue = api.app.get(JobQueue).queue(QUEUE.callbacks);
+    const destination = parseNotifyUrl(receiver.url)!.destination;
+    const key = { merchantId, destination };
+    // Every slot of the key reserved for a delivery another run already sent (the chaos run's case: a job
+    // added again after Redis came back empty), its job parked, never woken.
+    const stale: string[] = [];
+    for (let i = 0; i < gate.rules.limit; i++) {
+      const d = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+      await db.db.query(`UPDATE callback_deliveries SET status = 'succeeded', attempts_made = 1 WHERE id = $1`, [d.deliveryId]);
+      await queue.add('callback.deliver', { deliveryId: d.deliveryId, merchantId, destination }, { jobId: d.deliveryId, delay: PARKED_JOB_DELAY_MS });
+      stale.push(d.deliveryId);
+    }
+    expect((await gate.enlist(key, stale)).map((a) => a.kind)).toEqual(stale.map(() => 'run'));
+    const worker = await startWorker();
+    const due = await db.insertEvent((await db.insertOrder(merchantId, channelId)).orderId);
+    await api.app.get(CallbackJobs).deliver(due.deliveryId);
+    // The stale slots' leases run 40 s (the 10 s HTTP budget and 30 s to record): the sweep must free them well before.
+    const row = await waitFor(() => db.ended(due.deliveryId), 15_000, 'the delivery behind the stale slots ended');
+    expect(row.status).toBe('succeeded');
+    expect(receiver.forEvent(due.eventId)).toHaveLength(1);
+    for (const id of stale) expect(await (await queue.getJob(id))?.getState()).toBe('completed');
+    await stopWorker(worker);
+  }, 30_000);
 
   it("a job another worker holds (BullMQ's lock is the lease) is left alone: it is sent only once the lock expired, the attempt that worker never recorded", async () => {
     receiver.respond = () => ({ status: 200, body: 'success' });

@@ -153,8 +153,12 @@ export async function admitCallbackJobs(gate: DestinationGate, queue: JobQueue, 
         await callbacks.backend.promote(id);
         woken++;
       } catch {
-        const job = await callbacks.getJob(id);
-        if (!job || ENDED.has(await job.getState())) ended.push(id);
+        // One unreadable job must not leave the others of this batch unwoken: its lease frees its slot.
+        const state = await callbacks
+          .getJob(id)
+          .then((job) => (job ? job.getState() : 'gone'))
+          .catch(() => 'unread');
+        if (state === 'gone' || ENDED.has(state)) ended.push(id);
       }
     }
     next = [];

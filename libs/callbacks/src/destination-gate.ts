@@ -401,6 +401,22 @@ export class DestinationGate {
     return { transition, circuit: state, admitted, wake };
   }
 
+  /**
+   * The deliveries holding a slot of this key now (leases not ended): each is running or admitted
+   * and about to be promoted. The sweep checks them (CallbackSweeper.reconcileSlots): one whose
+   * job sits parked or has ended holds a slot for nobody.
+   */
+  async holders(key: GateKey): Promise<string[]> {
+    if (this.redis) {
+      const [held] = this.keys(key);
+      return this.redis.zrangebyscore(held, Date.now(), '+inf');
+    }
+    const k = this.local.get(`${key.merchantId}|${key.destination}`);
+    if (!k) return [];
+    expire(k);
+    return [...k.held.keys()];
+  }
+
   /** callback:circuit:reset: the circuit closed as a probe's success would; answers the lined-up deliveries admitted now. */
   async close(key: GateKey): Promise<string[]> {
     const { limit, leaseMs } = this.rules;

@@ -307,6 +307,38 @@ describe('CallbackDeliveryProcessor', () => {
     expect((await gate.take(KEY, 'other')).kind).toBe('run');
   });
 
+  // The chaos run's stall: a job added again for a delivery another run had settled got a slot, and
+  // its quiet end gave the slot to the next in line without waking it: the key's slots then held
+  // nobody until their leases ended, each freed batch going the same way.
+  it.each([
+    ['has ended meanwhile', () => void (loaded = { ...pending(1), status: 'succeeded' })],
+    [
+      'cannot be read (PostgreSQL away)',
+      () =>
+        void ((processor as unknown as { attempts: { load: () => Promise<never> } }).attempts.load = async () => {
+          throw new Error('connection refused');
+        }),
+    ],
+  ])('a job whose delivery %s gives its slot to the next in line and wakes it', async (_why, arrange) => {
+    expect((await gate.take(KEY, 'd1')).kind).toBe('run');
+    await gate.lineUp(KEY, ['d2']);
+    arrange();
+    await processor.deliver(job('d1'), 'token').catch(() => undefined);
+    expect(sent).toEqual([]);
+    expect(promoted).toEqual([['d2']]);
+  });
+
+  it('an outcome that cannot be recorded (PostgreSQL away) still wakes whom the freed slot admitted; the job fails to come back', async () => {
+    (processor as unknown as { attempts: { record: () => Promise<never> } }).attempts.record = async () => {
+      throw new Error('connection refused');
+    };
+    expect((await gate.take(KEY, 'd1')).kind).toBe('run');
+    await gate.lineUp(KEY, ['d2']);
+    await expect(processor.deliver(job('d1'), 'token')).rejects.toThrow('connection refused');
+    expect(sent).toHaveLength(1);
+    expect(promoted).toEqual([['d2']]);
+  });
+
   it("the end of a delivery adds its order's next one", async () => {
     const next = { id: 'd2', merchantId: 7, notifyUrl: 'https://shop.example/notify' };
     recordedAnswer = { recorded: true, ended: true, next };

@@ -96,12 +96,13 @@ export class CallbackDeliveryProcessor {
     try {
       delivery = await this.attempts.load(deliveryId);
     } catch (err) {
-      // Nothing sent: the slot back, and the job waits a moment without spending an attempt.
-      if (key) await this.giveBack(key, deliveryId, 'none', probe);
+      // Nothing sent: the slot back (whoever it admits is woken), and the job waits a moment without spending an attempt.
+      if (key) await this.follow(key, await this.giveBack(key, deliveryId, 'none', probe), null);
       return this.retryLoad(job, token, err);
     }
     if (!delivery || delivery.status !== 'pending') {
-      if (key) await this.giveBack(key, deliveryId, 'none', probe);
+      // Ended meanwhile (a job added again for a delivery another run settled): its slot goes to the next in line, woken now.
+      if (key) await this.follow(key, await this.giveBack(key, deliveryId, 'none', probe), null);
       return this.settled(job);
     }
     const number = delivery.attemptsMade + 1;
@@ -114,7 +115,16 @@ export class CallbackDeliveryProcessor {
     // give: the slot back, and the circuit's transition as the gate stored it
     const released = key ? await this.giveBack(key, deliveryId, verdict.circuit, probe) : null;
     // record
-    const recorded = await this.attempts.record(this.finished(delivery, number, outcome, verdict, destination ?? '', released));
+    let recorded: RecordedAttempt;
+    try {
+      recorded = await this.attempts.record(this.finished(delivery, number, outcome, verdict, destination ?? '', released));
+    } catch (err) {
+      // Not stored (PostgreSQL away): the job fails this run and comes back. The slot is given back
+      // and the gate admitted others in its place: they are woken all the same, or they would hold
+      // the key's slots for nobody until their leases end.
+      await this.follow(key, released, null);
+      throw err;
+    }
     this.logAttempt(job.data, orderNo, delivery, number, outcome, verdict, probe, detail);
     if (released?.transition) this.logCircuit(released.transition, job.data, orderNo, number, released.circuit.failures);
     // follow
@@ -223,13 +233,13 @@ export class CallbackDeliveryProcessor {
   }
 
   /** After the record: the deliveries the gate admitted are promoted, a new waker too, and the order's next delivery gets its job. */
-  private async follow(key: GateKey | null, released: GateRelease | null, recorded: RecordedAttempt): Promise<void> {
+  private async follow(key: GateKey | null, released: GateRelease | null, recorded: RecordedAttempt | null): Promise<void> {
     try {
       if (released) await this.afterCommit.promoteDeliveries(key, [...released.admitted, ...(released.wake ? [released.wake] : [])]);
-      if (recorded.next) await this.afterCommit.deliverHeads([recorded.next]);
+      if (recorded?.next) await this.afterCommit.deliverHeads([recorded.next]);
     } catch (err) {
       // The rows say what is due: the sweep reconciles a job that was not woken or added.
-      this.logger.warn({ next_delivery_id: recorded.next?.id ?? null, err: (err as Error).message }, 'callback follow-up not done, the sweep covers it');
+      this.logger.warn({ next_delivery_id: recorded?.next?.id ?? null, err: (err as Error).message }, 'callback follow-up not done, the sweep covers it');
     }
   }
 

@@ -58,10 +58,36 @@ export class CallbackSweeper {
     }
     await this.afterCommit.addDeliveryJobs(lost);
     await this.reenlist(parked);
+    await this.reconcileSlots([...lost, ...parked]);
     if (lost.length > 0) this.logger.log({ deliveries: lost.length }, 're-added the jobs of lost callback deliveries');
     // The deliveries-by-status gauge sums what was appended since this fold.
     await this.deliveries.foldStatusCounts();
     return { callbacksRequeued: lost.length };
+  }
+
+  /**
+   * The slots of every key with overdue deliveries: a slot reserved for a delivery whose job was
+   * never woken (an admission whose promote was lost with a crash or an outage, an add that found
+   * the delivery's parked job already there) or whose job has ended holds the key for nobody until
+   * its lease ends, and an overdue line waits behind it. Each holder's parked job is promoted, an
+   * ended one's slot given back (and whoever that admits promoted): admitCallbackJobs. A running
+   * holder is left alone.
+   */
+  private async reconcileSlots(overdue: DeliveryHead[]): Promise<void> {
+    const keys = new Map<string, { merchantId: number; destination: string }>();
+    for (const due of overdue) {
+      const destination = parseNotifyUrl(due.notifyUrl)?.destination;
+      if (destination) keys.set(`${due.merchantId}|${destination}`, { merchantId: due.merchantId, destination });
+    }
+    for (const key of keys.values()) {
+      const holders = await this.gate.holders(key);
+      const woken = holders.length > 0 ? await this.afterCommit.promoteDeliveries(key, holders) : 0;
+      if (woken > 0)
+        this.logger.warn(
+          { merchant_id: key.merchantId, destination: key.destination, deliveries: woken },
+          'callback slots held by parked jobs: woke them (an admission had not promoted them)',
+        );
+    }
   }
 
   /**
