@@ -8,8 +8,7 @@ import { Client } from 'pg';
 import { Agent, request } from 'undici';
 import { QUEUE, loadConfig, parseNotifyUrl } from '@app/common';
 import { deliveryAddressSql, runMigrations } from '@app/db';
-import { DestinationGate } from '@app/callbacks';
-import { JobsAfterCommit, addCallbackJobs } from '@app/orders';
+import { CallbackJobs, DestinationGate, addCallbackJobs } from '@app/callbacks';
 import { type Credentials, ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
 import { JobQueue } from '@app/queue';
 import { createApiApp } from '../../apps/api/src/create-api-app';
@@ -230,7 +229,7 @@ async function main(): Promise<void> {
 
   // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once, to an in-process worker.
   const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
-  const afterCommit = worker.get(JobsAfterCommit);
+  const afterCommit = worker.get(CallbackJobs);
   // BENCH_AUTOPIPELINING=0: the worker's shared Redis client writes each command apart, as before auto-pipelining (an A/B in one build).
   if (process.env.BENCH_AUTOPIPELINING === '0') worker.get(Redis).options.enableAutoPipelining = false;
   const alone = await insertOrders(ORDERS);
@@ -259,7 +258,7 @@ async function main(): Promise<void> {
   const aloneStarted = now();
   const deliverAlone = async (): Promise<void> => {
     await db.query('COMMIT');
-    // A thousand per call, as the burst below: JobsAfterCommit's 2 s enqueue budget is sized for one transaction's few.
+    // A thousand per call, as the burst below: CallbackJobs' 2 s enqueue budget is sized for one transaction's few.
     for (let i = 0; i < aloneDeliveries.length; i += 1_000) await afterCommit.deliver(aloneDeliveries.slice(i, i + 1_000).map((d) => d.id));
     await waitUntil(async () => (await receiver.status()).received >= alone.length, 'the deliveries alone');
   };
@@ -520,7 +519,7 @@ async function main(): Promise<void> {
           // The merchant's address, as deliveryAddressSql resolves it: the orders this statement writes are not visible to its subquery.
           [burstMerchant.id, channelId, made, n, mode === 'slow' ? 'S' : 'F', `${receiver.base}/${mode}`],
         );
-        // As JobsAfterCommit announces them: each admitted by its key or lined up behind it.
+        // As CallbackJobs announces them: each admitted by its key or lined up behind it.
         for (let i = 0; i < rows.length; i += 1_000)
           await setUpAgain(() => addCallbackJobs(gate, jobs, rows.slice(i, i + 1_000) as unknown as Parameters<typeof addCallbackJobs>[2], 16));
       }

@@ -277,7 +277,7 @@ export class DestinationGate {
   /**
    * Whether every process sees the same keys (Redis). Without Redis each process has its own map:
    * only the worker's counts (the embedded mode is one process; a worker apart from its API
-   * still counts its own attempts), so enlisting at enqueue is skipped there (JobsAfterCommit).
+   * still counts its own attempts), so enlisting at enqueue is skipped there (CallbackJobs).
    */
   get shared(): boolean {
     return this.redis !== null;

@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import type { CallbackJobs } from '@app/callbacks';
 import type { JobQueue } from '@app/queue';
 import { JobsAfterCommit } from './jobs-after-commit';
 
@@ -8,7 +7,7 @@ describe('JobsAfterCommit.requeueStuck', () => {
   afterEach(() => jest.restoreAllMocks());
 
   function withQueue(add: (name: string, payload: unknown, options: { jobId: string }) => Promise<unknown>) {
-    return new JobsAfterCommit({ add } as unknown as JobQueue, {} as CallbackJobs);
+    return new JobsAfterCommit({ add } as unknown as JobQueue);
   }
 
   it('queues one job a stuck row under its job id and a suffix of the window, so a job failed for good is not in the way', async () => {

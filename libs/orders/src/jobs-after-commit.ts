@@ -1,11 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type JobName, type JobPayloads } from '@app/common';
-import { CallbackJobs, type GateKey } from '@app/callbacks';
-import { type DeliveryHead } from '@app/db';
 import { JobQueue } from '@app/queue';
-
-// Moved to libs/callbacks (issue 39 item 3); re-exported while the worker's callbacks and bench:callbacks import them from here.
-export { PARKED_JOB_DELAY_MS, addCallbackJobs } from '@app/callbacks';
 
 /**
  * What follows a committed transaction: jobs enqueued. The row is the truth by then: a failure
@@ -16,28 +11,7 @@ export { PARKED_JOB_DELAY_MS, addCallbackJobs } from '@app/callbacks';
 export class JobsAfterCommit {
   private readonly logger = new Logger(JobsAfterCommit.name);
 
-  constructor(
-    private readonly queue: JobQueue,
-    private readonly callbacks: CallbackJobs,
-  ) {}
-
-  // Forwards to CallbackJobs, kept only while the lifecycles (libs/orders) and the worker's callbacks
-  // (apps/worker/src/callbacks) still call them here; new code calls CallbackJobs (issue 39 item 3).
-  deliver(deliveryIds: string | string[]): Promise<boolean> {
-    return this.callbacks.deliver(deliveryIds);
-  }
-
-  deliverHeads(heads: DeliveryHead[]): Promise<boolean> {
-    return this.callbacks.deliverHeads(heads);
-  }
-
-  addDeliveryJobs(heads: DeliveryHead[]): Promise<void> {
-    return this.callbacks.addDeliveryJobs(heads);
-  }
-
-  promoteDeliveries(key: GateKey | null, ids: string[]): Promise<number> {
-    return this.callbacks.promoteDeliveries(key, ids);
-  }
+  constructor(private readonly queue: JobQueue) {}
 
   /** A job for a committed row; a failure is logged and left to the sweep (false), never thrown. */
   async enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options: { jobId: string; delay?: number }): Promise<boolean> {

@@ -14,7 +14,7 @@ import {
   type TransitionEvent,
   TransitionRepository,
 } from '@app/db';
-import { JobsAfterCommit } from './jobs-after-commit';
+import { CallbackJobs } from '@app/callbacks';
 import { type CancelReason, orderEventPayload, refundEventPayload } from './order-event-payload';
 
 /** An event of an order's transition: its type and, for order.cancelled, why. */
@@ -47,7 +47,7 @@ export class Transitions {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly writer: TransitionRepository,
-    private readonly afterCommit: JobsAfterCommit,
+    private readonly callbacks: CallbackJobs,
   ) {}
 
   /**
@@ -81,7 +81,7 @@ export class Transitions {
       );
       return moved.flatMap((m) => m.events.map((e) => e.deliveryId));
     });
-    await this.afterCommit.deliver(deliveryIds);
+    await this.callbacks.deliver(deliveryIds);
     return deliveryIds.length;
   }
 
@@ -115,7 +115,7 @@ export class Transitions {
   async deliver(events: RecordedEvent[]): Promise<void> {
     const first = events[0]?.head;
     const addressed = events.filter((e) => !e.noAddress);
-    if (first) await this.afterCommit.deliverHeads([first]);
-    else if (addressed.length > 0) await this.afterCommit.deliver(addressed.map((e) => e.deliveryId));
+    if (first) await this.callbacks.deliverHeads([first]);
+    else if (addressed.length > 0) await this.callbacks.deliver(addressed.map((e) => e.deliveryId));
   }
 }

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { AppConfig, SecretBox } from '@app/common';
-import { CallbackAttemptError, type CallbackSender, DestinationGate, INTERNAL_FAILURE_TEXT, type SendOutcome } from '@app/callbacks';
+import { CallbackAttemptError, type CallbackJobs, type CallbackSender, DestinationGate, INTERNAL_FAILURE_TEXT, type SendOutcome } from '@app/callbacks';
 import type {
   CallbackAttemptRepository,
   CallbackDeliveryRepository,
@@ -11,7 +11,6 @@ import type {
   NonceStore,
   RecordedAttempt,
 } from '@app/db';
-import type { JobsAfterCommit } from '@app/orders';
 import { WorkerTuning } from '../worker-tuning';
 import { type CallbackJob, CallbackDeliveryProcessor } from './callback-delivery.processor';
 import type { WorkerMetrics } from './worker-metrics';
@@ -118,10 +117,10 @@ describe('CallbackDeliveryProcessor', () => {
         return true;
       },
     } as unknown as NonceStore;
-    const afterCommit = {
+    const callbacks = {
       deliverHeads: async (heads: DeliveryHead[]) => void added.push(heads),
       promoteDeliveries: async (_key: unknown, ids: string[]) => void (ids.length > 0 && promoted.push(ids)),
-    } as unknown as JobsAfterCommit;
+    } as unknown as CallbackJobs;
     const metrics = {
       attemptSeconds: { observe: () => undefined },
       settled: () => undefined,
@@ -142,7 +141,7 @@ describe('CallbackDeliveryProcessor', () => {
       sender,
       nonces,
       gate,
-      afterCommit,
+      callbacks,
       metrics,
     );
   });

@@ -4,6 +4,7 @@ import { AppConfig, type JobPayloads, SecretBox, merchantSecretContext, previous
 import { CallbackAttemptRepository, CallbackDeliveryRepository, type FinishedAttempt, type LoadedDelivery, NonceStore, type RecordedAttempt } from '@app/db';
 import {
   CallbackAttemptError,
+  CallbackJobs,
   CallbackSender,
   DeliveryPolicy,
   type DeliveryVerdict,
@@ -12,12 +13,12 @@ import {
   type GateKey,
   type GateRelease,
   INTERNAL_FAILURE_TEXT,
+  PARKED_JOB_DELAY_MS,
   RESEND_LIMIT,
   type SendOutcome,
   buildSignedCallback,
   newCallbackNonce,
 } from '@app/callbacks';
-import { JobsAfterCommit, PARKED_JOB_DELAY_MS } from '@app/orders';
 import { WorkerTuning } from '../worker-tuning';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -74,7 +75,7 @@ export class CallbackDeliveryProcessor {
     private readonly sender: CallbackSender,
     private readonly nonces: NonceStore,
     private readonly gate: DestinationGate,
-    private readonly afterCommit: JobsAfterCommit,
+    private readonly callbacks: CallbackJobs,
     private readonly metrics: WorkerMetrics,
   ) {
     this.policy = new DeliveryPolicy(config.callbackRetryScheduleMs);
@@ -189,7 +190,7 @@ export class CallbackDeliveryProcessor {
     const result = await this.portal.resendOrderOf(job.data.deliveryId, RESEND_LIMIT);
     if (result.kind === 'limited') throw new UnrecoverableError('not resent: this order had 10 resends within the hour (SPEC 7 callbackResend)');
     if (result.kind === 'not_found') throw new UnrecoverableError('not resent: the order has no callback event');
-    await this.afterCommit.deliver(result.deliveryId);
+    await this.callbacks.deliver(result.deliveryId);
     this.logger.log({ delivery_id: job.data.deliveryId, resent_as: result.deliveryId }, 'operator retry in Bull Board: resent like callbackResend');
     return { deliveryId: result.deliveryId, status: 'resent' };
   }
@@ -235,8 +236,8 @@ export class CallbackDeliveryProcessor {
   /** After the record: the deliveries the gate admitted are promoted, a new waker too, and the order's next delivery gets its job. */
   private async follow(key: GateKey | null, released: GateRelease | null, recorded: RecordedAttempt | null): Promise<void> {
     try {
-      if (released) await this.afterCommit.promoteDeliveries(key, [...released.admitted, ...(released.wake ? [released.wake] : [])]);
-      if (recorded?.next) await this.afterCommit.deliverHeads([recorded.next]);
+      if (released) await this.callbacks.promoteDeliveries(key, [...released.admitted, ...(released.wake ? [released.wake] : [])]);
+      if (recorded?.next) await this.callbacks.deliverHeads([recorded.next]);
     } catch (err) {
       // The rows say what is due: the sweep reconciles a job that was not woken or added.
       this.logger.warn({ next_delivery_id: recorded?.next?.id ?? null, err: (err as Error).message }, 'callback follow-up not done, the sweep covers it');

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { QUEUE, parseNotifyUrl } from '@app/common';
-import { DestinationGate } from '@app/callbacks';
+import { CallbackJobs, DestinationGate } from '@app/callbacks';
 import { CallbackSweepRepository, type DeliveryHead } from '@app/db';
-import { JobsAfterCommit, SWEEP_BATCH } from '@app/orders';
+import { SWEEP_BATCH } from '@app/orders';
 import { JobQueue } from '@app/queue';
 import { WorkerTuning } from '../worker-tuning';
 
@@ -26,7 +26,7 @@ export class CallbackSweeper {
     private readonly tuning: WorkerTuning,
     private readonly deliveries: CallbackSweepRepository,
     private readonly jobs: JobQueue,
-    private readonly afterCommit: JobsAfterCommit,
+    private readonly callbacks: CallbackJobs,
     private readonly gate: DestinationGate,
   ) {}
 
@@ -56,7 +56,7 @@ export class CallbackSweeper {
       }
       lost.push(due);
     }
-    await this.afterCommit.addDeliveryJobs(lost);
+    await this.callbacks.addDeliveryJobs(lost);
     await this.reenlist(parked);
     await this.reconcileSlots([...lost, ...parked]);
     if (lost.length > 0) this.logger.log({ deliveries: lost.length }, 're-added the jobs of lost callback deliveries');
@@ -81,7 +81,7 @@ export class CallbackSweeper {
     }
     for (const key of keys.values()) {
       const holders = await this.gate.holders(key);
-      const woken = holders.length > 0 ? await this.afterCommit.promoteDeliveries(key, holders) : 0;
+      const woken = holders.length > 0 ? await this.callbacks.promoteDeliveries(key, holders) : 0;
       if (woken > 0)
         this.logger.warn(
           { merchant_id: key.merchantId, destination: key.destination, deliveries: woken },
@@ -100,7 +100,7 @@ export class CallbackSweeper {
       const destination = parseNotifyUrl(due.notifyUrl)?.destination;
       const key = destination ? { merchantId: due.merchantId, destination } : null;
       const [answer] = key ? await this.gate.enlist(key, [due.id], { parked: true }) : [{ kind: 'run' as const }];
-      if (answer.kind === 'run' || (answer.kind === 'held' && answer.wakeAt !== null)) await this.afterCommit.promoteDeliveries(key, [due.id]);
+      if (answer.kind === 'run' || (answer.kind === 'held' && answer.wakeAt !== null)) await this.callbacks.promoteDeliveries(key, [due.id]);
     }
   }
 }
