@@ -1,5 +1,5 @@
 import { LedgerRepository, type LedgerSubject, OrderRepository } from '@app/db';
-import { RefundLifecycle, SellOrderLifecycle } from '@app/orders';
+import { RefundLifecycle, PayoutLifecycle } from '@app/orders';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { books, completedOrder, createSellOrder, refundCreate, refundRow } from './helpers/money-out';
 import { orderRow, sql } from './helpers/orders';
@@ -109,7 +109,7 @@ describe('the ledger: every movement an entry, the balance never below zero (rea
       if (a.body.code !== 1) continue;
       if (requests[i].kind === 'refund')
         await api.app.get(RefundLifecycle).process((await refundRow(api.app, (a.body.data as { refund_no: string }).refund_no)).id as string);
-      else await api.app.get(SellOrderLifecycle).payout((await orderRow(api.app, (a.body.data as { order_no: string }).order_no)).id as string);
+      else await api.app.get(PayoutLifecycle).payout((await orderRow(api.app, (a.body.data as { order_no: string }).order_no)).id as string);
     }
     const kept = accepted.filter((r) => r.debit % 100 !== 44 && r.debit % 100 !== 74);
     const end = await books(api.app, merchant.id);

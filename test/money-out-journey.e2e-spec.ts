@@ -214,7 +214,7 @@ describe('money out, end to end: a top-up paid on the sandbox page, partly refun
     expect(output).toContain('/api/merchant/createSellOrder');
     // Ids are fields of the line (STYLE 11), so a search by order_no finds it.
     const lines = output.split('\n').flatMap((line) => (line.startsWith('{') ? [JSON.parse(line) as Record<string, unknown>] : []));
-    expect(lines).toContainEqual(expect.objectContaining({ order_no: refused.data.order_no, msg: 'sell order payout refused; debit reversed' }));
+    expect(lines).toContainEqual(expect.objectContaining({ order_no: refused.data.order_no, msg: 'payout refused; debit reversed' }));
     for (const account of [ACCOUNT, '6222029876543210', '6222020000000000']) expect(output).not.toContain(account);
     expect(JSON.stringify(receiver.received.map((c) => c.raw))).not.toContain(ACCOUNT);
   }, 90_000);

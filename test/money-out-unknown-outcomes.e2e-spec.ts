@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Channel } from '@app/db';
 import { ChannelAdapters, ChannelError, type PayoutOperations, type PayoutRequest, type PayoutStatus } from '@app/channels';
 import { QUEUE } from '@app/common';
-import { OrderLifecycle, RefundLifecycle, SellOrderLifecycle } from '@app/orders';
+import { OrderLifecycle, RefundLifecycle, PayoutLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
 import { JobQueue } from '@app/queue';
 import { FakeAlipayGateway, rsaKeyPair } from './fakes/alipay-gateway';
@@ -288,7 +288,7 @@ describe('money out when the channel does not state the outcome (real PostgreSQL
       const res = await createSellOrder(api.app, testMerchant, { cny_amount: '20.00', paychannel_id: sandbox });
       const orderNo = res.body.data.order_no;
       const id = (await orderRow(api.app, orderNo)).id as string;
-      const sellOrders = api.app.get(SellOrderLifecycle);
+      const sellOrders = api.app.get(PayoutLifecycle);
       await expect(sellOrders.payout(id)).rejects.toThrow(/timed out/);
       expect((await orderRow(api.app, orderNo)).status).toBe('pending');
       await sellOrders.payout(id);

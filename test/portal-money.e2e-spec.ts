@@ -1,5 +1,5 @@
 import { formatCny } from '@app/common';
-import { RefundLifecycle, SellOrderLifecycle } from '@app/orders';
+import { RefundLifecycle, PayoutLifecycle } from '@app/orders';
 import { type TestApi, merchantWithChannels, startTestApi } from './helpers/api';
 import { completedOrder, createSellOrder, refundCreate, refundRow } from './helpers/money-out';
 import { orderRow, sql } from './helpers/orders';
@@ -105,7 +105,7 @@ describe('merchant portal: money out and mode', () => {
     expect(sell.body.code).toBe(1);
     const inProgress = await client.get(`/portal/orders/${sell.body.data.order_no}`);
     expect(inProgress.html).toContain('class="badge badge-processing">In progress<');
-    await api.app.get(SellOrderLifecycle).payout((await orderRow(api.app, sell.body.data.order_no)).id as string);
+    await api.app.get(PayoutLifecycle).payout((await orderRow(api.app, sell.body.data.order_no)).id as string);
 
     const refunded = await client.get(`/portal/orders/${paid.order_no}`);
     expect(refunded.html).toContain('class="badge badge-failed">Failed, balance restored<');

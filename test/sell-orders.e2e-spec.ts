@@ -1,6 +1,6 @@
 import { SecretBox } from '@app/common';
 import { PayoutRepository } from '@app/db';
-import { SellOrderLifecycle, payeeAccountContext } from '@app/orders';
+import { PayoutLifecycle, payeeAccountContext } from '@app/orders';
 import type { Credentials } from '@app/operator';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
 import { books, completedOrder, createSellOrder, entriesOf, orderClose } from './helpers/money-out';
@@ -40,14 +40,14 @@ describe('sell orders: createSellOrder and the payout (real PostgreSQL and Redis
   let api: TestApi;
   let merchant: Credentials;
   let channel: number;
-  let sellOrders: SellOrderLifecycle;
+  let sellOrders: PayoutLifecycle;
 
   beforeAll(async () => {
     api = await startTestApi();
     const made = await merchantWithChannels(api.operator, { rate: '0.006' });
     merchant = made.merchant;
     channel = made.channels.remotepay;
-    sellOrders = api.app.get(SellOrderLifecycle);
+    sellOrders = api.app.get(PayoutLifecycle);
     await completedOrder(api.app, merchant, { cny_amount: '1000.00', paychannel_id: channel });
   });
   afterAll(() => api.close());

@@ -1,4 +1,4 @@
-import { SellOrderLifecycle } from '@app/orders';
+import { PayoutLifecycle } from '@app/orders';
 import type { Credentials } from '@app/operator';
 import { shanghaiDate, shanghaiDayBounds } from '@app/recon';
 import { type TestApi, merchantWithChannels, post, signed, startTestApi } from './helpers/api';
@@ -75,8 +75,7 @@ describe('statements: statementQuery and /portal/statements (real PostgreSQL)', 
       payee_account: '6222021234565678',
       payee_bank: '建设银行',
     });
-    for (const o of [payout.body.data.order_no, refused.body.data.order_no])
-      await api.app.get(SellOrderLifecycle).payout(String((await orderRow(api.app, o)).id));
+    for (const o of [payout.body.data.order_no, refused.body.data.order_no]) await api.app.get(PayoutLifecycle).payout(String((await orderRow(api.app, o)).id));
     await happenedOn(second.order_no, days[1], 0);
     await sql(api.app).query(
       `UPDATE "ledger_entries" SET "created_at" = $2 WHERE "order_id" = (SELECT "id" FROM "orders" WHERE "order_no" = $1) AND "refund_id" IS NULL`,

@@ -7,5 +7,5 @@ export * from './orders-core.module';
 export * from './order-no';
 export * from './order-transitions';
 export * from './refund-lifecycle';
-export * from './sell-order-lifecycle';
+export * from './payout-lifecycle';
 export * from './transitions';

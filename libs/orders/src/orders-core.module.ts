@@ -5,14 +5,14 @@ import { JobsAfterCommit } from './jobs-after-commit';
 import { Transitions } from './transitions';
 import { OrderLifecycle } from './order-lifecycle';
 import { RefundLifecycle } from './refund-lifecycle';
-import { SellOrderLifecycle } from './sell-order-lifecycle';
+import { PayoutLifecycle } from './payout-lifecycle';
 
 /**
  * The order, refund and sell order state machines and the channel adapters, for the API and
  * the worker. Needs the global CommonModule, DbModule and QueueModule of the app that imports it.
  */
 @Module({
-  providers: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, Transitions, ChannelAdapters, DESTINATION_GATE_PROVIDER],
-  exports: [OrderLifecycle, RefundLifecycle, SellOrderLifecycle, JobsAfterCommit, CallbackJobs, Transitions, ChannelAdapters, DestinationGate],
+  providers: [OrderLifecycle, RefundLifecycle, PayoutLifecycle, JobsAfterCommit, CallbackJobs, Transitions, ChannelAdapters, DESTINATION_GATE_PROVIDER],
+  exports: [OrderLifecycle, RefundLifecycle, PayoutLifecycle, JobsAfterCommit, CallbackJobs, Transitions, ChannelAdapters, DestinationGate],
 })
 export class OrdersCoreModule {}

@@ -13,7 +13,7 @@ import {
 } from '@app/common';
 import { ChannelAdapters, adaptersForMode } from '@app/channels';
 import { ChannelRepository, type Merchant, type Order, OrderRepository, type Payout, PayoutRepository } from '@app/db';
-import { SELL_ORDER_EXPIRES_AT, SellOrderLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
+import { PAYOUT_EXPIRES_AT, PayoutLifecycle, createIdempotently, created, newOrderNo, payeeAccountContext, requestHash } from '@app/orders';
 import { type CreatedOrderView, orderFields, toCreatedView } from '../orders/orders.service';
 import { channelNotLinked } from '../channels/channel-not-linked';
 import { assertChannelAmountRange } from '../channels/channel-amount-range';
@@ -35,7 +35,7 @@ export class SellOrdersService {
     private readonly payouts: PayoutRepository,
     private readonly channels: ChannelRepository,
     private readonly adapters: ChannelAdapters,
-    private readonly lifecycle: SellOrderLifecycle,
+    private readonly lifecycle: PayoutLifecycle,
     private readonly secrets: SecretBox,
     private readonly config: AppConfig,
   ) {}
@@ -114,7 +114,7 @@ export class SellOrdersService {
         subject: null,
         returnUrl: null,
         requestHash: hash,
-        expiresAt: SELL_ORDER_EXPIRES_AT,
+        expiresAt: PAYOUT_EXPIRES_AT,
         createdAt: now,
       },
       { name: params.payee_name, account: params.payee_account, bank: params.payee_bank },

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { JobPayloads } from '@app/common';
-import { RefundLifecycle, SellOrderLifecycle } from '@app/orders';
+import { RefundLifecycle, PayoutLifecycle } from '@app/orders';
 import { WorkerTuning } from '../worker-tuning';
 
 /** Money out on the 'orders' queue: refunds and payouts, each asked of the channel once and then queried. */
@@ -8,7 +8,7 @@ import { WorkerTuning } from '../worker-tuning';
 export class MoneyOutProcessor {
   constructor(
     private readonly refunds: RefundLifecycle,
-    private readonly sellOrders: SellOrderLifecycle,
+    private readonly sellOrders: PayoutLifecycle,
     private readonly tuning: WorkerTuning,
   ) {}
 

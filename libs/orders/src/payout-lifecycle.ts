@@ -11,7 +11,7 @@ import { SWEEP_BATCH } from './order-lifecycle';
 import { CHANNEL_LEASE_MS } from './refund-lifecycle';
 import { ORDER_TRANSITIONS } from './order-transitions';
 
-/** The payee of a sell order, as the merchant gave it (the account in clear: never log it). */
+/** The payee of a payout, as the merchant gave it (the account in clear: never log it). */
 export interface Payee {
   name: string;
   account: string;
@@ -33,29 +33,32 @@ const NOT_OFFERED: Refusal = {
   document: "this service's channel adapter: its protocol has no payout call, so the channel was never asked",
 };
 
-/** A sell order does not expire: only the channel's answer ends it (the expiry sweeps never see it). */
-export const SELL_ORDER_EXPIRES_AT = new Date('9999-12-31T00:00:00Z');
+/** A payout does not expire: only the channel's answer ends it (the expiry sweeps never see it). */
+export const PAYOUT_EXPIRES_AT = new Date('9999-12-31T00:00:00Z');
 
-/** The SecretBox context of a payee account: a ciphertext opens only on its own order. */
+/**
+ * The SecretBox context of a payee account: a ciphertext opens only on its own order. The text is
+ * bound into every stored ciphertext: it keeps the API's word ("sell order"), never renamed.
+ */
 export function payeeAccountContext(orderNo: string): string {
   return `sell-order:${orderNo}:payee_account`;
 }
 
-// The moves of a sell order, by cause, restricted to order_type 2 by the table's rows.
+// The moves of a payout, by cause, restricted to order_type 2 by the table's rows.
 const PAY_OUT = ORDER_TRANSITIONS.move('payout');
 const REFUSE = ORDER_TRANSITIONS.move('payout_refused');
 const SETTLE = ORDER_TRANSITIONS.move('payout_confirmation');
 
 /**
- * Sell orders (order_type 2): the merchant's balance pays its customer. The order, its payee
+ * Payouts (order_type 2, the API's sell orders): the merchant's balance pays its customer. The order, its payee
  * and the debit of cny + service are one transaction, so an order exists only with its money
  * taken. The worker asks the channel once, queries after an outcome it could not learn, and
  * moves pending -> paid -> completed, or pending -> cancelled with the debit reversed in the
  * same transaction. Events are the buy orders' (order.paid, order.completed, order.cancelled).
  */
 @Injectable()
-export class SellOrderLifecycle {
-  private readonly logger = new Logger(SellOrderLifecycle.name);
+export class PayoutLifecycle {
+  private readonly logger = new Logger(PayoutLifecycle.name);
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -70,7 +73,7 @@ export class SellOrderLifecycle {
   ) {}
 
   /**
-   * Inserts the pending sell order with its sealed payee and debits merchant_actual (cny +
+   * Inserts the pending payout order with its sealed payee and debits merchant_actual (cny +
    * service) in one transaction: 40902 leaves nothing behind. A unique violation (order_no,
    * merchant_order_no) is thrown to the caller.
    */
@@ -133,7 +136,7 @@ export class SellOrderLifecycle {
         const confirmed = await this.adapters.call((signal) => operations.queryPayout(request, signal));
         if (confirmed.state !== 'paid') {
           if (confirmed.state === 'refused')
-            this.logger.error({ order_no: order.orderNo }, 'sell order paid out, then the channel reports the payout refused; left paid for the operator');
+            this.logger.error({ order_no: order.orderNo }, 'payout paid out, then the channel reports it refused; left paid for the operator');
           throw new PayoutNotSettledError(order.orderNo, `paid out, the channel's query answers ${confirmed.state}`);
         }
         await this.complete(current);
@@ -196,7 +199,6 @@ export class SellOrderLifecycle {
         await this.payouts.settle(em, moved.id, refusal.failure);
       },
     });
-    if (cancelled)
-      this.logger.log({ order_no: order.orderNo, failure: refusal.failure, refusal_code: refusal.code }, 'sell order payout refused; debit reversed');
+    if (cancelled) this.logger.log({ order_no: order.orderNo, failure: refusal.failure, refusal_code: refusal.code }, 'payout refused; debit reversed');
   }
 }
