@@ -13,7 +13,7 @@ import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, appsReady, launch, stopProcess } from './helpers/processes';
-import { operatorServices } from './helpers/operator-services';
+import { linkedSandboxChannel, operatorServices } from './helpers/operator-services';
 import { LocalCluster } from './helpers/redis-topology';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
@@ -57,16 +57,7 @@ describe('Redis Cluster: the API, the queues and the callbacks on three nodes', 
     flaky.respond = () => (flakyDown ? { status: 503, body: 'down' } : { status: 200, body: 'success' });
     merchant = await operator.merchants.create({ name: 'cluster', mode: 'test', notifyUrl: healthy.url });
     failing = await operator.merchants.create({ name: 'cluster-flaky', mode: 'test', notifyUrl: flaky.url });
-    ({ id: channelId } = await operator.channels.create({
-      category: 'processor',
-      name: 'sandbox',
-      payMethod: 'alipay',
-      adapter: 'sandbox',
-      rate: '0.006',
-      config: JSON.stringify({ secret_key: secretKey }),
-    }));
-    await operator.channels.link(merchant.id, channelId);
-    await operator.channels.link(failing.id, channelId);
+    channelId = await linkedSandboxChannel(operator, secretKey, [merchant.id, failing.id]);
 
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;

@@ -13,7 +13,7 @@ import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, appsReady, launch, stopProcess } from './helpers/processes';
-import { operatorServices } from './helpers/operator-services';
+import { linkedSandboxChannel, operatorServices } from './helpers/operator-services';
 import { SentinelSet } from './helpers/redis-topology';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
@@ -52,15 +52,7 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
     await db.connect();
     receiver = await CallbackReceiver.start();
     merchant = await operator.merchants.create({ name: 'sentinel', mode: 'test', notifyUrl: receiver.url });
-    ({ id: channelId } = await operator.channels.create({
-      category: 'processor',
-      name: 'sandbox',
-      payMethod: 'alipay',
-      adapter: 'sandbox',
-      rate: '0.006',
-      config: JSON.stringify({ secret_key: secretKey }),
-    }));
-    await operator.channels.link(merchant.id, channelId);
+    channelId = await linkedSandboxChannel(operator, secretKey, [merchant.id]);
 
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;

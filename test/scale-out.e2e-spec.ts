@@ -13,7 +13,7 @@ import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
 import { type Running, launch, stopProcess } from './helpers/processes';
-import { operatorServices } from './helpers/operator-services';
+import { linkedSandboxChannel, operatorServices } from './helpers/operator-services';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
 const WORKER_MAIN = resolve(__dirname, '../dist/apps/worker/src/main.js');
@@ -46,15 +46,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     await db.connect();
     receiver = await CallbackReceiver.start();
     merchant = await operator.merchants.create({ name: 'scale-out', mode: 'test', notifyUrl: receiver.url });
-    ({ id: channelId } = await operator.channels.create({
-      category: 'processor',
-      name: 'sandbox',
-      payMethod: 'alipay',
-      adapter: 'sandbox',
-      rate: '0.006',
-      config: JSON.stringify({ secret_key: secretKey }),
-    }));
-    await operator.channels.link(merchant.id, channelId);
+    channelId = await linkedSandboxChannel(operator, secretKey, [merchant.id]);
 
     const shared = {
       DATABASE_URL: config.databaseUrl,

@@ -19,3 +19,17 @@ export function operatorServices(ctx: INestApplicationContext): OperatorServices
     callbacks: ctx.get(CallbackOperationsService),
   };
 }
+
+/** The multi-process specs' one channel: a sandbox processor signing with `secretKey`, linked to each merchant given. */
+export async function linkedSandboxChannel(operator: OperatorServices, secretKey: string, merchantIds: number[]): Promise<number> {
+  const { id } = await operator.channels.create({
+    category: 'processor',
+    name: 'sandbox',
+    payMethod: 'alipay',
+    adapter: 'sandbox',
+    rate: '0.006',
+    config: JSON.stringify({ secret_key: secretKey }),
+  });
+  for (const merchantId of merchantIds) await operator.channels.link(merchantId, id);
+  return id;
+}
