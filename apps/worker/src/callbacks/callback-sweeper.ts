@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { QUEUE, parseNotifyUrl } from '@app/common';
-import { CallbackJobs, DestinationGate } from '@app/callbacks';
+import { CallbackJobs, DestinationGate, type GateKey } from '@app/callbacks';
 import { CallbackSweepRepository, type DeliveryHead } from '@app/db';
 import { SWEEP_BATCH } from '@app/orders';
 import { JobQueue } from '@app/queue';
@@ -74,7 +74,7 @@ export class CallbackSweeper {
    * holder is left alone.
    */
   private async reconcileSlots(overdue: DeliveryHead[]): Promise<void> {
-    const keys = new Map<string, { merchantId: number; destination: string }>();
+    const keys = new Map<string, GateKey>();
     for (const due of overdue) {
       const destination = parseNotifyUrl(due.notifyUrl)?.destination;
       if (destination) keys.set(`${due.merchantId}|${destination}`, { merchantId: due.merchantId, destination });

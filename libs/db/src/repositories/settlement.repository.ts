@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { OrderStatus } from '../entities';
 import { preparedQuery } from '../prepared-query';
 import type { Move } from '../state-move';
 import type { RecordedEvent } from './order-event.repository';
-import type { TransitionChanges, TransitionEvent } from './transition.repository';
+import { type TransitionChanges, type TransitionEvent, orderMoveParams } from './transition.repository';
 
 /** An event the settlement records, in order; its payload's updatetime and paid_at are set from the settled row. */
 export type SettlementEvent = TransitionEvent;
@@ -37,20 +36,7 @@ interface SettledRow {
 export class SettlementRepository {
   /** Null when the move did not apply (the order was elsewhere, or settled by a concurrent caller): nothing written, nothing credited. */
   async settle(em: EntityManager, orderId: string, move: Move<OrderStatus>, changes: TransitionChanges, events: SettlementEvent[]): Promise<Settled | null> {
-    const ids = events.map(() => ({ eventId: randomUUID(), deliveryId: randomUUID() }));
-    const params = [
-      orderId,
-      move.pairs.map((p) => p.from),
-      move.pairs.map((p) => p.orderType),
-      move.to,
-      changes.paid === true,
-      // As a transition: an empty trade number leaves the row's.
-      changes.channelTradeNo || null,
-      ids.map((i) => i.eventId),
-      events.map((e) => e.type),
-      events.map((e, n) => JSON.stringify(e.payload(ids[n].eventId))),
-      ids.map((i) => i.deliveryId),
-    ];
+    const { ids, params } = orderMoveParams(orderId, move, changes, events);
     // Outside a transaction (a final payment, the confirm job), prepared on the pool: every paid order runs it.
     const rows = em.queryRunner ? await em.query<SettledRow[]>(SETTLE, params) : await preparedQuery<SettledRow>(em.connection, 'settle_order', SETTLE, params);
     if (rows.length === 0) return null;

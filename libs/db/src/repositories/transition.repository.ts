@@ -49,6 +49,33 @@ const TRANSITION_REFUND = `SELECT t."delivery_id" AS "t_delivery_id", t."head" A
   FROM "transition_refund"($1, $2::varchar[], $3, $4, $5, $6, $7, $8::jsonb, $9) t`;
 
 /**
+ * An order move's ids and the parameters of transition_order, which settle_order shares (it is
+ * transition_order then credit_order): the order, the pairs it may start from, the state reached,
+ * the changes (an empty trade number leaves the row's), and each event with its delivery's id.
+ */
+export function orderMoveParams(
+  orderId: string,
+  move: Move<OrderStatus>,
+  changes: TransitionChanges,
+  events: TransitionEvent[],
+): { ids: { eventId: string; deliveryId: string }[]; params: unknown[] } {
+  const ids = events.map(() => ({ eventId: randomUUID(), deliveryId: randomUUID() }));
+  const params = [
+    orderId,
+    move.pairs.map((p) => p.from),
+    move.pairs.map((p) => p.orderType),
+    move.to,
+    changes.paid === true,
+    changes.channelTradeNo || null,
+    ids.map((i) => i.eventId),
+    events.map((e) => e.type),
+    events.map((e, n) => JSON.stringify(e.payload(ids[n].eventId))),
+    ids.map((i) => i.deliveryId),
+  ];
+  return { ids, params };
+}
+
+/**
  * The one way an order or a refund changes state, with its events and their outbox rows: a call of
  * transition_order / transition_refund (libs/db/src/sql/transition-functions.ts), one statement,
  * atomic on its own and joining the caller's transaction when `em` is in one. The move (from
@@ -64,19 +91,8 @@ export class TransitionRepository {
     changes: TransitionChanges,
     events: TransitionEvent[],
   ): Promise<Moved<Order> | null> {
-    const ids = events.map(() => ({ eventId: randomUUID(), deliveryId: randomUUID() }));
-    const rows = await em.query<(WrittenRow & Record<string, unknown>)[]>(TRANSITION_ORDER, [
-      orderId,
-      move.pairs.map((p) => p.from),
-      move.pairs.map((p) => p.orderType),
-      move.to,
-      changes.paid === true,
-      changes.channelTradeNo || null,
-      ids.map((i) => i.eventId),
-      events.map((e) => e.type),
-      events.map((e, n) => JSON.stringify(e.payload(ids[n].eventId))),
-      ids.map((i) => i.deliveryId),
-    ]);
+    const { ids, params } = orderMoveParams(orderId, move, changes, events);
+    const rows = await em.query<(WrittenRow & Record<string, unknown>)[]>(TRANSITION_ORDER, params);
     if (rows.length === 0) return null;
     return { row: hydrate(em, Order, rows[0]), events: recorded(ids, rows) };
   }
