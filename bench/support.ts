@@ -234,14 +234,21 @@ export function countHere(): () => { pgQueries: number; redisCommands: number; r
     return pgQuery.apply(this, args);
   };
   const sendCommand = Redis.prototype.sendCommand;
+  // A script's name by its sha (or its text, for an EVAL), looked up once: the counting must not cost the worker it measures.
+  const scriptNames = new Map<string, string>();
   Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
     cost.redisCommands++;
     const command = args[0] as unknown as { name: string; args: unknown[] };
     let name = command.name;
     if (name === 'evalsha' || name === 'eval') {
-      const scripts = (this as unknown as { scriptsSet?: Record<string, { sha: string; lua: string }> }).scriptsSet ?? {};
       const first = String(command.args[0]);
-      name = Object.entries(scripts).find(([, s]) => s.sha === first || s.lua === first)?.[0] ?? `${name}:${first.slice(0, 8)}`;
+      let known = scriptNames.get(first);
+      if (known === undefined) {
+        const scripts = (this as unknown as { scriptsSet?: Record<string, { sha: string; lua: string }> }).scriptsSet ?? {};
+        known = Object.entries(scripts).find(([, s]) => s.sha === first || s.lua === first)?.[0] ?? `${name}:${first.slice(0, 8)}`;
+        scriptNames.set(first, known);
+      }
+      name = known;
     }
     byName[name] = (byName[name] ?? 0) + 1;
     return sendCommand.apply(this, args);

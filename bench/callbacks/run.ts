@@ -3,10 +3,11 @@ import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { NestFactory } from '@nestjs/core';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { Agent, request } from 'undici';
-import { QUEUE, loadConfig, parseNotifyUrl } from '@app/common';
+import { QUEUE, RETRY_POLICY, loadConfig, parseNotifyUrl } from '@app/common';
 import { deliveryAddressSql, runMigrations } from '@app/db';
 import { CallbackJobs, DestinationGate, addCallbackJobs } from '@app/callbacks';
 import { type Credentials, ChannelSetupService, MerchantAccountService, OperatorModule } from '@app/operator';
@@ -38,6 +39,8 @@ import {
  * concurrency (the worker's callbackConcurrency and CALLBACK_DESTINATION_CONCURRENCY are set
  * to it, the receiver being one destination):
  *  - bare: a loop of undici POSTs of a callback-sized body, no database;
+ *  - BullMQ's floor: the same POSTs as BullMQ jobs run by a plain Worker (no database, gate or
+ *    signing): the part of a delivery's cost that is BullMQ's on this machine;
  *  - deliveries alone: N due delivery rows written in one transaction and announced, then
  *    claimed, signed, sent and recorded by an in-process worker until the last arrives;
  *  - pipeline: the real payment path with the API and the worker each in a process of its own.
@@ -227,6 +230,41 @@ async function main(): Promise<void> {
   await agent.close();
   const bare = ORDERS / bareS;
 
+  // BullMQ's floor: the same POSTs, each a BullMQ job (added in one addBulk, kept as callback jobs
+  // are) run by a plain Worker at the same concurrency: no database, no gate, no signing. What any
+  // design where BullMQ is the scheduler pays on this machine before its first line of its own.
+  const floorConnection = { url: REDIS, maxRetriesPerRequest: null };
+  const floorQueue = new Queue('bench-floor', { connection: floorConnection, prefix: env.QUEUE_PREFIX });
+  const floorAgent = new Agent({ keepAliveTimeout: 4000 });
+  let floorDone = 0;
+  let floorFinished!: () => void;
+  const floorAll = new Promise<void>((resolve) => (floorFinished = resolve));
+  const floorCost = await phaseCost();
+  const floorStarted = now();
+  await floorQueue.addBulk(
+    Array.from({ length: ORDERS }, (_, i) => ({
+      name: 'post',
+      data: { n: i },
+      opts: { jobId: `floor-${i}`, attempts: 10, removeOnComplete: RETRY_POLICY.delivery.removeOnComplete, removeOnFail: RETRY_POLICY.delivery.removeOnFail },
+    })),
+  );
+  const floorWorker = new Worker(
+    'bench-floor',
+    async () => {
+      const res = await request(notifyUrl, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: floorAgent });
+      await res.body.text();
+      if (++floorDone === ORDERS) floorFinished();
+    },
+    { connection: floorConnection, prefix: env.QUEUE_PREFIX, concurrency: CONCURRENCY },
+  );
+  await floorAll;
+  const floorS = (now() - floorStarted) / 1000;
+  const floorCpu = await floorCost(ORDERS);
+  await floorWorker.close();
+  await floorQueue.close();
+  await floorAgent.close();
+  const floor = ORDERS / floorS;
+
   // Deliveries alone: N due rows (an order.paid event and its delivery each) in one transaction, announced once, to an in-process worker.
   const worker = await createWorkerApp(config, { shutdownHooks: false, tuning: { callbackConcurrency: CONCURRENCY } });
   const afterCommit = worker.get(CallbackJobs);
@@ -291,9 +329,13 @@ async function main(): Promise<void> {
           orders: ORDERS,
           concurrency: CONCURRENCY,
           bare_undici_posts_per_s: Math.round(bare),
+          bullmq_floor_posts_per_s: Math.round(floor),
           deliveries_alone_per_s: Math.round(aloneRate),
           ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
+          ratio_bullmq_floor_to_bare: +(floor / bare).toFixed(3),
+          ratio_deliveries_alone_to_bullmq_floor: +(aloneRate / floor).toFixed(3),
           bare_cpu_ms_per_post: bareCpu,
+          bullmq_floor_cpu_ms_per_post: floorCpu,
           deliveries_alone_cpu_ms_per_delivery: aloneCpu,
           deliveries_alone_worker_per_delivery: alonePerDelivery,
           ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
@@ -565,10 +607,14 @@ async function main(): Promise<void> {
     load_average_at_start: startLoad,
     bare_undici_posts_per_s: Math.round(bare),
     bare_post_ms: { p50: +bareP50.toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
+    bullmq_floor_posts_per_s: Math.round(floor),
     deliveries_alone_per_s: Math.round(aloneRate),
     ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
+    ratio_bullmq_floor_to_bare: +(floor / bare).toFixed(3),
+    ratio_deliveries_alone_to_bullmq_floor: +(aloneRate / floor).toFixed(3),
     // Where each one's time goes: CPU per POST / per delivery of every process, and how busy both cores were.
     bare_cpu_ms_per_post: bareCpu,
+    bullmq_floor_cpu_ms_per_post: floorCpu,
     deliveries_alone_cpu_ms_per_delivery: aloneCpu,
     deliveries_alone_worker_per_delivery: alonePerDelivery,
     ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
