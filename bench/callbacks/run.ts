@@ -233,6 +233,7 @@ async function main(): Promise<void> {
   const bareS = (now() - bareStarted) / 1000;
   const bareCpu = await bareCost(ORDERS);
   bareLatencies.sort((a, b) => a - b);
+  const bareP50 = percentile(bareLatencies, 50);
   await agent.close();
   const bare = ORDERS / bareS;
 
@@ -328,28 +329,24 @@ async function main(): Promise<void> {
   };
   const aloneRate = alone.length / aloneS;
   await worker.close();
+  // The loops measured so far, as both outputs (BENCH_ONLY=alone's and the whole run's) print them.
+  const aloneFigures = {
+    bare_undici_posts_per_s: Math.round(bare),
+    bare_post_ms: { p50: +bareP50.toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
+    bullmq_floor_posts_per_s: Math.round(floor),
+    deliveries_alone_per_s: Math.round(aloneRate),
+    ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
+    ratio_bullmq_floor_to_bare: +(floor / bare).toFixed(3),
+    ratio_deliveries_alone_to_bullmq_floor: +(aloneRate / floor).toFixed(3),
+    // Where each one's time goes: CPU per POST / per delivery of every process, and how busy both cores were.
+    bare_cpu_ms_per_post: bareCpu,
+    bullmq_floor_cpu_ms_per_post: floorCpu,
+    deliveries_alone_cpu_ms_per_delivery: aloneCpu,
+    deliveries_alone_worker_per_delivery: alonePerDelivery,
+    ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
+  };
   if (ALONE_ONLY) {
-    process.stdout.write(
-      `${JSON.stringify(
-        {
-          orders: ORDERS,
-          concurrency: CONCURRENCY,
-          bare_undici_posts_per_s: Math.round(bare),
-          bullmq_floor_posts_per_s: Math.round(floor),
-          deliveries_alone_per_s: Math.round(aloneRate),
-          ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
-          ratio_bullmq_floor_to_bare: +(floor / bare).toFixed(3),
-          ratio_deliveries_alone_to_bullmq_floor: +(aloneRate / floor).toFixed(3),
-          bare_cpu_ms_per_post: bareCpu,
-          bullmq_floor_cpu_ms_per_post: floorCpu,
-          deliveries_alone_cpu_ms_per_delivery: aloneCpu,
-          deliveries_alone_worker_per_delivery: alonePerDelivery,
-          ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    process.stdout.write(`${JSON.stringify({ orders: ORDERS, concurrency: CONCURRENCY, ...aloneFigures }, null, 2)}\n`);
     return cleanUp();
   }
 
@@ -593,7 +590,6 @@ async function main(): Promise<void> {
     `SELECT (SELECT count(*) FROM order_events) AS events, (SELECT count(*) FROM callback_deliveries) AS deliveries, (SELECT count(*) FROM callback_attempts) AS attempts`,
   );
 
-  const bareP50 = percentile(bareLatencies, 50);
   const cleanP50 = percentile(clean.latencies, 50);
   const summary = (r: PipelineRun) => ({
     paid_deliveries_per_s: Math.round(r.paidRate),
@@ -611,19 +607,7 @@ async function main(): Promise<void> {
     orders: ORDERS,
     concurrency: CONCURRENCY,
     load_average_at_start: startLoad,
-    bare_undici_posts_per_s: Math.round(bare),
-    bare_post_ms: { p50: +bareP50.toFixed(2), p99: +percentile(bareLatencies, 99).toFixed(2) },
-    bullmq_floor_posts_per_s: Math.round(floor),
-    deliveries_alone_per_s: Math.round(aloneRate),
-    ratio_deliveries_alone_to_bare: +(aloneRate / bare).toFixed(3),
-    ratio_bullmq_floor_to_bare: +(floor / bare).toFixed(3),
-    ratio_deliveries_alone_to_bullmq_floor: +(aloneRate / floor).toFixed(3),
-    // Where each one's time goes: CPU per POST / per delivery of every process, and how busy both cores were.
-    bare_cpu_ms_per_post: bareCpu,
-    bullmq_floor_cpu_ms_per_post: floorCpu,
-    deliveries_alone_cpu_ms_per_delivery: aloneCpu,
-    deliveries_alone_worker_per_delivery: alonePerDelivery,
-    ...(aloneProfile ? { deliveries_alone_profile: aloneProfile } : {}),
+    ...aloneFigures,
     // Customers pressing Pay on the sandbox checkout page, the API and the worker in processes of their own.
     pipeline_one_merchant: summary(clean),
     [`pipeline_${merchants.length}_merchants`]: summary(many),
