@@ -243,7 +243,10 @@ async function main(): Promise<void> {
   bareLatencies.sort((a, b) => a - b);
   const bareP50 = percentile(bareLatencies, 50);
   await agent.close();
-  const bare = percentile([...bareRounds].sort((a, b) => a - b), 50);
+  const bare = percentile(
+    [...bareRounds].sort((a, b) => a - b),
+    50,
+  );
 
   // BullMQ's floor: the same POSTs, each a BullMQ job (added in one addBulk, kept as callback jobs
   // are) run by a plain Worker at the same concurrency: no database, no gate, no signing. What any

@@ -21,7 +21,11 @@ export function startupCause(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) return [...new Set(err.errors.map(startupCause))].join('; ');
   if (err instanceof Error) {
     const code = (err as NodeJS.ErrnoException).code;
-    const message = err.message || code || err.name;
+    // ioredis's Sentinel names its next retry's delay, different each time: one outage is one cause.
+    const message = (err.message || code || err.name).replace(/ Retrying from scratch after \d+ms\./, '');
+    // A Redis Cluster client's "Failed to refresh slots cache." keeps why in its last node's error (a refused connection, a certificate).
+    const last = (err as { lastNodeError?: unknown }).lastNodeError;
+    if (last) return `${message} (last node: ${startupCause(last)})`;
     return code && /^E[A-Z]+$/.test(code) && !message.includes(code) ? `${message} (${code})` : message;
   }
   return String(err);

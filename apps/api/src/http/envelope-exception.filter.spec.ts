@@ -12,6 +12,9 @@ describe('isDependencyDown', () => {
       terminated,
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+      new Error("Cluster isn't ready and enableOfflineQueue options is false"),
+      new Error('Failed to refresh slots cache.'),
+      new Error('None of startup nodes is available'),
       new Error('Connection terminated unexpectedly'),
     ]) {
       expect([err.message, isDependencyDown(err)]).toEqual([err.message, true]);

@@ -65,7 +65,8 @@ export function isDependencyDown(err: unknown): boolean {
   }
   const errors = (err as { errors?: unknown }).errors;
   if (Array.isArray(errors) && errors.some(isDependencyDown)) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|the database system is (starting|shutting) up|connect (ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)|is not queryable/i.test(
+  // A Redis Cluster client that has no node to send to (all down, or none whose certificate verifies) says so in its own words.
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|the database system is (starting|shutting) up|connect (ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)|is not queryable/i.test(
     (err as Error).message,
   );
 }
