@@ -24,9 +24,9 @@ const base = {
     '^@app/(common|db|signature|channels|region|queue|orders|operator|callbacks|recon)/(.*)$': '<rootDir>/libs/$1/src/$2',
   },
 };
-// The Redis Sentinel and Cluster specs start their own Redis processes and the compiled apps (about
-// 4 minutes): not part of npm test; .ci/redisha.sh runs them as the redis-ha project (REDIS_HA_TESTS=1).
-const REDIS_HA_SPECS = ['<rootDir>/test/redis-sentinel.e2e-spec.ts', '<rootDir>/test/redis-cluster.e2e-spec.ts'];
+// The Redis Sentinel, Cluster and TLS specs start their own Redis processes and the compiled apps (about
+// 5 minutes): not part of npm test; .ci/redisha.sh runs them as the redis-ha project (REDIS_HA_TESTS=1).
+const REDIS_HA_SPECS = ['<rootDir>/test/redis-sentinel.e2e-spec.ts', '<rootDir>/test/redis-cluster.e2e-spec.ts', '<rootDir>/test/redis-tls.e2e-spec.ts'];
 const e2e = {
   ...base,
   globalSetup: '<rootDir>/test/global-setup.ts',
@@ -41,7 +41,7 @@ module.exports = {
       ...e2e,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '/test/redis-(sentinel|cluster)\\.e2e-spec\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/test/redis-(sentinel|cluster|tls)\\.e2e-spec\\.ts$'],
     },
     ...(process.env.REDIS_HA_TESTS === '1' ? [{ ...e2e, displayName: 'redis-ha', testMatch: REDIS_HA_SPECS }] : []),
   ],

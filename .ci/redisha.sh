@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Redis Sentinel failover and Redis Cluster (SPEC 10): the specs start their own redis-server and
-# redis-sentinel processes on ports 47000-47099 and the compiled apps (built by npm test's pretest).
-# About 4 minutes; its time is printed.
+# Redis Sentinel failover, Redis Cluster and both over TLS (SPEC 10): the specs start their own
+# redis-server and redis-sentinel processes on ports 47000-47099 and the compiled apps (built by npm
+# test's pretest). About 5 minutes; its time is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-sentinel >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
-  echo "ci: installing redis-sentinel and redis-tools"
+if ! command -v redis-sentinel >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
+  echo "ci: installing redis-sentinel, redis-tools and openssl (the TLS spec's test CA)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-sentinel redis-tools >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-sentinel redis-tools openssl >/dev/null
 fi
 [ -f dist/apps/api/src/main.js ] || node scripts/build.js
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -27,9 +27,71 @@ function start(name: string, command: string, args: string[], port: number): Red
   return { name, port, child, output: () => output, exited };
 }
 
+/** A test CA's certificate and one server certificate (for 127.0.0.1) it signed, as PEM files. */
+export interface TlsFiles {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) =>
+    execFile(command, args, (err, _out, stderr) => (err ? reject(new Error(`${command} ${args.join(' ')}: ${stderr || err.message}`)) : resolve())),
+  );
+}
+
+/** A new CA (openssl, EC keys: quick) in `dir`, and a certificate it signed for 127.0.0.1. */
+export async function makeTlsFiles(dir: string, name = 'test-redis-ca'): Promise<TlsFiles> {
+  mkdirSync(dir, { recursive: true });
+  const f = (file: string) => join(dir, file);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  await run('openssl', ['req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', `/CN=${name}`]);
+  await run('openssl', ['req', ...ec, '-keyout', f('redis.key'), '-out', f('redis.csr'), '-subj', '/CN=127.0.0.1']);
+  writeFileSync(f('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  await run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    f('redis.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('redis.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    f('san.ext'),
+  ]);
+  return { ca: f('ca.crt'), cert: f('redis.crt'), key: f('redis.key') };
+}
+
+/** The ports this module started TLS-only: redis-cli speaks TLS to them. */
+const TLS_PORTS = new Map<number, TlsFiles>();
+
+function tlsCliArgs(port: number): string[] {
+  const tls = TLS_PORTS.get(port);
+  return tls ? ['--tls', '--cacert', tls.ca] : [];
+}
+
+/** A server's or a sentinel's TLS-only settings: no plain-text port, and TLS to its peers too. */
+function tlsSettings(port: number, tls: TlsFiles): string[][] {
+  return [
+    ['port', '0'],
+    ['tls-port', String(port)],
+    ['tls-cert-file', tls.cert],
+    ['tls-key-file', tls.key],
+    ['tls-ca-cert-file', tls.ca],
+    ['tls-auth-clients', 'no'],
+    ['tls-replication', 'yes'],
+  ];
+}
+
 function cli(port: number, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
-    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], (err, stdout, stderr) =>
+    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...tlsCliArgs(port), ...args], (err, stdout, stderr) =>
       err ? reject(new Error(`redis-cli -p ${port} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
     ),
   );
@@ -56,9 +118,11 @@ async function answering(p: RedisProcess): Promise<void> {
   });
 }
 
-/** A redis-server with no persistence in `dir`. */
-async function server(name: string, port: number, dir: string, extra: string[] = []): Promise<RedisProcess> {
-  const p = start(name, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra], port);
+/** A redis-server with no persistence in `dir`; with `tls`, TLS only (and TLS to its primary and cluster peers). */
+async function server(name: string, port: number, dir: string, extra: string[] = [], tls: TlsFiles | null = null): Promise<RedisProcess> {
+  const listen = tls ? [...tlsSettings(port, tls), ['tls-cluster', 'yes']].flatMap(([k, v]) => [`--${k}`, v]) : ['--port', String(port)];
+  if (tls) TLS_PORTS.set(port, tls);
+  const p = start(name, 'redis-server', [...listen, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra], port);
   await answering(p);
   return p;
 }
@@ -79,12 +143,12 @@ export class SentinelSet {
     private readonly dir: string,
   ) {}
 
-  /** Data nodes on `base` and `base + 1`, sentinels on `base + 10..12`. */
-  static async start(base: number, name = 'pay'): Promise<SentinelSet> {
+  /** Data nodes on `base` and `base + 1`, sentinels on `base + 10..12`; with `tls`, every one TLS only. */
+  static async start(base: number, name = 'pay', tls: TlsFiles | null = null): Promise<SentinelSet> {
     const set = new SentinelSet(name, mkdtempSync(join(tmpdir(), 'mp-sentinel-')));
     try {
-      set.servers.push(await server('primary', base, set.dir));
-      set.servers.push(await server('replica', base + 1, set.dir, ['--replicaof', '127.0.0.1', String(base)]));
+      set.servers.push(await server('primary', base, set.dir, [], tls));
+      set.servers.push(await server('replica', base + 1, set.dir, ['--replicaof', '127.0.0.1', String(base)], tls));
       await waitFor(async () => (await cli(base + 1, 'info', 'replication')).includes('master_link_status:up'), 60_000, 'the replica in sync');
       for (const i of [0, 1, 2]) {
         const port = base + 10 + i;
@@ -93,7 +157,7 @@ export class SentinelSet {
         writeFileSync(
           conf,
           [
-            `port ${port}`,
+            ...(tls ? tlsSettings(port, tls).map(([k, v]) => `${k} ${v}`) : [`port ${port}`]),
             'bind 127.0.0.1',
             `dir ${set.dir}`,
             `sentinel monitor ${name} 127.0.0.1 ${base} 2`,
@@ -103,6 +167,7 @@ export class SentinelSet {
             '',
           ].join('\n'),
         );
+        if (tls) TLS_PORTS.set(port, tls);
         const s = start(`sentinel-${i}`, 'redis-sentinel', [conf], port);
         set.sentinels.push(s);
         await answering(s);
@@ -191,24 +256,27 @@ export class SentinelSet {
 export class LocalCluster {
   readonly nodes: RedisProcess[] = [];
 
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly tls: TlsFiles | null,
+  ) {}
 
-  /** Nodes on `base`, `base + 1`, `base + 2` (their cluster bus on port + 10000). */
-  static async start(base: number): Promise<LocalCluster> {
-    const cluster = new LocalCluster(mkdtempSync(join(tmpdir(), 'mp-cluster-')));
+  /** Nodes on `base`, `base + 1`, `base + 2` (their cluster bus on port + 10000); with `tls`, TLS only, the bus too. */
+  static async start(base: number, tls: TlsFiles | null = null): Promise<LocalCluster> {
+    const cluster = new LocalCluster(mkdtempSync(join(tmpdir(), 'mp-cluster-')), tls);
     try {
       for (const i of [0, 1, 2]) {
         const port = base + i;
         const dir = join(cluster.dir, String(port));
         mkdirSync(dir);
         cluster.nodes.push(
-          await server(`node-${i}`, port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']),
+          await server(`node-${i}`, port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'], tls),
         );
       }
       await new Promise<void>((resolve, reject) =>
         execFile(
           'redis-cli',
-          ['--cluster', 'create', ...cluster.nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
+          [...tlsCliArgs(base), '--cluster', 'create', ...cluster.nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
           (err, _out, stderr) => (err ? reject(new Error(`redis-cli --cluster create: ${stderr || err.message}`)) : resolve()),
         ),
       );
@@ -230,7 +298,7 @@ export class LocalCluster {
   async keys(): Promise<string[]> {
     const all: string[] = [];
     for (const n of this.nodes) {
-      const redis = new Redis({ host: '127.0.0.1', port: n.port, lazyConnect: true });
+      const redis = new Redis({ host: '127.0.0.1', port: n.port, lazyConnect: true, ...(this.tls ? { tls: { ca: readFileSync(this.tls.ca) } } : {}) });
       await redis.connect();
       try {
         all.push(...(await redis.keys('*')));

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { IPv6 } from 'ipaddr.js';
 import { parseDurationList } from './duration';
 import { exitOnStartupFailure } from './startup';
-import { parseRedisNodes, type RedisTarget } from './redis-connection';
+import { parseRedisNodes, type RedisTarget, type RedisTls } from './redis-connection';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -271,12 +271,42 @@ function queueBackend(env: Env): 'redis' | 'postgres' {
   return raw;
 }
 
+/**
+ * TLS to Redis: a rediss:// REDIS_URL says it itself; Sentinel and a Cluster say REDIS_TLS=true.
+ * REDIS_TLS_CA_FILE (PEM) is the CA a private deployment's certificates chain to; without it the
+ * system's CAs are trusted (a managed Redis). Either one with nothing to apply to is refused.
+ */
+function redisTls(env: Env, tlsSaid: boolean): RedisTls | null {
+  const caFile = env.REDIS_TLS_CA_FILE || null;
+  if (!tlsSaid) {
+    if (caFile)
+      throw new ConfigError('REDIS_TLS_CA_FILE', 'is for TLS: use a rediss:// REDIS_URL, or REDIS_TLS=true with REDIS_SENTINELS or REDIS_CLUSTER_NODES');
+    return null;
+  }
+  if (!caFile) return { ca: null };
+  let ca: string;
+  try {
+    ca = readFileSync(caFile, 'utf8');
+  } catch (err) {
+    throw new ConfigError('REDIS_TLS_CA_FILE', `cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('REDIS_TLS_CA_FILE', 'must hold PEM certificates (-----BEGIN CERTIFICATE-----)');
+  return { ca };
+}
+
 /** SPEC 10: one Redis server, a Sentinel-watched primary, or a Cluster; exactly one way named. */
 function redisTarget(env: Env): RedisTarget | null {
   const named = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'].filter((name) => env[name]);
   if (named.length > 1) throw new ConfigError(named[1], `cannot be set with ${named[0]}: name Redis one way (a server, Sentinel or a Cluster)`);
   const password = env.REDIS_PASSWORD || null;
-  if (env.REDIS_URL) return { kind: 'url', url: url(env, 'REDIS_URL', ['redis:', 'rediss:']) };
+  const tlsSaid = bool(env, 'REDIS_TLS', false);
+  if (tlsSaid && !env.REDIS_SENTINELS && !env.REDIS_CLUSTER_NODES)
+    throw new ConfigError('REDIS_TLS', 'is for REDIS_SENTINELS and REDIS_CLUSTER_NODES: a REDIS_URL says TLS itself (rediss://)');
+  if (env.REDIS_URL) {
+    const target = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+    return { kind: 'url', url: target, tls: redisTls(env, new URL(target).protocol === 'rediss:') };
+  }
+  const tls = redisTls(env, tlsSaid);
   if (env.REDIS_SENTINELS) {
     const sentinels = parseRedisNodes(env.REDIS_SENTINELS);
     if (!sentinels)
@@ -287,12 +317,12 @@ function redisTarget(env: Env): RedisTarget | null {
         'REDIS_SENTINEL_NAME',
         'is required with REDIS_SENTINELS: the name the sentinels monitor the primary under (sentinel monitor <name> ...)',
       );
-    return { kind: 'sentinel', sentinels, name, password, sentinelPassword: env.REDIS_SENTINEL_PASSWORD || null };
+    return { kind: 'sentinel', sentinels, name, password, sentinelPassword: env.REDIS_SENTINEL_PASSWORD || null, tls };
   }
   if (env.REDIS_CLUSTER_NODES) {
     const nodes = parseRedisNodes(env.REDIS_CLUSTER_NODES);
     if (!nodes) throw new ConfigError('REDIS_CLUSTER_NODES', 'must be a comma list of host:port, for example redis-1:6379,redis-2:6379,redis-3:6379');
-    return { kind: 'cluster', nodes, password };
+    return { kind: 'cluster', nodes, password, tls };
   }
   return null;
 }

@@ -1,5 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
-import { keyspacePrefix, queueKeyPrefix } from './redis-connection';
+import { createRedisClient, describeRedisTarget, keyspacePrefix, queueKeyPrefix } from './redis-connection';
 
 const base = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
@@ -29,6 +32,7 @@ describe('Redis by URL, Sentinel or Cluster (SPEC 10)', () => {
       ],
       password: 'p',
       sentinelPassword: null,
+      tls: null,
     });
     expect([c.queueBackend, c.redisUrl]).toEqual(['redis', null]);
   });
@@ -42,6 +46,7 @@ describe('Redis by URL, Sentinel or Cluster (SPEC 10)', () => {
         { host: 'redis-2', port: 6379 },
       ],
       password: null,
+      tls: null,
     });
   });
 
@@ -51,6 +56,44 @@ describe('Redis by URL, Sentinel or Cluster (SPEC 10)', () => {
     expect(refusal({ REDIS_CLUSTER_NODES: 'a:99999' })).toMatch(/^REDIS_CLUSTER_NODES: must be a comma list/);
     expect(refusal({ REDIS_URL: 'redis://x:6379', REDIS_CLUSTER_NODES: 'a:1' })).toMatch(/^REDIS_CLUSTER_NODES: cannot be set with REDIS_URL/);
     expect(refusal({})).toMatch(/^REDIS_URL: is required \(or REDIS_SENTINELS/);
+  });
+
+  it('says TLS one way per target: rediss:// for a URL, REDIS_TLS=true for Sentinel (sentinels included) and Cluster, with an optional CA file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mp-redis-tls-'));
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    writeFileSync(join(dir, 'ca.pem'), pem);
+    writeFileSync(join(dir, 'not.pem'), 'hello');
+    const ca = join(dir, 'ca.pem');
+    expect(loadConfig({ ...base, REDIS_URL: 'rediss://r:6380' }).redis).toEqual({ kind: 'url', url: 'rediss://r:6380', tls: { ca: null } });
+    expect(loadConfig({ ...base, REDIS_URL: 'rediss://r:6380', REDIS_TLS_CA_FILE: ca }).redis).toMatchObject({ tls: { ca: pem } });
+    expect(loadConfig({ ...base, REDIS_URL: 'redis://r:6379' }).redis).toMatchObject({ tls: null });
+    const sentinel = loadConfig({ ...base, REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'x', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: ca }).redis!;
+    expect(sentinel).toMatchObject({ kind: 'sentinel', tls: { ca: pem } });
+    expect(loadConfig({ ...base, REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS: '1' }).redis).toMatchObject({ kind: 'cluster', tls: { ca: null } });
+    expect(loadConfig({ ...base, REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS: 'false' }).redis).toMatchObject({ tls: null });
+    expect(describeRedisTarget(sentinel)).toBe('Sentinel x via s:26379 (TLS)');
+    // Each client made from it asks for TLS where ioredis reads it: a plain-text fallback would be a quiet downgrade.
+    const client = createRedisClient(sentinel, 'requests', { lazyConnect: true });
+    expect(client.options).toMatchObject({ enableTLSForSentinelMode: true, tls: { ca: pem }, sentinelTLS: { ca: pem } });
+    client.disconnect();
+    const cluster = createRedisClient(loadConfig({ ...base, REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: ca }).redis!, 'requests', {
+      lazyConnect: true,
+    }) as unknown as { options: { redisOptions: { tls: unknown } }; disconnect(): void };
+    expect(cluster.options.redisOptions.tls).toEqual({ ca: pem });
+    cluster.disconnect();
+
+    expect(refusal({ REDIS_URL: 'rediss://r:6380', REDIS_TLS: 'true' })).toMatch(
+      /^REDIS_TLS: is for REDIS_SENTINELS and REDIS_CLUSTER_NODES: a REDIS_URL says TLS itself/,
+    );
+    expect(refusal({ REDIS_URL: 'redis://r:6379', REDIS_TLS_CA_FILE: ca })).toMatch(/^REDIS_TLS_CA_FILE: is for TLS/);
+    expect(refusal({ REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS_CA_FILE: ca })).toMatch(/^REDIS_TLS_CA_FILE: is for TLS/);
+    expect(refusal({ REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS: 'yes' })).toMatch(/^REDIS_TLS: must be true or false/);
+    expect(refusal({ REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: join(dir, 'missing.pem') })).toMatch(
+      /^REDIS_TLS_CA_FILE: cannot be read: ENOENT/,
+    );
+    expect(refusal({ REDIS_CLUSTER_NODES: 'a:6379', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: join(dir, 'not.pem') })).toMatch(
+      /^REDIS_TLS_CA_FILE: must hold PEM certificates/,
+    );
   });
 
   it('keeps every key name of one server or Sentinel as it was; on a Cluster hash-tags the queues and each keyspace', () => {

@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { ConnectionOptions } from 'node:tls';
 
 /** One Redis node's address, as REDIS_SENTINELS and REDIS_CLUSTER_NODES list them. */
 export interface RedisNode {
@@ -11,12 +12,24 @@ export interface RedisNode {
  * (REDIS_SENTINELS + REDIS_SENTINEL_NAME: ioredis asks the sentinels for the current primary and
  * asks again after a failover), or a Redis Cluster (REDIS_CLUSTER_NODES: any few nodes; ioredis
  * learns the rest and follows slot moves). REDIS_PASSWORD authenticates to the data nodes of the
- * last two (REDIS_URL carries its own), REDIS_SENTINEL_PASSWORD to the sentinels.
+ * last two (REDIS_URL carries its own), REDIS_SENTINEL_PASSWORD to the sentinels. `tls`: every
+ * connection is TLS (a rediss:// URL, or REDIS_TLS=true for Sentinel, sentinels included, and for
+ * a Cluster), verified against REDIS_TLS_CA_FILE's certificates or else the system's.
  */
 export type RedisTarget =
-  | { kind: 'url'; url: string }
-  | { kind: 'sentinel'; sentinels: RedisNode[]; name: string; password: string | null; sentinelPassword: string | null }
-  | { kind: 'cluster'; nodes: RedisNode[]; password: string | null };
+  | { kind: 'url'; url: string; tls: RedisTls | null }
+  | { kind: 'sentinel'; sentinels: RedisNode[]; name: string; password: string | null; sentinelPassword: string | null; tls: RedisTls | null }
+  | { kind: 'cluster'; nodes: RedisNode[]; password: string | null; tls: RedisTls | null };
+
+/** TLS to Redis: the CA certificates (PEM) a server's certificate must chain to, or null for the system's. */
+export interface RedisTls {
+  ca: string | null;
+}
+
+/** ioredis's `tls`: the server's certificate and name are always checked (Node's defaults), against `ca` when given. */
+function tlsOptions(tls: RedisTls): ConnectionOptions {
+  return tls.ca ? { ca: tls.ca } : {};
+}
 
 /**
  * The one client type our code holds: a Cluster answers the same commands (and defineCommand
@@ -36,7 +49,11 @@ function optionsFor(use: RedisUse, extra: RedisOptions): RedisOptions {
 }
 
 function clusterOptions(target: Extract<RedisTarget, { kind: 'cluster' }>, use: RedisUse): ClusterOptions {
-  const redisOptions = optionsFor(use, target.password ? { password: target.password } : {});
+  const redisOptions = optionsFor(use, {
+    ...(target.password ? { password: target.password } : {}),
+    // Each node the client learns of (CLUSTER SLOTS names their TLS ports under tls-cluster yes) is reached over TLS too.
+    ...(target.tls ? { tls: tlsOptions(target.tls) } : {}),
+  });
   return {
     redisOptions,
     // A request must not wait in the Cluster's own queue while it (re)learns the slots either.
@@ -62,14 +79,21 @@ function sentinelOptions(target: Extract<RedisTarget, { kind: 'sentinel' }>): Re
     reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
     ...(target.password ? { password: target.password } : {}),
     ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
+    // The sentinels and the primary they name, both over TLS (ioredis asks for each apart).
+    ...(target.tls ? { tls: tlsOptions(target.tls), enableTLSForSentinelMode: true, sentinelTLS: tlsOptions(target.tls) } : {}),
   };
+}
+
+/** A rediss:// URL turns TLS on by itself; a CA file adds what it trusts. */
+function urlOptions(target: Extract<RedisTarget, { kind: 'url' }>): RedisOptions {
+  return target.tls?.ca ? { tls: tlsOptions(target.tls) } : {};
 }
 
 /** Every ioredis client of ours is made here, from the target the configuration read. */
 export function createRedisClient(target: RedisTarget, use: RedisUse, extra: RedisOptions = {}): RedisClient {
   switch (target.kind) {
     case 'url':
-      return new Redis(target.url, optionsFor(use, extra));
+      return new Redis(target.url, optionsFor(use, { ...urlOptions(target), ...extra }));
     case 'sentinel':
       return new Redis(optionsFor(use, { ...sentinelOptions(target), ...extra }));
     case 'cluster': {
@@ -91,7 +115,7 @@ export function createRedisClient(target: RedisTarget, use: RedisUse, extra: Red
 export function bullConnection(target: RedisTarget): Record<string, unknown> | RedisClient {
   switch (target.kind) {
     case 'url':
-      return { url: target.url, maxRetriesPerRequest: null };
+      return { url: target.url, ...urlOptions(target), maxRetriesPerRequest: null };
     case 'sentinel':
       return { ...sentinelOptions(target), maxRetriesPerRequest: null };
     case 'cluster':
@@ -140,11 +164,11 @@ export function describeRedisTarget(target: RedisTarget): string {
   switch (target.kind) {
     case 'url': {
       const u = new URL(target.url);
-      return `${u.host}`;
+      return `${u.host}${target.tls ? ' (TLS)' : ''}`;
     }
     case 'sentinel':
-      return `Sentinel ${target.name} via ${list(target.sentinels)}`;
+      return `Sentinel ${target.name} via ${list(target.sentinels)}${target.tls ? ' (TLS)' : ''}`;
     case 'cluster':
-      return `Cluster ${list(target.nodes)}`;
+      return `Cluster ${list(target.nodes)}${target.tls ? ' (TLS)' : ''}`;
   }
 }
