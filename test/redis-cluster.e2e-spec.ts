@@ -180,4 +180,15 @@ describe('Redis Cluster: the API, the queues and the callbacks on three nodes', 
     await waitFor(async () => (await circuit())?.open === false, 60_000, 'the circuit closed');
     for (const e of await eventsOf(orders)) expect(flaky.forEvent(e.id).at(-1)?.body.event).toBe(e.type);
   }, 300_000);
+
+  // Last: it takes the cluster down for good.
+  it('a node lost (no replica to take its slots): a signed request answers 50300 (CLUSTERDOWN is retry later), never 50000', async () => {
+    const admission = await cluster.ownerOf(`{${config.queuePrefix}:admission}:probe`);
+    // Another node than the one holding the admission keys: those still connect, and answer CLUSTERDOWN.
+    await cluster.kill(cluster.nodes.find((n) => n.port !== admission)!.port);
+    await cluster.awaitDown();
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await call('getPayChannels', signed(merchant))).code);
+    expect(answers).toEqual([50300, 50300, 50300]);
+  }, 120_000);
 });

@@ -309,6 +309,28 @@ export class LocalCluster {
     return all;
   }
 
+  /** The port of the node serving `key`'s slot (the others answer MOVED). */
+  async ownerOf(key: string): Promise<number> {
+    for (const n of this.nodes) if (/^\d+$/.test((await cli(n.port, 'exists', key)).trim())) return n.port;
+    throw new Error(`no node serves ${key}`);
+  }
+
+  /** A node lost: killed without a word (no replica takes its slots over: the cluster is down once the others agree). */
+  async kill(port: number): Promise<void> {
+    const n = this.nodes.find((x) => x.port === port);
+    if (n) await stopRedisProcess(n);
+  }
+
+  /** Waits until the live nodes say cluster_state:fail (node-timeout 2 s, then their agreement). */
+  async awaitDown(timeoutMs = 60_000): Promise<void> {
+    const live = this.nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null);
+    await waitFor(
+      async () => (await Promise.all(live.map((n) => cli(n.port, 'cluster', 'info').catch(() => '')))).every((i) => i.includes('cluster_state:fail')),
+      timeoutMs,
+      'the cluster down',
+    );
+  }
+
   /** How many keys each node holds: a keyspace spread over the nodes, or all in one slot. */
   async keysPerNode(): Promise<number[]> {
     return Promise.all(this.nodes.map(async (n) => Number((await cli(n.port, 'dbsize')).trim())));

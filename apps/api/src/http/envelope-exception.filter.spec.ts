@@ -15,6 +15,11 @@ describe('isDependencyDown', () => {
       new Error("Cluster isn't ready and enableOfflineQueue options is false"),
       new Error('Failed to refresh slots cache.'),
       new Error('None of startup nodes is available'),
+      new Error('CLUSTERDOWN The cluster is down'),
+      new Error('LOADING Redis is loading the dataset in memory'),
+      new Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."),
+      new Error("READONLY You can't write against a read only replica."),
+      new Error("OOM command not allowed when used memory > 'maxmemory'."),
       new Error('Connection terminated unexpectedly'),
     ]) {
       expect([err.message, isDependencyDown(err)]).toEqual([err.message, true]);
@@ -42,6 +47,10 @@ describe('isDependencyDown', () => {
   it('leaves programming errors as 50000', () => {
     expect(isDependencyDown(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
     expect(isDependencyDown('text')).toBe(false);
+    // Redis refusing what we sent is ours to fix: a script error, a wrong type; and the words only count as a reply's first.
+    expect(isDependencyDown(new Error('ERR Error running script (call to f_1234): @user_script:1: wrong number of arguments'))).toBe(false);
+    expect(isDependencyDown(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+    expect(isDependencyDown(new Error('invalid amount: LOADING of the page failed'))).toBe(false);
   });
 });
 

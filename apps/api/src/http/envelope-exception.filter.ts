@@ -65,6 +65,10 @@ export function isDependencyDown(err: unknown): boolean {
   }
   const errors = (err as { errors?: unknown }).errors;
   if (Array.isArray(errors) && errors.some(isDependencyDown)) return true;
+  // Redis answering that it cannot serve now (its reply's first word): a Cluster with a slot not served, a
+  // restart still loading its data, a replica cut from its primary, a failover's demoted primary, a
+  // script running long, or a full memory under noeviction (RUNBOOK "Redis down"). Retry later, not a fault of ours.
+  if (/^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|NOREPLICAS|READONLY|BUSY|OOM) /.test((err as Error).message)) return true;
   // A Redis Cluster client that has no node to send to (all down, or none whose certificate verifies) says so in its own words.
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|the database system is (starting|shutting) up|connect (ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)|is not queryable/i.test(
     (err as Error).message,
