@@ -172,7 +172,7 @@ describe('Redis over TLS: the API and the worker on a TLS-only Cluster and Senti
         60_000,
         'the API listening',
       );
-      // Given its time to connect: it never does.
+      // absence check: given its time to connect (a verified handshake takes milliseconds here), it never does
       await new Promise((done) => setTimeout(done, 3_000));
       expect((await fetch(`${base}/ready`)).status).toBe(503);
       const answer = await call(base, 'getPayChannels', signed(merchant));
