@@ -81,6 +81,9 @@ describe('Redis by URL, Sentinel or Cluster (SPEC 10)', () => {
     }) as unknown as { options: { redisOptions: { tls: unknown } }; disconnect(): void };
     expect(cluster.options.redisOptions.tls).toEqual({ ca: pem });
     cluster.disconnect();
+    const url = createRedisClient(loadConfig({ ...base, REDIS_URL: 'rediss://r:6380', REDIS_TLS_CA_FILE: ca }).redis!, 'requests', { lazyConnect: true });
+    expect(url.options.tls).toEqual({ ca: pem });
+    url.disconnect();
 
     expect(refusal({ REDIS_URL: 'rediss://r:6380', REDIS_TLS: 'true' })).toMatch(
       /^REDIS_TLS: is for REDIS_SENTINELS and REDIS_CLUSTER_NODES: a REDIS_URL says TLS itself/,
