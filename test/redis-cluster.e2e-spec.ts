@@ -5,14 +5,13 @@ import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
-import { signSandboxNotification } from '@app/channels';
 import { type Credentials, OperatorModule } from '@app/operator';
 import { signed, type Envelope } from './helpers/api';
 import { CallbackReceiver, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
-import { type Running, appsReady, launch, stopProcess } from './helpers/processes';
+import { type Running, appsReady, launch, stopProcess, notifySandboxPaid } from './helpers/processes';
 import { linkedSandboxChannel, operatorServices } from './helpers/operator-services';
 import { LocalCluster } from './helpers/redis-topology';
 
@@ -100,14 +99,7 @@ describe('Redis Cluster: the API, the queues and the callbacks on three nodes', 
     );
     expect(created.code).toBe(1);
     const orderNo = created.data.order_no;
-    const answer = await fetch(`${base}/api/channel/notify/${channelId}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(
-        Object.entries(signSandboxNotification(secretKey, orderNo, 1000, 'paid')).map(([k, v]): [string, string] => [k, String(v)]),
-      ).toString(),
-    }).then((r) => r.text());
-    expect(answer).toBe('success');
+    expect(await notifySandboxPaid(base, channelId, secretKey, orderNo, 1000)).toBe('success');
     return orderNo;
   }
 

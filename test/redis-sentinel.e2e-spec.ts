@@ -5,14 +5,13 @@ import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
-import { signSandboxNotification } from '@app/channels';
 import { type Credentials, OperatorModule } from '@app/operator';
 import { signed, type Envelope } from './helpers/api';
 import { CallbackReceiver, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
-import { type Running, appsReady, launch, stopProcess } from './helpers/processes';
+import { type Running, appsReady, launch, stopProcess, notifySandboxPaid } from './helpers/processes';
 import { linkedSandboxChannel, operatorServices } from './helpers/operator-services';
 import { SentinelSet } from './helpers/redis-topology';
 
@@ -130,17 +129,7 @@ describe('Redis Sentinel: a failover under a trickle of orders and payments lose
           }
         }
         for (;;) {
-          const answer = await fetch(`${base}/api/channel/notify/${channelId}`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams(
-              Object.entries(signSandboxNotification(secretKey, orderNo, 1234, 'paid')).map(([k, v]): [string, string] => [k, String(v)]),
-            ).toString(),
-            signal: AbortSignal.timeout(15_000),
-          }).then(
-            (r) => r.text(),
-            () => '',
-          );
+          const answer = await notifySandboxPaid(base, channelId, secretKey, orderNo, 1234, { signal: AbortSignal.timeout(15_000) }).catch(() => '');
           if (answer === 'success') break;
           refusals.push(-1);
           // clock: the gateway's pause before it notifies again, as a provider retries.

@@ -5,14 +5,13 @@ import { type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { type AppConfig } from '@app/common';
-import { signSandboxNotification } from '@app/channels';
 import { type Credentials, OperatorModule } from '@app/operator';
 import { signed, type Envelope } from './helpers/api';
 import { CallbackReceiver, flushQueueKeys, sleep, waitFor } from './helpers/callbacks';
 import { testConfig } from './helpers/config';
 import { createTestDatabase } from './helpers/database';
 import { freePort } from './helpers/free-port';
-import { type Running, launch, stopProcess } from './helpers/processes';
+import { type Running, launch, stopProcess, notifySandboxPaid } from './helpers/processes';
 import { linkedSandboxChannel, operatorServices } from './helpers/operator-services';
 
 const API_MAIN = resolve(__dirname, '../dist/apps/api/src/main.js');
@@ -173,14 +172,7 @@ describe('scale-out: two API processes and two workers on one PostgreSQL and one
     expect(created.code).toBe(1);
     const orderNo = created.data.order_no;
 
-    const notify = (i: number): Promise<string> =>
-      fetch(`${base(i)}/api/channel/notify/${channelId}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(
-          Object.entries(signSandboxNotification(secretKey, orderNo, 8800, 'paid')).map(([k, v]): [string, string] => [k, String(v)]),
-        ).toString(),
-      }).then((r) => r.text());
+    const notify = (i: number): Promise<string> => notifySandboxPaid(base(i), channelId, secretKey, orderNo, 8800);
     const answers = await Promise.all(Array.from({ length: 4 }, () => [notify(0), notify(1)]).flat());
     expect(answers).toEqual(Array(8).fill('success'));
 

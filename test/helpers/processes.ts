@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { signSandboxNotification } from '@app/channels';
 import { waitFor } from './callbacks';
 
 export interface Exit {
@@ -67,4 +68,25 @@ export async function appsReady(base: string, worker: Running, processes: Runnin
     for (const p of processes) process.stderr.write(`--- ${p.name} ---\n${p.output()}\n`);
     throw err;
   }
+}
+
+/**
+ * The sandbox provider's "paid" notification for `orderNo`, POSTed to a running API's channel route
+ * as the provider sends it (form-encoded, signed with the channel's key): the API's answer text.
+ */
+export function notifySandboxPaid(
+  base: string,
+  channelId: number,
+  secretKey: string,
+  orderNo: string,
+  amountFen: number,
+  init: { signal?: AbortSignal } = {},
+): Promise<string> {
+  const form = Object.entries(signSandboxNotification(secretKey, orderNo, amountFen, 'paid')).map(([k, v]): [string, string] => [k, String(v)]);
+  return fetch(`${base}/api/channel/notify/${channelId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+    ...init,
+  }).then((r) => r.text());
 }
